@@ -1,0 +1,43 @@
+# Paper Assistant: `make run` sets up and opens the chat UI; `make test` sets up and runs the tests.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export GRADIO_ANALYTICS_ENABLED := False
+export ANONYMIZED_TELEMETRY := False
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup run test browser ingest eval bench clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	# torch first, from the CPU wheel on local disk, so nothing can pull a CUDA build.
+	$(PIP) install --disable-pip-version-check -q torch==2.13.0
+	$(PIP) install --disable-pip-version-check -q -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# Headless Chromium for the browser tests, from Debian (never `playwright install`, which downloads).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+	  || echo "warning: could not install chromium; browser tests will fail" >&2; }
+
+run: setup
+	$(VENV)/bin/paper-assistant serve
+
+ingest: setup
+	$(VENV)/bin/paper-assistant ingest data/icml2026
+
+eval: setup
+	$(VENV)/bin/paper-assistant eval --questions ../shared/eval/dev.jsonl
+
+test: setup browser
+	$(PY) -m pytest -q -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) data/index tests/artifacts

@@ -1,0 +1,213 @@
+"""`paper-assistant` commands: ingest, ask, related, eval, doctor, serve. Thin over the library.
+
+Errors are one line on stderr with exit code 2 (1 for partial ingests), never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Ask questions over conference paper abstracts, with citations.")
+
+IndexOpt = Annotated[Optional[Path], typer.Option("--index", help="index directory [env: PAPER_ASSISTANT_INDEX]")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
+
+
+class _State:
+    overrides: dict = {}
+
+
+def _settings(index: Path | None = None, **extra):
+    from assistant.settings import load_settings
+
+    ov = dict(_State.overrides)
+    if index is not None:
+        ov["index"] = index
+    for k, v in extra.items():
+        if isinstance(v, dict):
+            ov.setdefault(k, {}).update({a: b for a, b in v.items() if b is not None})
+        elif v is not None:
+            ov[k] = v
+    return load_settings(**ov)
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@app.callback()
+def main_options(
+    model: Annotated[Optional[str], typer.Option("--model", help="LLM model name [env: OPENAI_MODEL]")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible base URL [env: OPENAI_BASE_URL]")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="LLM request timeout, seconds")] = None,
+    chroma_host: Annotated[Optional[str], typer.Option("--chroma-host", help="use a Chroma server at this host")] = None,
+    chroma_port: Annotated[Optional[int], typer.Option("--chroma-port", help="Chroma server port")] = None,
+    embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="sentence-transformers model name or path")] = None,
+):
+    _State.overrides = {}
+    if any(v is not None for v in (model, base_url, timeout)):
+        _State.overrides["llm"] = {"model": model, "base_url": base_url, "timeout": timeout}
+    if chroma_host or chroma_port:
+        _State.overrides["store"] = {"host": chroma_host, "port": chroma_port}
+    if embedding_model:
+        _State.overrides["embedding"] = {"model": embedding_model}
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="paper-list .txt files, .jsonl files or folders")],
+    index: IndexOpt = None,
+):
+    """Add papers to the index (idempotent: unchanged papers are skipped, edited ones replaced)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from assistant.service import get_index
+    from vectorstore.ingest import ingest as run_ingest
+
+    settings = _settings(index)
+    idx = get_index(settings, create=True)
+    with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task("papers", total=None)
+        report = run_ingest(paths, idx, on_total=lambda n: bar.update(task, total=n),
+                            progress=lambda n: bar.advance(task, n))
+    for reason in report.skipped:
+        typer.echo(f"skipped: {reason}", err=True)
+    typer.echo(report.summary())
+    if report.skipped:
+        raise typer.Exit(1)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="the question")],
+    index: IndexOpt = None,
+    as_json: JsonOpt = False,
+    k: Annotated[int, typer.Option("-k", help="papers to retrieve")] = 5,
+    venue: Annotated[Optional[str], typer.Option(help="only papers of this venue")] = None,
+    year: Annotated[Optional[int], typer.Option(help="only papers of this year")] = None,
+    source: Annotated[Optional[str], typer.Option(help="only papers from this file name")] = None,
+    mode: Annotated[Optional[str], typer.Option(help="retrieval: hybrid | dense | bm25")] = None,
+    abstracts: Annotated[bool, typer.Option("--abstracts", help="print each cited abstract")] = False,
+):
+    """Answer a question from the indexed abstracts, with numbered citations."""
+    from assistant.render import answer_json, answer_text
+    from assistant.retrieval import Filters
+    from assistant.service import get_assistant
+
+    settings = _settings(index, retrieval={"k": k, "mode": mode})
+    assistant = get_assistant(settings)
+    filters = Filters(venue=venue, year=year, source=source)
+    if as_json:
+        typer.echo(answer_json(assistant.ask(question, filters=filters)))
+        return
+    final = None
+    streamed = False
+    for piece in assistant.ask_stream(question, filters=filters):
+        if isinstance(piece, str):
+            if assistant.llm is not None:
+                typer.echo(piece, nl=False)
+                streamed = True
+        else:
+            final = piece
+    if streamed:
+        typer.echo("\n")
+        if final.mode == "llm":
+            final = final.model_copy(update={"answer": final.answer})
+    typer.echo(answer_text(final, show_abstract=abstracts))
+
+
+@app.command()
+def related(
+    text: Annotated[Optional[str], typer.Argument(help="a draft abstract or paragraph")] = None,
+    paper: Annotated[Optional[str], typer.Option("--paper", help="an indexed paper id, e.g. 000_x#3")] = None,
+    index: IndexOpt = None,
+    as_json: JsonOpt = False,
+    k: Annotated[int, typer.Option("-k", help="papers to list")] = 10,
+):
+    """Rank indexed papers related to a text or a paper, with matching sentence pairs."""
+    from assistant.related import related_work
+    from assistant.render import related_json, related_text
+    from assistant.service import get_assistant
+
+    if (text is None) == (paper is None):
+        _fail("give a text or --paper ID (one of them)")
+    if text == "-":
+        text = sys.stdin.read()
+    a = get_assistant(_settings(index))
+    items = related_work(a.retriever, a.sentences, text=text, paper_id=paper, k=k)
+    typer.echo(related_json(items) if as_json else related_text(items))
+
+
+@app.command("eval")
+def evaluate_cmd(
+    questions: Annotated[Path, typer.Option("--questions", help="questions in the dev.jsonl format")],
+    index: IndexOpt = None,
+    as_json: JsonOpt = False,
+    distractors: Annotated[Optional[Path], typer.Option("--distractors", help="JSONL collection mixed into a separate eval index")] = None,
+    corpus: Annotated[Optional[list[Path]], typer.Option("--corpus", help="papers of the eval index (default: the bundled corpus)")] = None,
+):
+    """Score retrieval (recall@k, MRR, nDCG@10), abstention and evidence on a question file."""
+    from assistant.evaluate import format_report, run_eval
+
+    settings = _settings(index)
+    report = run_eval(settings, questions, distractors=distractors, corpus=corpus)
+    typer.echo(report.model_dump_json(indent=2) if as_json else format_report(report))
+
+
+@app.command()
+def doctor(index: IndexOpt = None):
+    """Check the index and the LLM endpoint, and say plainly what is wrong."""
+    from assistant.doctor import run_doctor
+
+    ok = True
+    for good, line in run_doctor(_settings(index)):
+        typer.echo(("ok    " if good else "FAIL  ") + line)
+        ok &= good
+    if not ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def serve(
+    index: IndexOpt = None,
+    host: Annotated[Optional[str], typer.Option(help="bind address (default 127.0.0.1)")] = None,
+    port: Annotated[Optional[int], typer.Option(help="port (default 7860)")] = None,
+    auth: Annotated[Optional[str], typer.Option(help="user:pass, required off loopback")] = None,
+    ingest_default: Annotated[bool, typer.Option("--ingest/--no-ingest", help="ingest the bundled corpus first if needed")] = True,
+):
+    """Start the chat UI (ingests the bundled corpus first when the index is missing or stale)."""
+    import app as web
+
+    settings = _settings(index, ui={"host": host, "port": port, "auth": auth})
+    web.launch(settings, ingest_default=ingest_default)
+
+
+def main() -> None:
+    """Console entry point: run the app, turning known errors into one line on stderr."""
+    from assistant.errors import USER_ERRORS
+
+    try:
+        app(standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("aborted", err=True)
+        sys.exit(130)
+    except USER_ERRORS as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except Exception as exc:  # click usage errors and anything unexpected: still one line
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        typer.echo(f"error: unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", err=True)
+        sys.exit(2)

@@ -1,0 +1,29 @@
+"""Prompt templates, loaded from the ``prompts/`` folder (plain text files, LangChain f-string templates)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
+
+
+@lru_cache(maxsize=8)
+def _read(folder: str, name: str) -> str:
+    path = Path(folder) / name
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise FileNotFoundError(f"prompt file missing: {path}") from exc
+
+
+def answer_prompt(folder: Path) -> ChatPromptTemplate:
+    """System + user messages; variables ``context`` and ``question``. Raises FileNotFoundError."""
+    return ChatPromptTemplate.from_messages(
+        [("system", _read(str(folder), "answer_system.txt")), ("human", _read(str(folder), "answer_user.txt"))]
+    )
+
+
+def condense_prompt(folder: Path) -> PromptTemplate:
+    """Follow-up → standalone question; variables ``history`` and ``question``."""
+    return PromptTemplate.from_template(_read(str(folder), "condense.txt"))

@@ -1,0 +1,113 @@
+"""Related work: papers like a pasted text or an indexed paper, each explained by matching sentence pairs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
+from vectorstore.chunking import split_sentences
+from vectorstore.papers import Paper
+
+
+class UnknownPaperError(KeyError):
+    """No paper with that id is indexed."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass
+class SentencePair:
+    """A query sentence and the paper sentence most similar to it (cosine, MiniLM)."""
+
+    query_sentence: str
+    paper_sentence: str
+    similarity: float
+
+
+@dataclass
+class RelatedPaper:
+    """A related paper, its fused score, its dense (embedding) similarity and the explanation pairs."""
+
+    paper: Paper
+    score: float
+    similarity: float
+    pairs: list[SentencePair]
+
+
+def text_embedding(retriever: HybridRetriever, text: str) -> np.ndarray:
+    """Embedding of an arbitrarily long text: normalized mean of its chunk embeddings (shape ``(dim,)``)."""
+    from vectorstore.chunking import Chunker
+
+    enc = retriever.index.encoder
+    chunker = Chunker(enc.count_tokens, enc.max_tokens)
+    chunks = chunker.split(Paper(id="query", text=text))
+    v = enc.encode([c.text for c in chunks]).mean(axis=0)
+    return v / (np.linalg.norm(v) or 1.0)
+
+
+def explain(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str], pvecs: np.ndarray,
+            n_pairs: int = 2) -> list[SentencePair]:
+    """Up to ``n_pairs`` best (query sentence ↔ paper sentence) pairs, each sentence used once."""
+    if not query_sents or not paper_sents:
+        return []
+    sims = qvecs @ pvecs.T
+    pairs, used_q, used_p = [], set(), set()
+    for flat in np.argsort(-sims, axis=None):
+        i, j = divmod(int(flat), sims.shape[1])
+        if i in used_q or j in used_p:
+            continue
+        pairs.append(SentencePair(query_sents[i], paper_sents[j], float(sims[i, j])))
+        used_q.add(i)
+        used_p.add(j)
+        if len(pairs) == n_pairs:
+            break
+    return pairs
+
+
+def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = None, paper_id: str | None = None,
+                 k: int = 10, n_pairs: int = 2) -> list[RelatedPaper]:
+    """Papers related to ``text`` or to the indexed paper ``paper_id`` (which is left out), best first.
+
+    Ranking: RRF of dense similarity (paper-level, the query text's mean chunk embedding against the
+    papers' mean chunk embeddings) and BM25 over chunks. Raises UnknownPaperError for an unknown id,
+    ValueError when neither or both inputs are given or the text is empty.
+    """
+    if (text is None) == (paper_id is None):
+        raise ValueError("give either a text or a paper id")
+    store = retriever.index.store
+    exclude = set()
+    if paper_id is not None:
+        found = store.get_papers([paper_id])
+        if paper_id not in found:
+            raise UnknownPaperError(f"no indexed paper has id {paper_id!r}")
+        text = found[paper_id].text
+        exclude.add(paper_id)
+        qvec = store.paper_embeddings([paper_id])[paper_id]
+    else:
+        if not text or not text.strip():
+            raise ValueError("the text is empty: paste an abstract or a paragraph")
+        qvec = text_embedding(retriever, text)
+    n = min(store.papers.count(), k + len(exclude) + 40)
+    res = store.papers.query(query_embeddings=[qvec], n_results=max(n, 1), include=["distances"]) if n else None
+    d_ids = [i for i in (res["ids"][0] if res else []) if i not in exclude]
+    d_sim = {i: 1.0 - d for i, d in zip(res["ids"][0], res["distances"][0])} if res else {}
+    b_ids, _ = retriever.bm25(text)
+    b_ids = [i for i in b_ids if i not in exclude]
+    ids, scores = reciprocal_rank_fusion([d_ids, b_ids], k=retriever.rrf_k)
+    ids, scores = ids[:k], scores[:k]
+    papers = store.get_papers(ids)
+    enc = retriever.index.encoder
+    q_sents = split_sentences(text)
+    q_vecs = enc.encode(q_sents) if q_sents else np.zeros((0, enc.dim), np.float32)
+    cache = sentence_cache.get([papers[i] for i in ids if i in papers])
+    out = []
+    for pid, s in zip(ids, scores):
+        if pid not in papers:
+            continue
+        sents, vecs = cache[pid]
+        pairs = explain(q_sents, q_vecs, [x.text for x in sents], vecs, n_pairs)
+        out.append(RelatedPaper(papers[pid], s, float(d_sim.get(pid, 0.0)), pairs))
+    return out

@@ -1,0 +1,81 @@
+"""Abstention: does any retrieved paper answer the question?
+
+Three outcomes (``Verdict``): ``answered``; ``weak`` ("closest match, may not answer"); ``none``
+("no relevant abstract found"). The evidence for the decision is plain numbers about the best
+paper, so the rule is inspectable and the eval can sweep its thresholds:
+
+- ``dense``: best chunk cosine similarity of the top paper (MiniLM, in [-1, 1]);
+- ``sentence``: best single-sentence cosine similarity within the top paper;
+- ``named_hit``: the question names something (an acronym, a CamelCase or digit-bearing token) that
+  occurs verbatim in the top paper. A named thing is strong evidence even when the dense score is
+  near zero, as it is for bare acronym questions ("What is DAAM?").
+
+Rule: named_hit → answered. Else ``none`` when dense < ``none_dense`` and sentence < ``none_sentence``;
+``weak`` when dense + sentence < ``weak_sum``; otherwise answered. Thresholds were calibrated on
+``shared/eval/dev.jsonl`` (answerable vs ``none`` questions) to keep false abstentions at 0 there;
+``paper-assistant eval`` prints the trade-off across thresholds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+_NAME = re.compile(r"(?<![\w-])(?:[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|[A-Za-z]+\d[\w-]*)(?![\w-])")
+_COMMON_NAMES = {"LLM", "LLMs", "AI", "RL", "ML", "NLP", "GPU", "GPUs", "CPU", "API", "QA", "MoE", "VLM", "VLMs",
+                 "LoRA", "ASR", "RAG", "3D", "2D", "CNN", "CNNs", "GAN", "GANs", "I", "II"}
+
+
+class Verdict(str, Enum):
+    answered = "answered"
+    weak = "weak"
+    none = "none"
+
+
+VERDICT_TEXT = {
+    Verdict.answered: "",
+    Verdict.weak: "Closest match, may not answer the question.",
+    Verdict.none: "No relevant abstract found in the indexed papers.",
+}
+
+
+@dataclass(frozen=True)
+class RelevanceEvidence:
+    """Numbers the abstention rule looks at, for the top retrieved paper."""
+
+    dense: float
+    sentence: float
+    bm25: float
+    named_hit: bool
+
+
+@dataclass(frozen=True)
+class AbstentionRule:
+    """Thresholds of the abstention rule (see module docstring)."""
+
+    none_dense: float = 0.30
+    none_sentence: float = 0.34
+    weak_sum: float = 0.80
+
+    def decide(self, ev: RelevanceEvidence | None) -> Verdict:
+        """The verdict for the top paper's evidence; None (nothing retrieved) → Verdict.none."""
+        if ev is None:
+            return Verdict.none
+        if ev.named_hit:
+            return Verdict.answered
+        if ev.dense < self.none_dense and ev.sentence < self.none_sentence:
+            return Verdict.none
+        if ev.dense + ev.sentence < self.weak_sum:
+            return Verdict.weak
+        return Verdict.answered
+
+
+def question_names(question: str) -> list[str]:
+    """Name-like tokens of a question (acronyms, CamelCase, digit-bearing), generic ones dropped."""
+    return [n.strip("-") for n in _NAME.findall(question) if n.strip("-") not in _COMMON_NAMES and len(n) > 1]
+
+
+def names_in(names: list[str], text: str) -> bool:
+    """True when any of ``names`` occurs in ``text`` as a whole token (case-sensitive)."""
+    return any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", text) for n in names)

@@ -1,0 +1,210 @@
+"""Hybrid retrieval: BM25 + dense chunk search, fused with reciprocal rank fusion, grouped to papers.
+
+Each ranking function returns ``(paper_ids, scores)`` best first (the arxiv-sanity-lite shape), so
+rankers compose and are evaluated one by one. References: reciprocal rank fusion, Cormack, Clarke &
+Büttcher (SIGIR 2009); maximal marginal relevance, Carbonell & Goldstein (SIGIR 1998).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict
+
+from vectorstore.index import Index
+from vectorstore.papers import Paper
+
+Ranking = tuple[list[str], list[float]]
+
+
+@dataclass
+class ChunkMatch:
+    """A chunk of a retrieved paper that matched the query, with its offsets in the abstract."""
+
+    chunk_id: str
+    text: str
+    start: int
+    end: int
+    score: float
+
+
+@dataclass
+class ScoredPaper:
+    """A retrieved paper: fused score, per-ranker scores (dense cosine, BM25) and matching chunks."""
+
+    paper: Paper
+    score: float
+    dense: float = 0.0
+    bm25: float = 0.0
+    chunks: list[ChunkMatch] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.paper.id
+
+
+@dataclass
+class Filters:
+    """Metadata filters; None means any. ``source`` is a file name such as ``000_x.txt``."""
+
+    venue: str | None = None
+    year: int | None = None
+    source: str | None = None
+
+    def chroma_where(self) -> dict | None:
+        clauses = [{k: v} for k, v in (("venue", self.venue), ("year", self.year), ("source", self.source)) if v is not None]
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+    def active(self) -> bool:
+        return any(v is not None for v in (self.venue, self.year, self.source))
+
+
+def group_by_paper(chunk_paper_ids: list[str], chunk_scores: list[float]) -> Ranking:
+    """Max-pool chunk scores to papers: ``(paper_ids, scores)`` best first, each paper once."""
+    best: dict[str, float] = {}
+    for pid, s in zip(chunk_paper_ids, chunk_scores):
+        if pid not in best or s > best[pid]:
+            best[pid] = s
+    ids = sorted(best, key=lambda p: -best[p])
+    return ids, [best[p] for p in ids]
+
+
+def reciprocal_rank_fusion(rankings: list[list[str]], k: int = 60, weights: list[float] | None = None) -> Ranking:
+    """RRF: ``score(d) = Σ_r w_r / (k + rank_r(d))`` with 1-based ranks; ``(ids, scores)`` best first.
+
+    Ties keep the order of first appearance across ``rankings``.
+    """
+    weights = weights or [1.0] * len(rankings)
+    fused: dict[str, float] = {}
+    for ranking, w in zip(rankings, weights):
+        for rank, doc in enumerate(ranking, 1):
+            fused[doc] = fused.get(doc, 0.0) + w / (k + rank)
+    ids = sorted(fused, key=lambda d: -fused[d])
+    return ids, [fused[d] for d in ids]
+
+
+def mmr(query_vec: np.ndarray, doc_vecs: np.ndarray, relevance: list[float], k: int, lam: float = 0.7) -> list[int]:
+    """Maximal marginal relevance order: indices into ``doc_vecs`` (shape ``(n, dim)``, normalized).
+
+    Picks ``argmax λ·rel(d) − (1−λ)·max_{s∈S} cos(d, s)``; ``relevance`` is rescaled to [0, 1] first so
+    fused scores and cosines are comparable.
+    """
+    n = len(relevance)
+    if n == 0:
+        return []
+    rel = np.asarray(relevance, dtype=np.float32)
+    span = float(rel.max() - rel.min()) or 1.0
+    rel = (rel - rel.min()) / span
+    sims = doc_vecs @ doc_vecs.T
+    chosen: list[int] = []
+    rest = list(range(n))
+    while rest and len(chosen) < k:
+        def gain(i: int) -> float:
+            red = max((sims[i, j] for j in chosen), default=0.0)
+            return lam * rel[i] - (1 - lam) * red
+
+        best = max(rest, key=gain)
+        chosen.append(best)
+        rest.remove(best)
+    return chosen
+
+
+class HybridRetriever:
+    """Papers for a query from one :class:`Index`. Plain Python; see :class:`PaperRetriever` for LangChain.
+
+    ``candidates`` chunk hits are fetched from each ranker; ``rrf_k`` is the RRF constant.
+    """
+
+    def __init__(self, index: Index, candidates: int = 50, rrf_k: int = 60):
+        self.index = index
+        self.candidates = candidates
+        self.rrf_k = rrf_k
+
+    # --- rankers, each (paper_ids, scores) ------------------------------------------------------
+    def dense(self, query_vec: np.ndarray, filters: Filters | None = None,
+              hits_out: dict | None = None) -> Ranking:
+        """Dense ranking: max cosine similarity of a paper's chunks to the query embedding."""
+        hits = self.index.store.query(query_vec, self.candidates, where=filters.chroma_where() if filters else None)
+        if hits_out is not None:
+            for h in hits:
+                hits_out.setdefault(h.paper_id, []).append(
+                    ChunkMatch(h.chunk_id, h.text, h.start, h.end, h.similarity))
+        return group_by_paper([h.paper_id for h in hits], [h.similarity for h in hits])
+
+    def bm25(self, query: str, allowed: set[str] | None = None) -> Ranking:
+        """BM25 ranking: max BM25 score of a paper's chunks (only papers with a score above 0)."""
+        lex = self.index.lexical()
+        top = lex.search(query, self.candidates, allowed=allowed)
+        return group_by_paper([lex.paper_ids[i] for i, _ in top], [s for _, s in top])
+
+    def _allowed(self, filters: Filters | None) -> set[str] | None:
+        if not filters or not filters.active():
+            return None
+        where = filters.chroma_where()
+        ids = set()
+        offset = 0
+        while True:
+            page = self.index.store.papers.get(where=where, include=[], limit=5000, offset=offset)
+            ids.update(page["ids"])
+            if len(page["ids"]) < 5000:
+                return ids
+            offset += 5000
+
+    # --- the public search ----------------------------------------------------------------------
+    def search(self, query: str, k: int = 5, mode: str = "hybrid", filters: Filters | None = None,
+               use_mmr: bool = False, mmr_lambda: float = 0.7, query_vec: np.ndarray | None = None) -> list[ScoredPaper]:
+        """Top ``k`` papers for ``query`` (``mode``: hybrid | dense | bm25), no paper twice.
+
+        Returns ScoredPaper records best first with their dense and BM25 scores and the chunks that
+        matched (dense hits). Raises ValueError for an unknown mode.
+        """
+        if mode not in ("hybrid", "dense", "bm25"):
+            raise ValueError(f"unknown retrieval mode {mode!r}: use hybrid, dense or bm25")
+        qvec = self.index.encoder.encode_one(query) if query_vec is None else query_vec
+        chunk_hits: dict[str, list[ChunkMatch]] = {}
+        d_ids, d_scores = self.dense(qvec, filters, chunk_hits)
+        b_ids, b_scores = self.bm25(query, self._allowed(filters)) if mode != "dense" else ([], [])
+        if mode == "dense":
+            ids, scores = d_ids, d_scores
+        elif mode == "bm25":
+            ids, scores = b_ids, b_scores
+        else:
+            ids, scores = reciprocal_rank_fusion([d_ids, b_ids], k=self.rrf_k)
+        dense_of = dict(zip(d_ids, d_scores))
+        bm25_of = dict(zip(b_ids, b_scores))
+        pool = ids[: max(k * 3, k) if use_mmr else k]
+        papers = self.index.store.get_papers(pool)
+        out = [
+            ScoredPaper(papers[pid], s, dense_of.get(pid, 0.0), bm25_of.get(pid, 0.0),
+                        sorted(chunk_hits.get(pid, []), key=lambda c: -c.score))
+            for pid, s in zip(ids, scores) if pid in papers
+        ]
+        if use_mmr and out:
+            vecs = self.index.store.paper_embeddings([p.id for p in out])
+            mat = np.vstack([vecs[p.id] for p in out])
+            out = [out[i] for i in mmr(qvec, mat, [p.score for p in out], k, mmr_lambda)]
+        return out[:k]
+
+
+class PaperRetriever(BaseRetriever):
+    """LangChain adapter: one Document per retrieved paper (abstract text, metadata with id and score)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    retriever: HybridRetriever
+    k: int = 5
+    mode: str = "hybrid"
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        return [
+            Document(page_content=sp.paper.text, id=sp.id,
+                     metadata={"paper_id": sp.id, "label": sp.paper.label, "score": sp.score,
+                               "dense": sp.dense, "bm25": sp.bm25, "venue": sp.paper.venue,
+                               "year": sp.paper.year, "source": sp.paper.source})
+            for sp in self.retriever.search(query, k=self.k, mode=self.mode)
+        ]

@@ -1,0 +1,47 @@
+"""Process-wide factories: the encoder, the index and the Assistant are built once and shared."""
+
+from __future__ import annotations
+
+import threading
+
+from assistant.settings import Settings
+from vectorstore.embedding import get_encoder
+from vectorstore.index import Index, open_index
+
+_lock = threading.Lock()
+_indexes: dict[tuple, Index] = {}
+
+
+def _key(settings: Settings) -> tuple:
+    s = settings.store
+    return (str(settings.index.resolve()), s.collection, s.host, s.port, settings.embedding.model)
+
+
+def get_index(settings: Settings, create: bool = False) -> Index:
+    """The opened index for ``settings`` (cached per index location and model).
+
+    Raises IndexNotFoundError (create=False, nothing ingested), EmbeddingMismatchError, StoreError.
+    """
+    key = _key(settings)
+    with _lock:
+        if key in _indexes:
+            return _indexes[key]
+        encoder = get_encoder(settings.embedding.model, settings.embedding.batch_size)
+        s = settings.store
+        index = open_index(settings.index, encoder, collection=s.collection, create=create, host=s.host,
+                           port=s.port, ssl=s.ssl, headers=s.headers)
+        _indexes[key] = index
+        return index
+
+
+def get_assistant(settings: Settings):
+    """An :class:`assistant.answer.Assistant` over the configured index (opened once)."""
+    from assistant.answer import Assistant
+
+    return Assistant(settings, get_index(settings))
+
+
+def forget_indexes() -> None:
+    """Drop cached indexes (tests that delete index folders call this)."""
+    with _lock:
+        _indexes.clear()

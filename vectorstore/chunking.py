@@ -1,0 +1,123 @@
+"""Sentence-aligned, token-bounded chunks of an abstract, each an exact substring with offsets.
+
+Splitting uses LangChain's ``RecursiveCharacterTextSplitter`` with sentence boundaries as the first
+separator and the embedding model's own tokenizer as the length function, so a chunk never exceeds
+the encoder's input limit (nothing is silently truncated). Overlap is counted in word pieces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+
+from langchain_text_splitters import RecursiveCharacterTextSplitter
+from pydantic import BaseModel
+
+from vectorstore.papers import Paper
+
+# A sentence ends at . ! ? (optionally followed by closing quotes/brackets) before whitespace and
+# an upper-case letter, digit, quote or bracket. Abbreviations like "e.g." and "et al." are kept
+# inside their sentence because a lower-case word follows them.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"'“‘(\[$\\*])")
+_NO_BREAK_BEFORE = re.compile(r"(?:\b(?:e\.g|i\.e|et al|vs|cf|Fig|Eq|Sec|approx|resp)\.|\b[A-Z]\.)$")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans ``[(start, end), ...]`` of the sentences of ``text``, whitespace-trimmed.
+
+    Every span is non-empty and ``text[start:end]`` is the sentence; spans are in order and do not
+    overlap. Rule-based (punctuation + capital), which suits abstracts; returns [] for blank text.
+    """
+    spans = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if _NO_BREAK_BEFORE.search(text[start : m.start()]):
+            continue
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    out = []
+    for s, e in spans:
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            out.append((s, e))
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (see :func:`sentence_spans`)."""
+    return [text[s:e] for s, e in sentence_spans(text)]
+
+
+class Chunk(BaseModel):
+    """A piece of one paper's abstract, the unit that is embedded and indexed."""
+
+    id: str
+    paper_id: str
+    index: int
+    text: str
+    start: int
+    end: int
+
+    @staticmethod
+    def make_id(paper_id: str, text: str, start: int) -> str:
+        """Stable, content-derived id: the same text at the same place gives the same id."""
+        digest = hashlib.sha1(f"{paper_id}\x00{start}\x00{text}".encode()).hexdigest()[:16]
+        return f"{paper_id}::{digest}"
+
+
+class Chunker:
+    """Splits papers into chunks that fit ``max_tokens`` word pieces.
+
+    ``count_tokens(text) -> int`` must count the encoder's word pieces without special tokens;
+    ``max_tokens`` is the budget for content (the encoder's limit minus its special tokens).
+    ``overlap_tokens`` of trailing context are repeated at the start of the next chunk.
+    """
+
+    def __init__(self, count_tokens: Callable[[str], int], max_tokens: int, overlap_tokens: int = 64):
+        if max_tokens < 16:
+            raise ValueError(f"max_tokens must be at least 16, got {max_tokens}")
+        self.count_tokens = count_tokens
+        self.max_tokens = max_tokens
+        self._splitter = RecursiveCharacterTextSplitter(
+            separators=[_SENTENCE_END.pattern, r"(?<=[;:,])\s+", r"\s+", ""],
+            is_separator_regex=True,
+            keep_separator="end",
+            chunk_size=max_tokens,
+            chunk_overlap=min(overlap_tokens, max_tokens // 4),
+            length_function=count_tokens,
+            strip_whitespace=True,
+        )
+
+    def split(self, paper: Paper) -> list[Chunk]:
+        """Chunks of one paper, in order. Each ``chunk.text == paper.text[chunk.start:chunk.end]``.
+
+        Raises ValueError if the splitter yields a piece that is not a substring of the abstract
+        (never expected; guards the offset invariant).
+        """
+        text = paper.text
+        if self.count_tokens(text) <= self.max_tokens:
+            pieces = [text]
+        else:
+            pieces = self._splitter.split_text(text)
+        chunks: list[Chunk] = []
+        prev_start, prev_end = -1, 0
+        for piece in pieces:
+            # The next piece starts after the previous start and, overlap or not, no later than just
+            # past the previous end; the last such occurrence is right even for repetitive text.
+            start = text.rfind(piece, prev_start + 1, prev_end + len(piece) + 16) if chunks else text.find(piece)
+            if start < 0:
+                start = text.find(piece, prev_start + 1)
+            if start < 0:
+                raise ValueError(f"chunk of {paper.id} is not a substring of its abstract")
+            end = start + len(piece)
+            prev_start, prev_end = start, end
+            chunks.append(
+                Chunk(id=Chunk.make_id(paper.id, piece, start), paper_id=paper.id, index=len(chunks),
+                      text=piece, start=start, end=end)
+            )
+        return chunks

@@ -1,0 +1,85 @@
+"""One opened index: the Chroma store, the BM25 index beside it, the encoder and the writer lock.
+
+Opened once per process (see :func:`open_index`) and shared by the CLI, the UI and the tests.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from vectorstore.embedding import Encoder
+from vectorstore.lexical import LexicalIndex
+from vectorstore.store import ChunkStore, StoreError, make_client
+
+
+class IndexInUseError(StoreError):
+    """Another process is writing to this index."""
+
+
+@dataclass
+class Index:
+    """Everything retrieval needs, opened once. ``lexical`` is refreshed when the store changes."""
+
+    directory: Path
+    store: ChunkStore
+    encoder: Encoder
+    _lexical: LexicalIndex | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def lexical_dir(self) -> Path:
+        return self.directory / f"bm25-{self.store.name}"
+
+    def lexical(self) -> LexicalIndex:
+        """The BM25 index, loaded from disk, or rebuilt from the store if stale or missing."""
+        stamp = self.store.state_stamp()
+        with self._lock:
+            if self._lexical is not None and self._lexical.stamp == stamp:
+                return self._lexical
+            loaded = LexicalIndex.load(self.lexical_dir)
+            if loaded is None or loaded.stamp != stamp:
+                loaded = LexicalIndex.build(list(self.store.iter_chunks()), stamp)
+                try:
+                    loaded.save(self.lexical_dir)
+                except OSError:
+                    pass  # a read-only index still answers; the BM25 index is rebuilt next time
+            self._lexical = loaded
+            return loaded
+
+    def writer_lock(self) -> FileLock:
+        """An acquired exclusive writer lock; raises IndexInUseError when another writer holds it.
+
+        Readers never take it, so questions keep working during an ingest.
+        """
+        self.directory.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.directory / "ingest.lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout as exc:
+            raise IndexInUseError(
+                f"index in use: another process is writing to {self.directory} (wait for it to finish, "
+                f"or remove {self.directory / 'ingest.lock'} if no ingest is running)"
+            ) from exc
+        return lock
+
+
+def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts", create: bool = True,
+               host: str | None = None, port: int = 8000, ssl: bool = False,
+               headers: dict[str, str] | None = None) -> Index:
+    """Open (or, with ``create``, start) the index in ``directory`` or on a Chroma server.
+
+    Raises IndexNotFoundError (create=False and nothing there), EmbeddingMismatchError (built with
+    another model) or StoreError (server unreachable, files unreadable).
+    """
+    directory = Path(directory)
+    if not create and not host and not (directory / "chroma").exists():
+        from vectorstore.store import IndexNotFoundError
+
+        raise IndexNotFoundError(f"no index at {directory}: run `paper-assistant ingest PATH --index {directory}` first")
+    client = make_client(directory, host=host, port=port, ssl=ssl, headers=headers)
+    store = ChunkStore(client, collection, encoder.name, encoder.dim, create=create)
+    return Index(directory=directory, store=store, encoder=encoder)

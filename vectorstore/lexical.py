@@ -1,0 +1,126 @@
+"""BM25 over the same chunks as the dense index, persisted beside the Chroma index.
+
+Built with bm25s (Lù 2024, "BM25S: Orders of magnitude faster lexical search via eager sparse
+scoring"), Lucene's BM25 variant, k1=1.5, b=0.75. Tokens: lower-cased words of 2+ characters
+(hyphenated names are also kept whole, so "VGrounding-QA" matches as one term and as its parts),
+English stop words removed, Snowball-stemmed. The index is rebuilt from the store whenever the
+store's state stamp changes, so every ingest, update and delete keeps it in sync.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+_WORD = re.compile(r"(?u)\b\w[\w\-]*\w\b|\b\w\w\b")
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+def tokenize(text: str) -> list[str]:
+    """BM25 terms of ``text``: stemmed, stop words dropped; a hyphenated word yields itself and its parts."""
+    stop = _stopwords()
+    words = []
+    for m in _WORD.finditer(text.lower()):
+        w = m.group(0)
+        if "-" in w:
+            words.extend(p for p in w.split("-") if len(p) > 1)
+        words.append(w)
+    words = [w for w in words if w not in stop]
+    return _stemmer().stemWords(words)
+
+
+@dataclass
+class LexicalIndex:
+    """BM25 over chunks. ``chunk_ids[i]`` / ``paper_ids[i]`` name document ``i`` of the BM25 index."""
+
+    retriever: object
+    chunk_ids: list[str]
+    paper_ids: list[str]
+    stamp: str
+    doc_freq: dict[str, int] = field(default_factory=dict)
+
+    def idf(self, term: str) -> float:
+        """BM25's idf, ``ln(1 + (N − df + 0.5) / (df + 0.5))``, of a stemmed term (unknown terms: df = 0)."""
+        n = len(self.chunk_ids)
+        df = self.doc_freq.get(term, 0)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    @classmethod
+    def build(cls, chunks: list[tuple[str, str, str]], stamp: str) -> "LexicalIndex":
+        """Index ``chunks`` given as ``(chunk_id, paper_id, text)``."""
+        import bm25s
+
+        retriever = bm25s.BM25()
+        corpus_tokens = [tokenize(t) or ["\x00empty"] for _, _, t in chunks]
+        if corpus_tokens:
+            retriever.index(corpus_tokens, show_progress=False)
+        df = Counter(t for toks in corpus_tokens for t in set(toks))
+        return cls(retriever, [c for c, _, _ in chunks], [p for _, p, _ in chunks], stamp, dict(df))
+
+    def save(self, folder: Path) -> None:
+        """Write to ``folder`` atomically (a temp folder renamed into place)."""
+        tmp = folder.with_name(folder.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        if self.chunk_ids:
+            self.retriever.save(str(tmp / "bm25"))
+        (tmp / "ids.json").write_text(json.dumps({"stamp": self.stamp, "chunk_ids": self.chunk_ids,
+                                                  "paper_ids": self.paper_ids, "doc_freq": self.doc_freq}))
+        shutil.rmtree(folder, ignore_errors=True)
+        tmp.rename(folder)
+
+    @classmethod
+    def load(cls, folder: Path) -> "LexicalIndex | None":
+        """The saved index, or None when missing or unreadable."""
+        import bm25s
+
+        try:
+            meta = json.loads((folder / "ids.json").read_text())
+            retriever = bm25s.BM25.load(str(folder / "bm25")) if meta["chunk_ids"] else bm25s.BM25()
+        except (OSError, ValueError, KeyError):
+            return None
+        return cls(retriever, meta["chunk_ids"], meta["paper_ids"], meta["stamp"], meta.get("doc_freq", {}))
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every chunk for ``query``: float array of shape ``(len(chunk_ids),)``."""
+        if not self.chunk_ids:
+            return np.zeros(0, dtype=np.float32)
+        vocab = self.retriever.vocab_dict
+        terms = [t for t in tokenize(query) if t in vocab]
+        if not terms:
+            return np.zeros(len(self.chunk_ids), dtype=np.float32)
+        return np.asarray(self.retriever.get_scores(terms), dtype=np.float32)
+
+    def search(self, query: str, n: int, allowed: set[str] | None = None) -> list[tuple[int, float]]:
+        """Top ``n`` chunks as ``[(doc index, score > 0)]``, best first; ``allowed`` filters by paper id."""
+        s = self.scores(query)
+        if s.size == 0:
+            return []
+        if allowed is not None:
+            mask = np.fromiter((p in allowed for p in self.paper_ids), bool, len(self.paper_ids))
+            s = np.where(mask, s, 0.0)
+        n = min(n, s.size)
+        top = np.argpartition(-s, n - 1)[:n]
+        top = top[np.argsort(-s[top], kind="stable")]
+        return [(int(i), float(s[i])) for i in top if s[i] > 0]

@@ -1,0 +1,247 @@
+"""Paper records and the loaders that make them: paper-list text files and JSONL.
+
+Paper-list text format (the bundled ICML 2026 lists): the first line is a heading naming the venue
+and year (e.g. "ICML 2026 论文列表"), then abstracts separated by blank lines. A paper's id is
+``<file stem>#<1-based index>``.
+
+JSONL format: one object per line with ``id`` and ``abstract`` (required) and optionally
+``title``, ``authors`` (list or string), ``year``, ``venue``, ``url``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+
+class CorpusError(ValueError):
+    """A paper file that cannot be read; the message names the file (and line) and the problem."""
+
+
+class Paper(BaseModel):
+    """One abstract, the unit that answers cite."""
+
+    id: str = Field(min_length=1)
+    text: str = Field(min_length=1, description="the abstract, exactly as in the source file")
+    title: str = ""
+    label: str = Field("", description="short display name, e.g. 'OmniMoE'")
+    authors: list[str] = Field(default_factory=list)
+    venue: str = ""
+    year: int | None = None
+    url: str = ""
+    source: str = Field("", description="file the paper came from (file name only)")
+
+    def display(self) -> str:
+        """Label for lists and citations: title if known, else the derived label."""
+        return self.title or self.label or self.id
+
+
+# --- labels ------------------------------------------------------------------------------------
+_INTRO = re.compile(
+    r"\b(?:we|We)\s+(?:introduce|propose|present|develop|design|build|construct|release|call)\s+"
+    r"(?:a|an|the)?\s*(?:[\w-]+\s+){0,6}?"
+    r"(?P<name>(?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z][a-z]+[A-Z][\w-]*)(?:[-\s][A-Z0-9][\w-]*)?)"
+)
+_INTRO_VERB = re.compile(
+    r"\b[Ww]e\s+(?:first\s+|then\s+|also\s+|further\s+)?(?:introduce|propose|present|develop|design|build|construct|release|call)\b"
+)
+_PAREN_ACRONYM = re.compile(r"\((?P<name>\*{0,2}[A-Z][A-Za-z0-9-]*[A-Z0-9][A-Za-z0-9-]*)\)")
+_NAMED = re.compile(r"\b(?:called|named|dubbed|termed)\s+(?P<name>[A-Z][\w-]+)")
+_CAPWORD = re.compile(r"(?<![\w-])(?P<name>[A-Z][a-z]*[A-Z][\w-]*|[A-Z]{2,}[\w-]*)(?![\w-])")
+_GENERIC = {
+    "LLM", "LLMs", "AI", "RL", "VLM", "VLMs", "MLLM", "MLLMs", "RM", "RMs", "CT", "GPU", "GPUs", "NLP",
+    "CNN", "CNNs", "API", "SOTA", "MoE", "LLMs'", "GRPO", "PPO", "DPO", "CLIP", "ViT", "QA", "3D", "2D",
+}
+
+
+def derive_label(text: str, max_words: int = 6) -> str:
+    """A short display label for an abstract: the name it introduces, else its first words.
+
+    Heuristics, in order: "we introduce/propose X" where X looks like a name (capitals inside a
+    word, e.g. "OmniMoE", "Reward Auditor" is caught by the title-case variant); "called/named X";
+    the most frequent non-generic capitalised token; otherwise the first ``max_words`` words + "…".
+    Returns a non-empty string for non-empty text.
+    """
+    head = " ".join(text.split())
+    # The sentence that introduces the contribution usually carries the name, often as
+    # "Long Name (ACRONYM)": prefer the acronym there, then a name-like token after the verb.
+    for sentence in re.split(r"(?<=[.!?])\s+", head):
+        verb = _INTRO_VERB.search(sentence)
+        if not verb:
+            continue
+        rest = sentence[verb.end():]
+        for pattern in (_PAREN_ACRONYM, _NAMED):
+            m = pattern.search(rest)
+            if m and m.group("name") not in _GENERIC:
+                return m.group("name").strip("*-,.")
+        m = _INTRO.search(sentence)
+        if m and m.group("name").rstrip("-") not in _GENERIC:
+            return m.group("name").rstrip("-,.")
+        m = re.match(r"\s*(?:a|an|the)?\s*(?P<name>(?:[A-Z][a-z]+[\s-]){1,3}?[A-Z][a-z]+)\b", rest)
+        if m:
+            return m.group("name")
+    counts: dict[str, int] = {}
+    for m in _CAPWORD.finditer(head):
+        name = m.group("name").rstrip("-")
+        if name not in _GENERIC and not name.endswith("s'") and len(name) > 2:
+            counts[name] = counts.get(name, 0) + 1
+    if counts:
+        best = max(counts.items(), key=lambda kv: (kv[1], -head.find(kv[0])))
+        if best[1] >= 2:
+            return best[0]
+    words = head.split()
+    return " ".join(words[:max_words]) + ("…" if len(words) > max_words else "")
+
+
+# --- paper-list text ---------------------------------------------------------------------------
+_VENUE_YEAR = re.compile(r"(?P<venue>[A-Za-z][A-Za-z&\-]*)\s*'?(?P<year>(?:19|20)\d{2})")
+
+
+def parse_heading(line: str) -> tuple[str, int | None]:
+    """Venue and year from a paper list's heading line, e.g. "ICML 2026 论文列表" → ("ICML", 2026)."""
+    m = _VENUE_YEAR.search(line)
+    if not m:
+        return line.strip(), None
+    return m.group("venue"), int(m.group("year"))
+
+
+def read_text(path: Path) -> str:
+    """The file decoded as UTF-8 (a BOM is dropped). Raises CorpusError on invalid bytes."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise CorpusError(f"{path}: invalid UTF-8 at byte {exc.start} (line {line}); re-save the file as UTF-8") from exc
+
+
+def load_paper_list(path: str | Path) -> list[Paper]:
+    """Papers of one paper-list text file, in file order.
+
+    Returns [] for a file with only a heading. Raises CorpusError for an empty file or invalid
+    UTF-8. Whitespace-only blocks are skipped without consuming an index, so ids stay
+    ``<stem>#<position among abstracts>``.
+    """
+    path = Path(path)
+    text = read_text(path).replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise CorpusError(f"{path}: file is empty (expected a heading line, then abstracts separated by blank lines)")
+    heading, _, body = text.partition("\n")
+    venue, year = parse_heading(heading)
+    blocks = [b.strip() for b in re.split(r"\n[ \t]*\n", body)]
+    papers = []
+    for block in blocks:
+        if not block:
+            continue
+        papers.append(
+            Paper(
+                id=f"{path.stem}#{len(papers) + 1}",
+                text=block,
+                label=derive_label(block),
+                venue=venue,
+                year=year,
+                source=path.name,
+            )
+        )
+    return papers
+
+
+# --- JSONL --------------------------------------------------------------------------------------
+def _as_authors(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [a.strip() for a in re.split(r",| and ", value) if a.strip()]
+    if isinstance(value, list):
+        out = []
+        for a in value:
+            if a is None:
+                continue
+            if isinstance(a, dict):
+                a = a.get("name") or " ".join(str(v) for v in a.values() if v)
+            out.append(str(a).strip())
+        return [a for a in out if a]
+    return [str(value)]
+
+
+def load_jsonl(path: str | Path) -> list[Paper]:
+    """Papers of a JSONL file of ``{id, title, abstract, authors, year, venue, url}`` records.
+
+    ``abstract`` may also be called ``text``. Missing optional fields get defaults; ``authors`` may be
+    a list (of strings or ``{"name": ...}`` objects), a string or null; nested extra fields are ignored.
+    Raises CorpusError naming the line for invalid JSON, a missing id or a missing/empty abstract.
+    """
+    path = Path(path)
+    papers = []
+    for lineno, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from exc
+        if not isinstance(rec, dict):
+            raise CorpusError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
+        abstract = rec.get("abstract") or rec.get("text")
+        if not isinstance(abstract, str) or not abstract.strip():
+            raise CorpusError(f"{path}:{lineno}: record has no 'abstract' text")
+        pid = rec.get("id")
+        if pid is None or not str(pid).strip():
+            raise CorpusError(f"{path}:{lineno}: record has no 'id'")
+        year = rec.get("year")
+        try:
+            year = int(year) if year not in (None, "") else None
+        except (TypeError, ValueError):
+            year = None
+        title = str(rec.get("title") or "").strip()
+        papers.append(
+            Paper(
+                id=str(pid).strip(),
+                text=abstract.strip(),
+                title=title,
+                label=title or derive_label(abstract),
+                authors=_as_authors(rec.get("authors")),
+                venue=str(rec.get("venue") or ""),
+                year=year,
+                url=str(rec.get("url") or ""),
+                source=path.name,
+            )
+        )
+    return papers
+
+
+SUPPORTED_SUFFIXES = (".txt", ".jsonl")
+
+
+def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Expand files and folders into supported paper files (sorted within a folder).
+
+    Raises CorpusError for a path that does not exist or a file of an unsupported type.
+    """
+    for p in map(Path, paths):
+        if p.is_dir():
+            yield from sorted(f for f in p.iterdir() if f.suffix in SUPPORTED_SUFFIXES and f.is_file())
+        elif p.is_file():
+            if p.suffix not in SUPPORTED_SUFFIXES:
+                raise CorpusError(f"{p}: unsupported file type {p.suffix!r} (use .txt paper lists or .jsonl)")
+            yield p
+        else:
+            raise CorpusError(f"{p}: no such file or folder")
+
+
+def load_papers(paths: Iterable[str | Path]) -> list[Paper]:
+    """All papers of the given files/folders. Raises CorpusError on a bad file or a duplicate id."""
+    papers: list[Paper] = []
+    seen: dict[str, str] = {}
+    for f in iter_paper_files(paths):
+        loaded = load_jsonl(f) if f.suffix == ".jsonl" else load_paper_list(f)
+        for p in loaded:
+            if p.id in seen:
+                raise CorpusError(f"{f}: duplicate paper id {p.id!r} (also in {seen[p.id]})")
+            seen[p.id] = f.name
+            papers.append(p)
+    return papers
