@@ -22,10 +22,13 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 # Headless Chromium for the browser tests, from Debian (never `playwright install`, which downloads).
+# tests/test_browser.py launches /usr/bin/chromium itself (headless, --no-sandbox, no background networking).
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
-	  || echo "warning: could not install chromium; browser tests will fail" >&2; }
+	@test -x /usr/bin/chromium || { \
+	  ( $$( [ "$$(id -u)" = 0 ] || echo sudo -n ) apt-get update -qq \
+	    && DEBIAN_FRONTEND=noninteractive $$( [ "$$(id -u)" = 0 ] || echo sudo -n ) \
+	       apt-get install -y -qq chromium chromium-driver >/dev/null ) \
+	  || echo "warning: could not install chromium (apt-get install chromium); browser tests will fail" >&2; }
 
 run: setup
 	$(VENV)/bin/paper-assistant serve

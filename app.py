@@ -12,6 +12,7 @@ import ipaddress
 import os
 import re
 import sys
+import uuid
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -23,15 +24,81 @@ from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
 from assistant.settings import Settings  # noqa: E402
 
 MAX_HISTORY_TURNS = 6
+"""Turns (question, answer) the assistant reads as context for a follow-up."""
+MAX_DISPLAY_TURNS = 30
+"""Turns the chat shows. Older ones are dropped from the page: the whole chat travels with every
+request, so an unbounded one would make each question slower than the last."""
+MAX_RELATED_CHARS = 50_000
 
 CSS = """
-.pa-source { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 6px 10px; margin: 6px 0; }
+.pa-sources { max-height: 640px; overflow-y: auto; padding-right: 4px; }
+.pa-source { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 6px 10px; margin: 6px 0;
+             transition: box-shadow .3s; }
+.pa-source[open] { border-color: var(--color-accent-soft, #c7d2fe); }
+.pa-source.pa-flash { box-shadow: 0 0 0 3px var(--color-accent, #6366f1); }
 .pa-source summary { cursor: pointer; font-weight: 600; }
-.pa-source mark { background: #ffe58a; color: inherit; padding: 0 2px; }
+.pa-source summary code { font-weight: 400; font-size: 0.8em; color: var(--body-text-color-subdued); }
+.pa-source p { line-height: 1.5; }
+.pa-source mark { background: #ffe58a; color: inherit; padding: 0 2px; border-radius: 2px; }
+#pa-chat a[href*="#pa-src-"] { text-decoration: none; font-weight: 600; }
+.pa-trimmed { color: var(--body-text-color-subdued); font-size: 0.85em; }
+#pa-chat .placeholder { max-width: 34em; margin: 0 auto; padding: 0 1.5em; text-align: center;
+                        color: var(--body-text-color-subdued); }
+#pa-related-out table { font-size: 0.92em; }
+#pa-related-out td:nth-child(1), #pa-related-out th:nth-child(1),
+#pa-related-out td:nth-child(3), #pa-related-out th:nth-child(3) { white-space: nowrap; width: 1%; }
+#pa-related-out td { vertical-align: top; }
 .pa-weak { color: #b45309; font-weight: 500; }
 .pa-verdict { font-style: italic; color: #92400e; }
 .pa-also { color: var(--body-text-color-subdued); font-size: 0.9em; }
 """
+
+
+CHAT_PLACEHOLDER = (
+    "**Ask about the indexed papers.**\n\n"
+    "*Which papers study …?* lists every match · *What is …?* explains a method · "
+    "*How does it …?* follows up on the last answer.\n\n"
+    "Each answer cites its abstracts as [1], [2]: click one to see the quoted sentence in the Sources panel."
+)
+
+# Clicking a citation "[n]" in an answer opens source n in the sources panel and scrolls to it.
+HEAD = """<script>
+document.addEventListener("click", function (ev) {
+  var a = ev.target.closest && ev.target.closest('a[href*="#pa-src-"]');
+  if (!a) return;
+  ev.preventDefault(); ev.stopPropagation();
+  var el = document.getElementById(a.getAttribute("href").split("#")[1]);
+  if (!el) return;  /* a citation of an earlier answer: its sources are no longer shown */
+  el.open = true;
+  el.scrollIntoView({block: "nearest", behavior: "smooth"});
+  el.classList.add("pa-flash");
+  setTimeout(function () { el.classList.remove("pa-flash"); }, 1200);
+}, true);
+</script>"""
+
+
+def page_options() -> dict:
+    """Look and behaviour of the page, for ``demo.launch(**page_options())`` (the CLI and the tests)."""
+    return dict(theme=gr.themes.Soft(), css=CSS, head=HEAD, footer_links=[])
+
+
+_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+def link_citations(markdown: str, key: str) -> str:
+    """``[1, 2]`` → ``[[1](#pa-src-KEY-1), [2](#pa-src-KEY-2)]``: citations that open their source."""
+    return _CITATION.sub(lambda m: "[" + ", ".join(f"[{n}](#pa-src-{key}-{n})" for n in re.split(r"\s*,\s*", m.group(1)))
+                         + "]", markdown)
+
+
+def trim_display(history: list) -> list:
+    """The latest ``MAX_DISPLAY_TURNS`` turns of a chat (a turn starts at a user message), behind a note."""
+    starts = [i for i, m in enumerate(history) if m.get("role") == "user"]
+    if len(starts) <= MAX_DISPLAY_TURNS:
+        return history
+    note = {"role": "assistant", "content": f'<span class="pa-trimmed">Earlier turns are not shown; the latest '
+                                           f'{MAX_DISPLAY_TURNS} are kept.</span>'}
+    return [note] + history[starts[-MAX_DISPLAY_TURNS]:]
 
 
 def highlight(abstract: str, start: int, end: int) -> str:
@@ -42,14 +109,15 @@ def highlight(abstract: str, start: int, end: int) -> str:
     return html.escape(abstract)
 
 
-def source_html(s: Source, open_: bool = False) -> str:
+def source_html(s: Source, open_: bool = False, key: str = "") -> str:
     weak = ' <span class="pa-weak">⚠ weak support</span>' if s.support == "weak" else ""
-    return (f'<details class="pa-source" id="pa-src-{s.n}"{" open" if open_ else ""}>'
+    sid = f"pa-src-{key}-{s.n}" if key else f"pa-src-{s.n}"
+    return (f'<details class="pa-source" id="{sid}" data-n="{s.n}"{" open" if open_ else ""}>'
             f'<summary>[{s.n}] {html.escape(s.title or s.label)} <code>{html.escape(s.paper_id)}</code>{weak}</summary>'
             f'<p>{highlight(s.abstract, s.sentence_start, s.sentence_end)}</p></details>')
 
 
-def sources_html(ans: CitedAnswer | None) -> str:
+def sources_html(ans: CitedAnswer | None, key: str = "") -> str:
     """The sources panel: each cited paper (click to open its abstract, cited sentence highlighted)."""
     if ans is None:
         return '<div class="pa-sources"><p>Sources of the latest answer appear here.</p></div>'
@@ -60,7 +128,7 @@ def sources_html(ans: CitedAnswer | None) -> str:
         parts.append(f'<p class="pa-verdict">{html.escape(VERDICT_TEXT[ans.verdict])}</p>')
     if ans.count is not None:
         parts.append(f"<p><b>{ans.count}</b> paper{'s' if ans.count != 1 else ''} found.</p>")
-    parts += [source_html(s, open_=(i == 0)) for i, s in enumerate(ans.sources)]
+    parts += [source_html(s, open_=(i == 0), key=key) for i, s in enumerate(ans.sources)]
     if ans.also_retrieved:
         parts.append('<p class="pa-also">Also retrieved (not cited): '
                      + "; ".join(f"{html.escape(s.title or s.label)} <code>{html.escape(s.paper_id)}</code>"
@@ -77,10 +145,15 @@ def answer_markdown(ans: CitedAnswer) -> str:
     out.append(ans.answer)
     if ans.verdict == Verdict.weak and VERDICT_TEXT[Verdict.weak] not in ans.answer:
         out.append(f"\n_{VERDICT_TEXT[Verdict.weak]}_")
-    if ans.sources and ans.mode == "llm":
+    checked = [s for s in ans.sources if s.support]  # citations the LLM made, checked against the abstract
+    if checked:
         out.append("\n" + "\n".join(
-            f"- [{s.n}] {s.title or s.label}: “{s.sentence}”" + (" ⚠ weak support" if s.support == "weak" else "")
-            for s in ans.sources))
+            f"- [{s.n}] {s.title or s.label}: “{s.sentence}”"
+            + (f" ⚠ weak support (similarity {s.similarity:.2f})" if s.support == "weak" else "")
+            for s in checked))
+    if ans.removed_citations:
+        out.append("\n_Removed citations of sources that were not given: "
+                   + ", ".join(f"[{n}]" for n in ans.removed_citations) + "_")
     return "\n".join(out)
 
 
@@ -90,10 +163,9 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     choices = sorted((f"{p.display()} — {p.id}", p.id) for p in papers)
 
     def chat(message: str, history: list, turns: list):
-        turns = list(turns or [])
-        history = list(history or [])
+        turns = list(turns or [])[-MAX_HISTORY_TURNS:]
         message = message or ""
-        history.append({"role": "user", "content": message})
+        history = trim_display(list(history or []) + [{"role": "user", "content": message}])
         try:
             stream = assistant.ask_stream(message, history=turns[-MAX_HISTORY_TURNS:])
             text = ""
@@ -106,9 +178,10 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                     yield "", history, turns, gr.update()
                 else:
                     final = piece
-            history[-1]["content"] = answer_markdown(final)
+            key = uuid.uuid4().hex[:8]  # citation links of this answer open this answer's sources
+            history[-1]["content"] = link_citations(answer_markdown(final), key)
             turns.append((final.standalone_question or final.question, final))
-            yield "", history, turns[-MAX_HISTORY_TURNS:], sources_html(final)
+            yield "", history, turns[-MAX_HISTORY_TURNS:], sources_html(final, key)
         except (ValueError, KeyError) as exc:  # QuestionError and friends: one clear line
             if history and history[-1]["role"] == "assistant":
                 history.pop()
@@ -122,17 +195,94 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         from assistant.related import related_work
         from assistant.render import related_records
 
+        if not paper_id and text and len(text) > MAX_RELATED_CHARS:
+            return (f"⚠ the text is {len(text):,} characters long; the limit is {MAX_RELATED_CHARS:,}: "
+                    "paste an abstract or a few paragraphs")
         try:
             items = related_work(assistant.retriever, assistant.sentences,
                                  text=None if paper_id else text, paper_id=paper_id or None, k=10)
         except (ValueError, KeyError) as exc:
             return f"⚠ {exc}"
-        rows = ["| # | paper | score | why (your sentence → its sentence) |", "|---|---|---|---|"]
-        for r in related_records(items):
-            why = "<br>".join(f"“{html.escape(p['query_sentence'][:120])}” → “{html.escape(p['paper_sentence'][:160])}” ({p['similarity']:.2f})"
-                              for p in r["explanation"])
-            rows.append(f"| {r['rank']} | **{html.escape(r['label'])}** `{r['paper_id']}` | {r['score']:.4f} | {why} |")
-        return "\n".join(rows)
+        from assistant.render import related_markdown
+
+        if assistant.llm is not None and items:
+            from assistant.related_llm import add_llm_summaries
+
+            query = text if not paper_id else assistant.index.store.get_papers([paper_id])[paper_id].text
+            failed = add_llm_summaries(assistant.llm, settings.prompts_dir, query, items)
+            if failed:
+                return f"⚠ {failed}\n\n" + related_markdown(items)
+        return related_markdown(items)
+
+    # --- list mode, exports, paper map (issue 6) ---------------------------------------------
+    import tempfile
+    import uuid
+
+    export_dir = tempfile.mkdtemp(prefix="paper-assistant-export-")
+
+    def list_chat(message: str, history: list):
+        from assistant.listing import list_papers
+        from assistant.render import list_html, list_markdown
+
+        history = trim_display(list(history or []) + [{"role": "user", "content": message or ""}])
+        try:
+            result = list_papers(assistant, message)
+        except (ValueError, KeyError) as exc:
+            history.append({"role": "assistant", "content": f"⚠ {exc}"})
+            return message, history, gr.update(), None
+        history.append({"role": "assistant", "content": list_markdown(result)})
+        return "", history, list_html(result), result
+
+    def route(message: str, history: list, turns: list, list_mode: bool, last_list):
+        """Enter in the question box: list every matching paper in list mode, else answer."""
+        if list_mode:
+            box_v, hist, panel_v, result = list_chat(message, history)
+            yield box_v, hist, turns, panel_v, result
+            return
+        for out in chat(message, history, turns):
+            yield (*out, last_list)
+
+    def refresh_exports(turns: list, last_list, list_mode: bool):
+        """Write the cited (or listed) papers as BibTeX and Markdown for the download buttons."""
+        from assistant.export import items_from_answer, items_from_list, write_export
+
+        if list_mode and last_list is not None:
+            items, heading = items_from_list(last_list), f"Papers for: {last_list.question}"
+        elif turns:
+            ans = turns[-1][1]
+            items, heading = items_from_answer(ans, assistant.index.store), f"Sources for: {ans.question}"
+        else:
+            items = []
+        if not items:
+            return gr.update(value=None, interactive=False), gr.update(value=None, interactive=False)
+        folder = os.path.join(export_dir, uuid.uuid4().hex[:12])
+        bib = write_export(os.path.join(folder, "papers.bib"), items, heading)
+        md = write_export(os.path.join(folder, "papers.md"), items, heading)
+        return (gr.update(value=str(bib), interactive=True, label=f"BibTeX ({len(items)})"),
+                gr.update(value=str(md), interactive=True, label=f"Markdown ({len(items)})"))
+
+    def show_map(question: str, turns: list, last_list):
+        """The paper map with the papers of ``question`` (else the latest list or answer) highlighted."""
+        from assistant.listing import list_papers
+        from assistant.paper_map import index_map, map_figure
+
+        pmap = index_map(assistant.index.store)
+        hits, what = [], ""
+        try:
+            if question and question.strip():
+                hits, what = [p.id for p in list_papers(assistant, question).papers], question.strip()
+            elif last_list is not None:
+                hits, what = [p.id for p in last_list.papers], last_list.question
+            elif turns:
+                hits, what = [s.paper_id for s in turns[-1][1].sources], turns[-1][1].question
+        except (ValueError, KeyError) as exc:
+            return gr.update(), f"⚠ {exc}"
+        info = [f"**{len(pmap.points)} papers**, {len(pmap.clusters)} clusters (PCA of the abstract embeddings; "
+                f"KMeans; keywords by class-based TF-IDF)."]
+        if what:
+            info.append(f"Highlighted (★): {len(hits)} paper{'s' if len(hits) != 1 else ''} for “{html.escape(what)}”.")
+        info += [f"{c.id + 1}. {', '.join(c.keywords)} ({c.size})" for c in pmap.clusters]
+        return map_figure(pmap, hits), "\n\n".join(info[:2]) + "\n\n" + "\n".join(f"- {x}" for x in info[2:])
 
     with gr.Blocks(title="Paper Assistant") as demo:
         gr.Markdown(f"## Paper Assistant\nAsk about the {len(papers)} indexed abstracts. Every answer cites its sources; "
@@ -140,18 +290,30 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         with gr.Tab("Chat"):
             with gr.Row():
                 with gr.Column(scale=3):
-                    chatbot = gr.Chatbot(label="Chat", height=480, elem_id="pa-chat")
+                    chatbot = gr.Chatbot(label="Chat", height=480, elem_id="pa-chat", placeholder=CHAT_PLACEHOLDER)
                     with gr.Row():
                         box = gr.Textbox(placeholder="Ask a question about the papers…", show_label=False,
                                          scale=5, elem_id="pa-question", max_length=4000)
                         send = gr.Button("Ask", variant="primary", scale=1, elem_id="pa-ask")
+                        list_send = gr.Button("List all", variant="primary", scale=1, visible=False, elem_id="pa-list-go")
+                    list_mode = gr.Checkbox(False, label="List mode: every paper that matches, with the count",
+                                            elem_id="pa-list-mode")
                     clear = gr.Button("New chat", size="sm")
                 with gr.Column(scale=2):
                     gr.Markdown("### Sources")
                     panel = gr.HTML(sources_html(None), elem_id="pa-sources")
+                    with gr.Row():
+                        exp_bib = gr.DownloadButton("BibTeX", value=None, size="sm", interactive=False, elem_id="pa-export-bib")
+                        exp_md = gr.DownloadButton("Markdown", value=None, size="sm", interactive=False, elem_id="pa-export-md")
             turns = gr.State([])
             send.click(chat, [box, chatbot, turns], [box, chatbot, turns, panel], api_name="chat")
-            box.submit(chat, [box, chatbot, turns], [box, chatbot, turns, panel], api_name=False)
+            last_list = gr.State(None)
+            box.submit(route, [box, chatbot, turns, list_mode, last_list], [box, chatbot, turns, panel, last_list],
+                       api_name=False)
+            list_send.click(list_chat, [box, chatbot], [box, chatbot, panel, last_list], api_name="list")
+            list_mode.change(lambda on: (gr.update(visible=not on), gr.update(visible=on)), list_mode, [send, list_send],
+                             api_name=False)
+            panel.change(refresh_exports, [turns, last_list, list_mode], [exp_bib, exp_md], api_name=False)
             clear.click(lambda: ([], [], sources_html(None)), None, [chatbot, turns, panel], api_name=False)
             api_out = gr.JSON(visible=False)
             api_in = gr.Textbox(visible=False)
@@ -159,11 +321,22 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             api_btn.click(ask_api, api_in, api_out, api_name="ask")
         with gr.Tab("Related work"):
             gr.Markdown("Paste a draft abstract, or pick an indexed paper.")
-            rel_text = gr.Textbox(lines=6, label="Your abstract or paragraph", elem_id="pa-related-text")
+            rel_text = gr.Textbox(lines=6, label="Your abstract or paragraph", elem_id="pa-related-text",
+                                  max_length=MAX_RELATED_CHARS)
             rel_pick = gr.Dropdown(choices=choices, value=None, label="…or an indexed paper", elem_id="pa-related-pick")
             rel_btn = gr.Button("Find related work", variant="primary", elem_id="pa-related-go")
             rel_out = gr.Markdown(elem_id="pa-related-out")
             rel_btn.click(related, [rel_text, rel_pick], rel_out, api_name="related")
+        with gr.Tab("Paper map", elem_id="pa-map-tab") as map_tab:
+            with gr.Row():
+                map_q = gr.Textbox(label="Highlight the papers of a question (empty: the latest answer or list)",
+                                   scale=5, elem_id="pa-map-question")
+                map_btn = gr.Button("Show on map", variant="primary", scale=1, elem_id="pa-map-go")
+            map_plot = gr.Plot(elem_id="pa-map-plot")
+            map_info = gr.Markdown(elem_id="pa-map-info")
+            map_tab.select(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name=False)
+            map_btn.click(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name="map")
+            map_q.submit(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name=False)
     return demo
 
 
@@ -211,8 +384,7 @@ def launch(settings: Settings, ingest_default: bool = True, block: bool = True):
     demo.queue(default_concurrency_limit=20)
     print(f"Paper Assistant on http://{host}:{settings.ui.port}" + (" (login required)" if auth else ""), file=sys.stderr)
     return demo.launch(server_name=host, server_port=settings.ui.port, auth=auth, share=False,
-                       show_error=True, prevent_thread_lock=not block, theme=gr.themes.Soft(), css=CSS,
-                       footer_links=[])
+                       show_error=True, prevent_thread_lock=not block, **page_options())
 
 
 if __name__ == "__main__":

@@ -1,10 +1,17 @@
 """Answering: retrieve → numbered context → answer (LLM or extractive) → checked, cited answer.
 
-The LCEL chain has three steps (``prepare | generate | finalize``), shared by ``invoke`` and the
-streaming path: streaming only changes how ``generate``'s text arrives, and the citation check runs
-on the final text without generating again. With history, the question is condensed by the LLM
-(as in chat-langchain's ``backend/chain.py``), or, without an LLM, retrieval is conditioned on the
-previous turn's papers.
+The LCEL chain has two steps (``prepare | generate-and-finalize``), shared by ``invoke`` and the
+streaming path: streaming only changes how the text arrives, and the citation check runs on the
+streamed text when the stream ends, without generating again. Citation markers are rewritten while
+streaming (:class:`assistant.citations.CitationRewriter`), so what was streamed is exactly the
+final answer.
+
+With history, the question is condensed by the LLM (as in chat-langchain's ``backend/chain.py``);
+without an LLM (or when the rewrite fails), retrieval of a follow-up is conditioned on the previous
+turn's papers. History is bounded by turns and by tokens.
+
+Endpoint failures never raise: the user gets a one-line note and the extractive answer; text that
+streamed before a cut is kept and marked incomplete.
 """
 
 from __future__ import annotations
@@ -18,9 +25,9 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, Field
 
-from assistant.citations import claims_with_citations, cited_numbers, strip_invalid
+from assistant.citations import CitationRewriter, claims_with_citations, strip_markers
 from assistant.evidence import Sentence, SentenceCache, score_sentences, term_weights
-from assistant.llm import explain_llm_error, make_chat_model
+from assistant.llm import explain_llm_error, iter_with_deadline, make_chat_model, rejects_stream_options
 from assistant.prompts import answer_prompt, condense_prompt
 from assistant.relevance import (VERDICT_TEXT, AbstentionRule, RelevanceEvidence, Verdict, names_in,
                                  question_names)
@@ -29,13 +36,42 @@ from assistant.settings import Settings
 from vectorstore.index import Index
 
 MAX_QUESTION_CHARS = 4000
-SUPPORT_THRESHOLD = 0.45
-"""Cosine similarity (MiniLM) above which a cited answer sentence counts as supported by its best
-sentence in the cited abstract (the dev.jsonl lookup answers vs. their gold evidence sentences)."""
+
+SUPPORT_THRESHOLD = 0.31
+"""Cosine similarity (MiniLM) from which a cited answer sentence counts as supported by its
+best-matching sentence in the cited abstract; below it the citation is flagged weak.
+
+Calibrated on the 17 ``lookup`` questions of ``shared/eval/dev.jsonl`` (see
+``tests/test_llm.py::test_support_threshold_is_calibrated_on_dev_lookups``, which recomputes it):
+supported pairs are each question's ``answer`` against its best-matching sentence in the gold
+abstract (that sentence is the gold ``evidence`` for 16 of 17); unsupported pairs are the same
+answer against the best-matching sentence of each of the 37 other abstracts (629 pairs).
+:func:`assistant.citations.calibrate_threshold` maximises Youden's J over these scores: at 0.31
+all 17 gold answers count as supported (lowest 0.315) and 7.5 % of wrong-abstract pairs pass;
+the former guess, 0.45, flagged 4 of 17 gold answers as weak. The gold answers are terse
+("OmniMoE: 73 ms -> 6.7 ms …"); a full answer sentence shares more words with its source, so
+real supported claims score higher than these. A wrong abstract on the same topic can still
+pass (the hardest wrong abstract per question does for 11 of 17): "weak" is a warning about
+clearly unrelated citations, not a proof of support.
+"""
+
+HISTORY_TURNS = 4
+"""Most previous turns used to condense a follow-up."""
+HISTORY_TOKENS = 1200
+"""Word-piece budget of the history text sent to the condense prompt (oldest turns dropped first)."""
+
+INCOMPLETE_MARK = " … [incomplete]"
+FALLBACK_NOTE = "Showing the extractive answer from the abstracts instead."
+CUT_NOTE = "The text received before the cut is kept and marked incomplete; the extractive answer follows."
 
 _MULTI = re.compile(r"\b(which|what|list|all|any|find)\b[^?]*\b(papers|works|studies|approaches|methods)\b|"
                     r"\bpapers\b[^?]*\b(that|which|on|about)\b", re.I)
-_FOLLOW_UP = re.compile(r"\b(it|its|they|their|them|this|that|these|those|the paper|the method|the same|he|she)\b", re.I)
+# Words that point back at an earlier turn. Bare "this"/"that" are left out: they open too many
+# standalone questions ("Is there work that …").
+_FOLLOW_UP = re.compile(r"\b(it|its|they|their|them|these|those|(this|that|the) (paper|work|method|model|approach|"
+                        r"study|technique|dataset|benchmark|system|framework)|the authors|the same)\b", re.I)
+# Delimiter look-alikes inside abstracts are neutralised so a paper cannot close its own data block.
+_DELIMS = re.compile(r"<<<|>>>|</?abstracts>", re.I)
 
 
 class QuestionError(ValueError):
@@ -55,6 +91,18 @@ class Source(BaseModel):
     score: float = 0.0
     abstract: str = ""
     support: str | None = Field(None, description="'supported' | 'weak' for cited LLM claims; None if unchecked")
+    similarity: float | None = Field(None, description="cosine of the weakest claim citing it to its best sentence")
+
+
+class Claim(BaseModel):
+    """One cited sentence of an LLM answer, checked against one cited abstract."""
+
+    text: str
+    n: int
+    paper_id: str
+    sentence: str
+    similarity: float
+    support: str = Field(description="'supported' | 'weak'")
 
 
 class CitedAnswer(BaseModel):
@@ -71,6 +119,8 @@ class CitedAnswer(BaseModel):
     incomplete: bool = False
     removed_citations: list[int] = Field(default_factory=list)
     count: int | None = Field(None, description="papers found, for 'which papers…' questions")
+    claims: list[Claim] = Field(default_factory=list, description="LLM claims and their support check")
+    usage: dict[str, int] | None = Field(None, description="token usage reported by the endpoint, if any")
 
 
 @dataclass
@@ -86,6 +136,22 @@ class Prepared:
     verdict: Verdict
     context_ids: list[str] = field(default_factory=list)
     multi: bool = False
+    llm_error: BaseException | None = None
+    """The endpoint already failed while condensing: answer extractively without waiting again."""
+
+
+@dataclass
+class _Run:
+    """State of one answer while it streams: who wrote it, the shown numbering, notes."""
+
+    mode: str = "extractive"
+    note: str = ""
+    incomplete: bool = False
+    numbering: dict[str, int] = field(default_factory=dict)  # paper id → number shown
+    papers: dict[str, ScoredPaper] = field(default_factory=dict)
+    removed: list[int] = field(default_factory=list)
+    llm_text: str = ""  # the (rewritten) LLM part of the answer, for the support check
+    usage: dict[str, int] | None = None
 
 
 def validate_question(question: str) -> str:
@@ -104,6 +170,18 @@ def is_multi_question(question: str) -> bool:
     return bool(_MULTI.search(question))
 
 
+def as_data(text: str) -> str:
+    """``text`` safe to place inside a ``<<< … >>>`` block: delimiter look-alikes are defused."""
+    return _DELIMS.sub(lambda m: m.group(0).replace("<", "‹").replace(">", "›"), text)
+
+
+def _clean_rewrite(text: str) -> str:
+    """The condensed question from an LLM reply: first non-empty line, without label or quotes."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    line = re.sub(r"^(standalone question|question)\s*:\s*", "", line, flags=re.I)
+    return line.strip().strip("\"'“”").strip()[:MAX_QUESTION_CHARS]
+
+
 class Assistant:
     """Retrieval + answering over one index; one per process, shared by CLI, UI and tests."""
 
@@ -119,28 +197,50 @@ class Assistant:
         ).with_config(run_name="paper_assistant_answer")
 
     # --- step 1: retrieval --------------------------------------------------------------------
+    def bounded_history(self, history: list[tuple[str, CitedAnswer]]) -> list[tuple[str, CitedAnswer]]:
+        """The last ``HISTORY_TURNS`` turns, oldest dropped until their text fits ``HISTORY_TOKENS``
+        word pieces (the latest turn is always kept; its text is cut to fit in :meth:`history_text`)."""
+        turns = list(history or [])[-HISTORY_TURNS:]
+        while len(turns) > 1 and self.index.encoder.count_tokens(self.history_text(turns)) > HISTORY_TOKENS:
+            turns = turns[1:]
+        return turns
+
+    def history_text(self, history: list[tuple[str, CitedAnswer]]) -> str:
+        """History as the condense prompt sees it: each turn's question, answer without markers,
+        and the titles of the papers it cited (what "it" most often refers to)."""
+        lines = []
+        for q, a in history:
+            answer = " ".join(strip_markers(a.answer).split())
+            papers = "; ".join(s.title or s.label for s in a.sources)
+            lines.append(f"User: {q}\nAssistant: {answer[:1500]}" + (f" (papers: {papers})" if papers else ""))
+        return "\n".join(lines)
+
+    def _condense(self, question: str, history) -> tuple[str, bool, BaseException | None]:
+        """``(query, rewritten by the LLM?, endpoint error or None)``."""
+        if not history or self.llm is None:
+            return question, False, None
+        chain = condense_prompt(self.settings.prompts_dir) | self.llm | StrOutputParser()
+        inputs = {"history": self.history_text(history), "question": question}
+        try:
+            out = "".join(iter_with_deadline(lambda: [chain.invoke(inputs)], self.settings.llm.timeout))
+        except Exception as exc:  # the extractive conditioning applies instead
+            return question, False, exc
+        rewritten = _clean_rewrite(out)
+        return (rewritten or question), bool(rewritten), None
+
     def condense(self, question: str, history: list[tuple[str, CitedAnswer]]) -> str:
         """A standalone question: the LLM rewrites it when there is history; otherwise unchanged."""
-        if not history or self.llm is None:
-            return question
-        turns = "\n".join(f"User: {q}\nAssistant: {a.answer}" for q, a in history[-3:])
-        try:
-            chain = condense_prompt(self.settings.prompts_dir) | self.llm | StrOutputParser()
-            out = chain.invoke({"history": turns, "question": question}).strip()
-            return out or question
-        except Exception:
-            return question  # the extractive conditioning below still applies
+        return self._condense(question, self.bounded_history(history))[0]
 
     def prepare(self, question: str, history: list[tuple[str, CitedAnswer]] | None = None,
                 filters: Filters | None = None, k: int | None = None) -> Prepared:
         """Retrieve and score papers for ``question``; raises QuestionError for empty/huge questions."""
         question = validate_question(question)
-        history = history or []
-        query = self.condense(question, history)
-        follow_up = bool(history) and self.llm is None and bool(_FOLLOW_UP.search(question))
+        history = self.bounded_history(history or [])
+        query, rewritten, llm_error = self._condense(question, history)
+        follow_up = bool(history) and not rewritten and bool(_FOLLOW_UP.search(question))
         if follow_up:
-            # Without an LLM to rewrite it, a follow-up borrows the previous turn's question as context.
-            query = f"{history[-1][0]} {question}"
+            query = self._anchored(question, history[-1])
         qvec = self.index.encoder.encode_one(query)
         multi = is_multi_question(query)
         k = k or self.settings.retrieval.k
@@ -152,7 +252,16 @@ class Assistant:
             papers = self._condition_on_history(papers, history, k)
         evidence, relevance = self.score_evidence(query, qvec, papers)
         verdict = self.rule.decide(relevance[papers[0].id]) if papers else Verdict.none
-        return Prepared(question, query, qvec, papers, evidence, relevance, verdict, multi=multi)
+        return Prepared(question, query, qvec, papers, evidence, relevance, verdict, multi=multi, llm_error=llm_error)
+
+    @staticmethod
+    def _anchored(question: str, previous: tuple[str, CitedAnswer]) -> str:
+        """A follow-up made retrievable without an LLM: the names of the previous turn's cited papers
+        (what "it" refers to) appended, or, if it cited none, its question prepended. Bounded: the
+        anchor is never a previous anchored query, so turns do not pile up."""
+        q, ans = previous
+        names = [s.title or s.label for s in ans.sources[:2] if s.title or s.label]
+        return f"{question} ({'; '.join(names)})" if names else f"{ans.question or q} {question}"
 
     def _condition_on_history(self, papers: list[ScoredPaper], history, k: int) -> list[ScoredPaper]:
         """Fuse the previous turn's cited papers into the ranking (first-cited first)."""
@@ -213,15 +322,22 @@ class Assistant:
         return out
 
     def context_blocks(self, prep: Prepared, papers: list[ScoredPaper]) -> tuple[str, list[ScoredPaper]]:
-        """Numbered, delimited context blocks packed into the LLM's token budget (whole blocks only)."""
+        """Numbered, delimited context blocks packed into the LLM's token budget.
+
+        Returns ``(context text, papers included)``; block ``n`` is ``papers_included[n - 1]``. The
+        budget is the context window minus the reply (``max_tokens``) and the prompt around the
+        blocks; a block that does not fit is dropped whole and takes no number. Token counts use
+        MiniLM's word pieces ×1.2, since they undercount most chat tokenizers a little.
+        """
         cfg = self.settings.llm
-        budget = cfg.context_window - cfg.max_tokens - 600  # system prompt, question, reply
         count = self.index.encoder.count_tokens
+        frame = answer_prompt(self.settings.prompts_dir).format_messages(context="", question=prep.query)
+        overhead = int(count("\n".join(str(m.content) for m in frame)) * 1.2) + 32
+        budget = cfg.context_window - cfg.max_tokens - overhead
         blocks, used, total = [], [], 0
         for p in papers:
-            block = (f"[{len(used) + 1}] {p.paper.display()} (id: {p.id})\n"
-                     f"<<<\n{p.paper.text}\n>>>")
-            # MiniLM's word pieces undercount most chat tokenizers a little; keep a margin.
+            block = (f"[{len(used) + 1}] {as_data(p.paper.display())} (id: {as_data(p.id)})\n"
+                     f"<<<\n{as_data(p.paper.text)}\n>>>")
             cost = int(count(block) * 1.2) + 8
             if total + cost > budget:
                 continue
@@ -231,112 +347,163 @@ class Assistant:
         return "\n\n".join(blocks), used
 
     # --- step 3: generation ---------------------------------------------------------------------
-    def extractive_text(self, prep: Prepared, cited: list[ScoredPaper]) -> str:
-        """Answer composed from each cited paper's best sentence, marked [n]."""
+    def extractive_text(self, prep: Prepared, cited: list[ScoredPaper], numbers: list[int] | None = None) -> str:
+        """Answer composed from each cited paper's best sentence, marked [n] (``numbers``, default 1..)."""
         if not cited:
             return VERDICT_TEXT[Verdict.none]
+        numbers = numbers or list(range(1, len(cited) + 1))
         lines = []
         if prep.multi:
             lines.append(f"{len(cited)} paper{'s' if len(cited) != 1 else ''} in the index match:")
         elif prep.verdict == Verdict.weak:
             lines.append(VERDICT_TEXT[Verdict.weak])
-        for n, p in enumerate(cited, 1):
+        for n, p in zip(numbers, cited):
             sent = prep.evidence.get(p.id, (None, 0))[0]
             text = sent.text if sent else p.paper.text[:300]
             lines.append(f"- {p.paper.display()}: {text} [{n}]")
         return "\n".join(lines)
 
-    def stream_text(self, prep: Prepared, cited: list[ScoredPaper], state: dict) -> Iterator[str]:
-        """Yield answer text pieces. Sets ``state['mode'|'note'|'incomplete'|'cited']`` on the way.
+    def _extractive(self, prep: Prepared, cited: list[ScoredPaper], run: _Run) -> str:
+        """The extractive answer, numbered in the answer's shared numbering."""
+        for p in cited:
+            run.papers[p.id] = p
+            run.numbering.setdefault(p.id, len(run.numbering) + 1)
+        return self.extractive_text(prep, cited, [run.numbering[p.id] for p in cited])
 
-        The LLM path falls back to the extractive answer on any endpoint failure, keeping text that
-        already streamed (marked incomplete); it never raises for endpoint errors.
+    def _chat_pieces(self, inputs: dict, run: _Run) -> Iterator[str]:
+        """Text pieces of the streamed LLM answer (each wait bounded by the timeout); records usage.
+
+        A server that rejects ``stream_options`` (asked for to get usage) is asked again without it,
+        once, and never again by this Assistant. Raises the endpoint's error otherwise.
         """
-        state.update(mode="extractive", note="", incomplete=False, cited=cited)
+        cfg = self.settings.llm
+        for attempt in range(2):
+            chain = answer_prompt(self.settings.prompts_dir) | self.llm
+            sent = False
+            try:
+                for chunk in iter_with_deadline(lambda: chain.stream(inputs), cfg.timeout):
+                    if chunk.usage_metadata:
+                        run.usage = {k: int(chunk.usage_metadata[k])
+                                     for k in ("input_tokens", "output_tokens", "total_tokens")}
+                    text = chunk.text
+                    if text:
+                        sent = True
+                        yield text
+                return
+            except Exception as exc:
+                if attempt == 0 and not sent and rejects_stream_options(exc):
+                    self.llm = make_chat_model(cfg, stream_usage=False)
+                    continue
+                raise
+
+    def stream_text(self, prep: Prepared, cited: list[ScoredPaper], run: _Run) -> Iterator[str]:
+        """Yield the answer's text pieces, final as shown (markers already checked and renumbered).
+
+        Fills ``run``. The LLM path falls back to the extractive answer on any endpoint failure,
+        keeping text that already streamed (marked incomplete); it never raises for endpoint errors.
+        """
         if self.llm is None or not cited:
-            yield self.extractive_text(prep, cited)
+            yield self._extractive(prep, cited, run)
+            return
+        if prep.llm_error is not None:
+            run.note = f"{explain_llm_error(prep.llm_error, self.settings.llm)} {FALLBACK_NOTE}"
+            yield self._extractive(prep, cited, run)
             return
         pool = prep.papers[: max(len(cited), self.settings.retrieval.k)]
         context, used = self.context_blocks(prep, pool)
-        state["cited"] = used
-        state["mode"] = "llm"
-        chain = answer_prompt(self.settings.prompts_dir) | self.llm | StrOutputParser()
-        received = []
+        if not used:
+            run.note = (f"No abstract fits the LLM's context window ({self.settings.llm.context_window} tokens "
+                        f"with {self.settings.llm.max_tokens} for the reply). {FALLBACK_NOTE}")
+            yield self._extractive(prep, cited, run)
+            return
+        run.mode = "llm"
+        run.papers.update({p.id: p for p in used})
+        rewriter = CitationRewriter({n: p.id for n, p in enumerate(used, 1)}, run.numbering)
+        raw, shown = [], []
         try:
-            for piece in chain.stream({"context": context, "question": prep.query}):
-                received.append(piece)
-                yield piece
+            for piece in self._chat_pieces({"context": context, "question": prep.query}, run):
+                raw.append(piece)
+                out = rewriter.feed(piece)
+                if out:
+                    shown.append(out)
+                    yield out
+            shown.append(rewriter.flush())
+            yield shown[-1]
+            run.llm_text, run.removed = "".join(shown), rewriter.removed
+            if not run.llm_text.strip():  # a reply with no content (some servers stop at once)
+                run.mode = "extractive"
+                run.note = f"The LLM endpoint {self.settings.llm.base_url or 'the OpenAI API'} returned an empty answer. {FALLBACK_NOTE}"
+                yield self._extractive(prep, cited, run)
         except Exception as exc:  # every endpoint failure degrades to the extractive answer
-            note = explain_llm_error(exc, self.settings.llm)
-            state["cited"] = cited
-            state["note"] = note
-            if received:
-                state["incomplete"] = True
-                state["partial"] = "".join(received)
-            state["mode"] = "extractive"
-            yield "\x00FALLBACK"
+            mid = bool("".join(raw).strip())
+            run.mode = "extractive"
+            run.removed = rewriter.removed
+            explanation = explain_llm_error(exc, self.settings.llm, mid_answer=mid)
+            if mid:
+                shown.append(rewriter.flush())
+                run.llm_text = "".join(shown)
+                run.incomplete = True
+                run.note = f"{explanation} {CUT_NOTE}"
+                yield shown[-1] + INCOMPLETE_MARK + "\n\n"
+            else:
+                run.note = f"{explanation} {FALLBACK_NOTE}"
+                run.numbering.clear()
+            yield self._extractive(prep, cited, run)
 
-    def finalize(self, prep: Prepared, text: str, state: dict) -> CitedAnswer:
-        """Check citations and build the CitedAnswer (no generation here)."""
-        cited_papers: list[ScoredPaper] = state.get("cited", [])
-        if "\x00FALLBACK" in text:
-            text = self.extractive_text(prep, self.cited_candidates(prep))
-            cited_papers = self.cited_candidates(prep)
-            if state.get("incomplete"):
-                state["note"] += " The streamed answer was cut off; shown below it is the extractive answer."
-        numbered = {n: p for n, p in enumerate(cited_papers, 1)}
-        clean, removed = strip_invalid(text, set(numbered))
-        used_numbers = cited_numbers(clean)
-        support: dict[int, tuple[str, Sentence | None]] = {}
-        if state.get("mode") == "llm":
-            support = self.check_support(clean, numbered)
-        # Renumber so that sources read 1, 2, 3 in order of first citation.
-        order = {old: new for new, old in enumerate(used_numbers, 1)}
-        clean = re.sub(r"\[(\d+(?:\s*,\s*\d+)*)\]",
-                       lambda m: "[" + ", ".join(str(order[int(x)]) for x in re.split(r"\s*,\s*", m.group(1))) + "]",
-                       clean)
-        sources = [self._source(order[old], numbered[old], prep, support.get(old)) for old in used_numbers]
+    def finalize(self, prep: Prepared, text: str, run: _Run) -> CitedAnswer:
+        """Check citations and build the CitedAnswer from the streamed ``text`` (no generation here)."""
+        numbered = {n: run.papers[pid] for pid, n in run.numbering.items()}
+        claims = self.check_claims(run.llm_text, numbered) if run.llm_text else []
+        sources = [self._source(n, numbered[n], prep, [c for c in claims if c.n == n]) for n in sorted(numbered)]
         cited_ids = {s.paper_id for s in sources}
-        also = [self._source(0, p, prep, None) for p in prep.papers if p.id not in cited_ids][:5]
-        note = state.get("note", "")
-        if state.get("incomplete"):
-            clean = state.get("partial", "").rstrip() + " …[incomplete]\n\n" + clean
-        verdict = prep.verdict
+        also = [self._source(0, p, prep, []) for p in prep.papers if p.id not in cited_ids][:5]
         return CitedAnswer(
             question=prep.question, standalone_question=prep.query if prep.query != prep.question else "",
-            answer=clean, sources=sources, also_retrieved=also, verdict=verdict, mode=state.get("mode", "extractive"),
-            note=note, incomplete=state.get("incomplete", False), removed_citations=removed,
-            count=len(sources) if prep.multi and verdict != Verdict.none else None,
+            answer=text.strip(), sources=sources, also_retrieved=also, verdict=prep.verdict, mode=run.mode,
+            note=run.note, incomplete=run.incomplete, removed_citations=run.removed,
+            count=len(sources) if prep.multi and prep.verdict != Verdict.none else None,
+            claims=claims, usage=run.usage,
         )
 
-    def check_support(self, text: str, numbered: dict[int, ScoredPaper]) -> dict[int, tuple[str, Sentence | None]]:
-        """For each cited number: ('supported' | 'weak', best-matching sentence of the cited abstract)."""
-        claims = claims_with_citations(text)
+    def check_claims(self, text: str, numbered: dict[int, ScoredPaper]) -> list[Claim]:
+        """Each cited sentence of ``text`` against each abstract it cites: the abstract's sentence
+        most similar to it (MiniLM cosine) and 'supported' if that is ≥ SUPPORT_THRESHOLD else 'weak'."""
+        claims = [(c, [n for n in nums if n in numbered]) for c, nums in claims_with_citations(text)]
+        claims = [(c, nums) for c, nums in claims if nums]
         if not claims:
-            return {}
+            return []
         cache = self.sentences.get([p.paper for p in numbered.values()])
-        claim_vecs = self.index.encoder.encode([c for c, _ in claims])
-        best: dict[int, tuple[float, Sentence | None]] = {}
-        for vec, (_, nums) in zip(claim_vecs, claims):
+        vecs = self.index.encoder.encode([c for c, _ in claims])
+        out = []
+        for vec, (claim, nums) in zip(vecs, claims):
             for n in nums:
-                if n not in numbered:
-                    continue
                 sents, svecs = cache[numbered[n].id]
                 if not sents:
                     continue
                 sims = svecs @ vec
                 i = int(np.argmax(sims))
-                if n not in best or sims[i] > best[n][0]:
-                    best[n] = (float(sims[i]), sents[i])
-        return {n: ("supported" if s >= SUPPORT_THRESHOLD else "weak", sent) for n, (s, sent) in best.items()}
+                sim = float(sims[i])
+                out.append(Claim(text=claim, n=n, paper_id=numbered[n].id, sentence=sents[i].text,
+                                 similarity=round(sim, 4),
+                                 support="supported" if sim >= SUPPORT_THRESHOLD else "weak"))
+        return out
 
-    def _source(self, n: int, p: ScoredPaper, prep: Prepared, support: tuple[str, Sentence | None] | None) -> Source:
-        sent = support[1] if support and support[1] else prep.evidence.get(p.id, (None, 0))[0]
+    def _source(self, n: int, p: ScoredPaper, prep: Prepared, claims: list[Claim]) -> Source:
+        """A Source; with checked claims, its sentence is the one matching its best-supported claim,
+        and its support is that of its weakest claim."""
+        sent = prep.evidence.get(p.id, (None, 0))[0]
+        support = similarity = None
+        if claims:
+            best = max(claims, key=lambda c: c.similarity)
+            spans = self.sentences.get([p.paper])[p.id][0]
+            sent = next((s for s in spans if s.text == best.sentence), sent)
+            weakest = min(claims, key=lambda c: c.similarity)
+            support, similarity = weakest.support, weakest.similarity
         return Source(
             n=n, paper_id=p.id, label=p.paper.label, title=p.paper.title,
             sentence=sent.text if sent else "", sentence_start=sent.start if sent else -1,
             sentence_end=sent.end if sent else -1, score=round(p.score, 6), abstract=p.paper.text,
-            support=support[0] if support else None,
+            support=support, similarity=similarity,
         )
 
     # --- public API -----------------------------------------------------------------------------
@@ -344,10 +511,9 @@ class Assistant:
         return self.prepare(inp["question"], inp.get("history"), inp.get("filters"), inp.get("k"))
 
     def _generate_and_finalize(self, prep: Prepared) -> CitedAnswer:
-        state: dict = {}
-        cited = self.cited_candidates(prep)
-        text = "".join(self.stream_text(prep, cited, state))
-        return self.finalize(prep, text, state)
+        run = _Run()
+        text = "".join(self.stream_text(prep, self.cited_candidates(prep), run))
+        return self.finalize(prep, text, run)
 
     def ask(self, question: str, history: list[tuple[str, CitedAnswer]] | None = None,
             filters: Filters | None = None, k: int | None = None) -> CitedAnswer:
@@ -356,13 +522,16 @@ class Assistant:
 
     def ask_stream(self, question: str, history: list[tuple[str, CitedAnswer]] | None = None,
                    filters: Filters | None = None) -> Iterator[str | CitedAnswer]:
-        """Yield text pieces as they arrive, then the final CitedAnswer (always last)."""
+        """Yield text pieces as they arrive, then the final CitedAnswer (always last).
+
+        The pieces joined are exactly the final ``answer``: the check at the end adds sources,
+        support and notes, never different text. Raises QuestionError before the first piece.
+        """
         prep = self.prepare(question, history, filters)
-        state: dict = {}
-        cited = self.cited_candidates(prep)
+        run = _Run()
         pieces = []
-        for piece in self.stream_text(prep, cited, state):
-            pieces.append(piece)
-            if piece != "\x00FALLBACK":
+        for piece in self.stream_text(prep, self.cited_candidates(prep), run):
+            if piece:
+                pieces.append(piece)
                 yield piece
-        yield self.finalize(prep, "".join(pieces), state)
+        yield self.finalize(prep, "".join(pieces), run)

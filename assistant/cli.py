@@ -16,6 +16,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 IndexOpt = Annotated[Optional[Path], typer.Option("--index", help="index directory [env: PAPER_ASSISTANT_INDEX]")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
+ExportOpt = Annotated[Optional[Path], typer.Option("--export", help="also write the cited papers to FILE.bib (BibTeX) or FILE.md")]
 
 
 class _State:
@@ -95,32 +96,44 @@ def ask(
     source: Annotated[Optional[str], typer.Option(help="only papers from this file name")] = None,
     mode: Annotated[Optional[str], typer.Option(help="retrieval: hybrid | dense | bm25")] = None,
     abstracts: Annotated[bool, typer.Option("--abstracts", help="print each cited abstract")] = False,
+    export: ExportOpt = None,
 ):
     """Answer a question from the indexed abstracts, with numbered citations."""
     from assistant.render import answer_json, answer_text
     from assistant.retrieval import Filters
     from assistant.service import get_assistant
 
+    _check_export(export)
     settings = _settings(index, retrieval={"k": k, "mode": mode})
     assistant = get_assistant(settings)
     filters = Filters(venue=venue, year=year, source=source)
     if as_json:
-        typer.echo(answer_json(assistant.ask(question, filters=filters)))
+        ans = assistant.ask(question, filters=filters)
+        typer.echo(answer_json(ans))
+        _export_answer(export, ans, assistant)
         return
     final = None
     streamed = False
     for piece in assistant.ask_stream(question, filters=filters):
         if isinstance(piece, str):
             if assistant.llm is not None:
-                typer.echo(piece, nl=False)
+                typer.echo(piece, nl=False)  # click flushes each echo: the user sees tokens as they come
                 streamed = True
         else:
             final = piece
-    if streamed:
-        typer.echo("\n")
-        if final.mode == "llm":
-            final = final.model_copy(update={"answer": final.answer})
-    typer.echo(answer_text(final, show_abstract=abstracts))
+    _export_answer(export, final, assistant)
+    if not streamed:
+        typer.echo(answer_text(final, show_abstract=abstracts))
+        return
+    # The streamed pieces are the final answer text; print only what the check adds after it.
+    import re
+
+    typer.echo("\n")
+    footer = answer_text(final.model_copy(update={"answer": ""}), show_abstract=abstracts)
+    if final.removed_citations:
+        footer += "\n\nRemoved citations of sources that were not given: " + ", ".join(
+            f"[{n}]" for n in final.removed_citations)
+    typer.echo(re.sub(r"\n{3,}", "\n\n", footer).strip("\n"))
 
 
 @app.command()
@@ -130,8 +143,9 @@ def related(
     index: IndexOpt = None,
     as_json: JsonOpt = False,
     k: Annotated[int, typer.Option("-k", help="papers to list")] = 10,
+    explain: Annotated[int, typer.Option("--explain", min=0, help="with an LLM configured: a cited paragraph for the top N papers")] = 3,
 ):
-    """Rank indexed papers related to a text or a paper, with matching sentence pairs."""
+    """Rank indexed papers related to a text or a paper: what each shares with it and where it differs."""
     from assistant.related import related_work
     from assistant.render import related_json, related_text
     from assistant.service import get_assistant
@@ -142,21 +156,128 @@ def related(
         text = sys.stdin.read()
     a = get_assistant(_settings(index))
     items = related_work(a.retriever, a.sentences, text=text, paper_id=paper, k=k)
+    if a.llm is not None and explain and items:
+        from assistant.related_llm import add_llm_summaries
+
+        query = text if paper is None else a.index.store.get_papers([paper])[paper].text
+        failed = add_llm_summaries(a.llm, a.settings.prompts_dir, query, items, n=explain)
+        if failed:
+            typer.echo(f"note: {failed}", err=True)
     typer.echo(related_json(items) if as_json else related_text(items))
+
+
+def _check_export(path: Path | None) -> None:
+    if path is not None:
+        from assistant.export import export_format
+
+        try:
+            export_format(path)
+        except ValueError as exc:
+            _fail(str(exc))
+
+
+def _write_export(path: Path | None, items, heading: str) -> None:
+    """Write the export file and say so on stderr (stdout stays the result, e.g. JSON)."""
+    if path is None:
+        return
+    from assistant.export import write_export
+
+    write_export(path, items, heading)
+    typer.echo(f"exported {len(items)} paper{'s' if len(items) != 1 else ''} to {path}", err=True)
+
+
+def _export_answer(path: Path | None, ans, assistant) -> None:
+    if path is not None and ans is not None:
+        from assistant.export import items_from_answer
+
+        _write_export(path, items_from_answer(ans, assistant.index.store), f"Sources for: {ans.question}")
+
+
+@app.command("list")
+def list_cmd(
+    question: Annotated[str, typer.Argument(help="an 'all papers that…' question, e.g. \"Which papers study X?\"")],
+    index: IndexOpt = None,
+    as_json: JsonOpt = False,
+    venue: Annotated[Optional[str], typer.Option(help="only papers of this venue")] = None,
+    year: Annotated[Optional[int], typer.Option(help="only papers of this year")] = None,
+    source: Annotated[Optional[str], typer.Option(help="only papers from this file name")] = None,
+    export: ExportOpt = None,
+):
+    """List every indexed paper above the relevance bar, with the count and one evidence sentence each."""
+    from assistant.export import items_from_list
+    from assistant.listing import list_papers
+    from assistant.render import list_json, list_text
+    from assistant.retrieval import Filters
+    from assistant.service import get_assistant
+
+    _check_export(export)
+    a = get_assistant(_settings(index))
+    result = list_papers(a, question, filters=Filters(venue=venue, year=year, source=source))
+    typer.echo(list_json(result) if as_json else list_text(result))
+    _write_export(export, items_from_list(result), f"Papers for: {result.question}")
+
+
+@app.command("map")
+def map_cmd(
+    out: Annotated[Path, typer.Option("--out", help="PNG file to write")] = Path("map.png"),
+    index: IndexOpt = None,
+    question: Annotated[Optional[str], typer.Option("--question", help="highlight the papers this question lists")] = None,
+    clusters: Annotated[Optional[int], typer.Option("--clusters", min=1, help="number of clusters (default √papers)")] = None,
+    as_json: JsonOpt = False,
+):
+    """Draw a 2-D map of all indexed papers (PCA), coloured by cluster with keywords, to a PNG."""
+    import json as _json
+
+    from assistant.paper_map import index_map, save_png
+    from assistant.service import get_assistant
+
+    if out.suffix.lower() != ".png":
+        _fail(f"--out must be a .png file, not {out.name!r}")
+    a = get_assistant(_settings(index))
+    pmap = index_map(a.index.store, clusters)
+    hits = []
+    if question:
+        from assistant.listing import list_papers
+
+        hits = [p.id for p in list_papers(a, question).papers]
+    save_png(pmap, out, highlight=hits)
+    if as_json:
+        typer.echo(_json.dumps(pmap.to_dict() | {"out": str(out), "highlighted": hits}, indent=2, ensure_ascii=False))
+        return
+    typer.echo(f"wrote {out}: {len(pmap.points)} papers in {len(pmap.clusters)} clusters"
+               + (f", {len(hits)} highlighted" if question else ""))
+    for c in pmap.clusters:
+        typer.echo(f"  {c.id + 1}. {', '.join(c.keywords)} ({c.size} papers)")
 
 
 @app.command("eval")
 def evaluate_cmd(
-    questions: Annotated[Path, typer.Option("--questions", help="questions in the dev.jsonl format")],
+    questions: Annotated[Optional[Path], typer.Option("--questions", help="questions in the dev.jsonl format")] = None,
     index: IndexOpt = None,
     as_json: JsonOpt = False,
     distractors: Annotated[Optional[Path], typer.Option("--distractors", help="JSONL collection mixed into a separate eval index")] = None,
     corpus: Annotated[Optional[list[Path]], typer.Option("--corpus", help="papers of the eval index (default: the bundled corpus)")] = None,
+    csfcube: Annotated[Optional[Path], typer.Option("--csfcube", help="CSFCube folder: score related-work re-ranking instead")] = None,
 ):
     """Score retrieval (recall@k, MRR, nDCG@10), abstention and evidence on a question file."""
-    from assistant.evaluate import format_report, run_eval
+    import json
+
+    from assistant.evaluate import format_report, run_csfcube, run_eval
 
     settings = _settings(index)
+    if csfcube is not None:
+        from vectorstore.embedding import get_encoder
+
+        res = run_csfcube(get_encoder(settings.embedding.model), csfcube)
+        if as_json:
+            typer.echo(json.dumps(res, indent=2))
+        else:
+            typer.echo(f"CSFCube ({res['queries']} queries, candidate re-ranking): NDCG@20 {res['NDCG@20']:.3f}  R@20 {res['R@20']:.3f}")
+            for facet, r in sorted(res["per_facet"].items()):
+                typer.echo(f"  {facet:<11} n={r['n']:<3} NDCG@20 {r['NDCG@20']:.3f}  R@20 {r['R@20']:.3f}")
+        return
+    if questions is None:
+        _fail("give --questions FILE (or --csfcube DIR)")
     report = run_eval(settings, questions, distractors=distractors, corpus=corpus)
     typer.echo(report.model_dump_json(indent=2) if as_json else format_report(report))
 
@@ -194,7 +315,10 @@ def main() -> None:
     from assistant.errors import USER_ERRORS
 
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click returns (not raises) the code of a `typer.Exit(n)`.
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):

@@ -27,7 +27,10 @@ _QUANTITY_CUE = re.compile(
 _RESULT_CUE = re.compile(
     r"\b(experiment\w*|result\w*|demonstrat\w*|show\w*|outperform\w*|achiev\w*|evaluat\w*|stud(y|ies)|"
     r"empirical\w*|find\w*|benchmark\w*|reveal\w*|confirm\w*|attain\w*)\b", re.I)
-_HAS_NUMBER = re.compile(r"\d")
+_NUMBER_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|hundreds?|thousands?|millions?|billions?)"
+_HAS_NUMBER = re.compile(rf"\d|\b{_NUMBER_WORDS}\b", re.I)
+_FIGURE = re.compile(rf"\d+(?:\.\d+)?|\b{_NUMBER_WORDS}\b", re.I)
+_COUNT = re.compile(rf"\b(\d+|{_NUMBER_WORDS})\b", re.I)
 _NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
 
 
@@ -116,8 +119,16 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
     lex = np.array([lexical_coverage(s.text, weights) for s in sentences], dtype=np.float32)
     score = dense + lexical_weight * lex
     if _QUANTITY_CUE.search(question):
-        score += np.array([number_bonus if _HAS_NUMBER.search(s.text) else 0.0 for s in sentences], dtype=np.float32)
+        # Only figures the question does not already state can answer it ("360-degree" is not an answer).
+        known = {m.lower() for m in _FIGURE.findall(question)}
+        score += np.array([number_bonus if {m.lower() for m in _FIGURE.findall(s.text)} - known else 0.0
+                           for s in sentences], dtype=np.float32)
     score += np.array([result_bonus if _RESULT_CUE.search(s.text) else 0.0 for s in sentences], dtype=np.float32)
+    # "Which three abilities…": a sentence enumerating the same count is likely the answer.
+    counts = {c.lower() for c in _COUNT.findall(question)}
+    if counts:
+        score += np.array([number_bonus if counts & {c.lower() for c in _COUNT.findall(s.text)} else 0.0
+                           for s in sentences], dtype=np.float32)
     score += position_weight * (np.arange(n, dtype=np.float32) / max(1, n - 1))
     centroid = vecs.mean(axis=0)
     centroid /= np.linalg.norm(centroid) or 1.0

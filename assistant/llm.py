@@ -1,17 +1,39 @@
-"""The OpenAI-compatible chat model (langchain-openai) and one-line explanations of its failures."""
+"""The OpenAI-compatible chat model (langchain-openai), a deadline on every call, and one-line
+explanations of endpoint failures.
+
+Works with OpenAI, Ollama, vLLM and the llama.cpp server: anything that serves
+``/v1/chat/completions``. Failures never reach the user as tracebacks; :func:`explain_llm_error`
+turns each into one line and the caller falls back to the extractive answer.
+"""
 
 from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 from langchain_openai import ChatOpenAI
 
 from assistant.settings import LLMSettings
 
+T = TypeVar("T")
 
-def make_chat_model(cfg: LLMSettings) -> ChatOpenAI:
-    """A ChatOpenAI client for ``cfg`` (works with OpenAI, Ollama, vLLM, llama.cpp server).
+
+class LLMDeadlineError(TimeoutError):
+    """Nothing arrived from the endpoint within the configured timeout (seconds in ``.timeout``)."""
+
+    def __init__(self, timeout: float):
+        super().__init__(f"no reply within {timeout:g} s")
+        self.timeout = timeout
+
+
+def make_chat_model(cfg: LLMSettings, stream_usage: bool = True) -> ChatOpenAI:
+    """A ChatOpenAI client for ``cfg``. Raises ValueError when no model is configured.
 
     Timeout and retries are always set: the openai defaults (600 s, 2 retries) would leave a user
-    waiting ten minutes on a dead endpoint. Raises ValueError when no model is configured.
+    waiting ten minutes on a dead endpoint. ``stream_usage`` asks for token usage in streams
+    (``stream_options``); some servers reject that option, and the caller then retries without it.
     """
     if not cfg.model:
         raise ValueError("no LLM model configured (set OPENAI_MODEL or --model)")
@@ -24,28 +46,112 @@ def make_chat_model(cfg: LLMSettings) -> ChatOpenAI:
         max_tokens=cfg.max_tokens,
         timeout=cfg.timeout,
         max_retries=cfg.max_retries,
+        stream_usage=stream_usage,
     )
 
 
-def explain_llm_error(exc: BaseException, cfg: LLMSettings) -> str:
-    """One line saying what went wrong with the endpoint, without secrets."""
+def iter_with_deadline(make_iter: Callable[[], Iterable[T]], timeout: float) -> Iterator[T]:
+    """Yield the items of ``make_iter()`` but never wait more than ``timeout`` seconds for one.
+
+    The client's own timeout applies per HTTP attempt, so retries (and a server that trickles a
+    stream) could add up past it; this puts one bound on every wait the user sees: the first item
+    (connection, retries, first token) and each item after it. The blocking iteration runs in a
+    daemon thread; on expiry it is abandoned (it ends with the client's own timeout).
+    Raises LLMDeadlineError on expiry, or whatever the iteration raised.
+    """
+    items: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            for item in make_iter():
+                items.put(("item", item))
+                if stop.is_set():
+                    return
+            items.put(("end", None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            items.put(("error", exc))
+
+    threading.Thread(target=run, name="llm-call", daemon=True).start()
+    try:
+        while True:
+            try:
+                kind, value = items.get(timeout=timeout)
+            except queue.Empty:
+                raise LLMDeadlineError(timeout) from None
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+
+
+def rejects_stream_options(exc: BaseException) -> bool:
+    """True for a 400 that names ``stream_options`` (Azure and some local servers send it)."""
     import openai
 
-    where = cfg.base_url or "the OpenAI API"
+    return isinstance(exc, openai.BadRequestError) and "stream_options" in f"{exc} {getattr(exc, 'param', '')}"
+
+
+def _server_message_raw(exc: BaseException) -> str:
+    """The server's own error message (first line, ending in a full stop), else the exception's."""
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    text = str(inner["message"]) if isinstance(inner, dict) and inner.get("message") else str(exc)
+    text = (text.strip().splitlines() or [""])[0]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def redact(text: str, cfg: LLMSettings) -> str:
+    """``text`` with the API key, and any password in the base URL, replaced by ``***``: servers and
+    proxies sometimes echo the key they were sent in their error messages."""
+    from urllib.parse import urlsplit
+
+    secrets = [cfg.api_key.get_secret_value()] if cfg.api_key else []
+    if cfg.base_url:
+        try:
+            secrets.append(urlsplit(cfg.base_url).password or "")
+        except ValueError:
+            pass
+    for secret in secrets:
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = False) -> str:
+    """One sentence saying what went wrong with the endpoint (never the key).
+
+    ``mid_answer``: part of the answer had already streamed, so a dropped connection or a stall is
+    a cut, not a refusal to connect.
+    """
+    import openai
+
+    where = redact(cfg.base_url or "the OpenAI API", cfg)
+
+    def _server_message(e: BaseException) -> str:  # the server's words, without the key it may echo
+        return redact(_server_message_raw(e), cfg)
+
     if isinstance(exc, openai.AuthenticationError):
         return f"The LLM endpoint {where} rejected the API key (401): check OPENAI_API_KEY."
     if isinstance(exc, openai.NotFoundError):
         return f"The LLM endpoint {where} does not know model {cfg.model!r} (404): check OPENAI_MODEL."
     if isinstance(exc, openai.RateLimitError):
         return f"The LLM endpoint {where} is rate-limiting requests (429): try again shortly."
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, (openai.APITimeoutError, LLMDeadlineError)):
+        if mid_answer:
+            return f"The LLM endpoint {where} stopped sending mid-answer (nothing for {cfg.timeout:g} s)."
         return f"The LLM endpoint {where} did not answer within {cfg.timeout:g} s."
     if isinstance(exc, openai.APIConnectionError):
+        if mid_answer:
+            return f"The LLM endpoint {where} closed the connection mid-answer."
         return f"Cannot connect to the LLM endpoint {where}: is the server running?"
     if isinstance(exc, openai.BadRequestError):
-        return f"The LLM endpoint {where} rejected the request (400): {getattr(exc, 'message', exc)}"
+        return f"The LLM endpoint {where} rejected the request (400): {_server_message(exc)}"
     if isinstance(exc, openai.InternalServerError):
         return f"The LLM endpoint {where} failed with a server error ({getattr(exc, 'status_code', 500)})."
     if isinstance(exc, openai.APIStatusError):
-        return f"The LLM endpoint {where} answered with HTTP {exc.status_code}."
-    return f"The LLM call failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        return f"The LLM endpoint {where} answered with HTTP {exc.status_code}: {_server_message(exc)}"
+    return f"The LLM call failed: {type(exc).__name__}: {_server_message(exc)}"

@@ -1,8 +1,11 @@
-"""Related work: papers like a pasted text or an indexed paper, each explained by matching sentence pairs."""
+"""Related work: papers like a pasted text or an indexed paper, each explained by what it shares with the
+query (matching sentence pairs) and where it differs (sentences on either side with no good match);
+with an LLM, :func:`assistant.related_llm.llm_explanation` writes a short paragraph citing those sentences."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,13 +31,44 @@ class SentencePair:
 
 
 @dataclass
+class Unmatched:
+    """A sentence with no good counterpart on the other side, and its best similarity there."""
+
+    sentence: str
+    best_similarity: float
+
+
+@dataclass
 class RelatedPaper:
-    """A related paper, its fused score, its dense (embedding) similarity and the explanation pairs."""
+    """A related paper, its fused score, its dense (embedding) similarity and the explanation:
+    ``pairs`` (shared), ``query_only`` / ``paper_only`` (differs)."""
 
     paper: Paper
     score: float
     similarity: float
     pairs: list[SentencePair]
+    query_only: list[Unmatched] = field(default_factory=list)
+    paper_only: list[Unmatched] = field(default_factory=list)
+    summary: str = ""
+    """With an LLM: a short paragraph citing [Qn] / [Pn] sentences (see :mod:`assistant.related_llm`)."""
+
+
+UNMATCHED_BELOW = 0.40
+"""A sentence whose best cosine (MiniLM) on the other side is below this has "no good match"; matched
+pairs of related dev.jsonl papers sit mostly above 0.5, pairs of unrelated sentences below 0.3."""
+
+
+def differences(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str], pvecs: np.ndarray,
+                n: int = 2, below: float = UNMATCHED_BELOW) -> tuple[list[Unmatched], list[Unmatched]]:
+    """``(query_only, paper_only)``: up to ``n`` sentences of each side whose best match on the other
+    side is below ``below``, least similar first."""
+    if not query_sents or not paper_sents:
+        return ([Unmatched(s, 0.0) for s in query_sents[:n]], [Unmatched(s, 0.0) for s in paper_sents[:n]])
+    sims = qvecs @ pvecs.T
+    q_best, p_best = sims.max(axis=1), sims.max(axis=0)
+    q_only = [Unmatched(query_sents[i], float(q_best[i])) for i in np.argsort(q_best) if q_best[i] < below][:n]
+    p_only = [Unmatched(paper_sents[j], float(p_best[j])) for j in np.argsort(p_best) if p_best[j] < below][:n]
+    return q_only, p_only
 
 
 def text_embedding(retriever: HybridRetriever, text: str) -> np.ndarray:
@@ -108,6 +142,37 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
         if pid not in papers:
             continue
         sents, vecs = cache[pid]
-        pairs = explain(q_sents, q_vecs, [x.text for x in sents], vecs, n_pairs)
-        out.append(RelatedPaper(papers[pid], s, float(d_sim.get(pid, 0.0)), pairs))
+        p_sents = [x.text for x in sents]
+        pairs = explain(q_sents, q_vecs, p_sents, vecs, n_pairs)
+        # Shared: the closest pair always, further pairs only when they are a good match.
+        pairs = pairs[:1] + [x for x in pairs[1:] if x.similarity >= UNMATCHED_BELOW]
+        shown = {x.query_sentence for x in pairs} | {x.paper_sentence for x in pairs}
+        q_only, p_only = differences(q_sents, q_vecs, p_sents, vecs, n_pairs + 2)
+        q_only = [u for u in q_only if u.sentence not in shown][:n_pairs]
+        p_only = [u for u in p_only if u.sentence not in shown][:n_pairs]
+        out.append(RelatedPaper(papers[pid], s, float(d_sim.get(pid, 0.0)), pairs, q_only, p_only))
+    return out
+
+
+def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str], facet_weight: float = 0.7,
+                 sentence_vectors=None) -> list[float]:
+    """Similarity of each candidate text to a query paper's facet (e.g. its method sentences).
+
+    ``facet_weight · mean_f max_s cos(f, s) + (1 − facet_weight) · cos(query, mean of s)``, with f over the
+    facet's sentences and s over the candidate's sentences. ``sentence_vectors(text) -> (n, dim) array``
+    may supply cached sentence embeddings. Returns one float per candidate.
+    """
+    def sent_vecs(text: str) -> np.ndarray:
+        return encoder.encode(split_sentences(text) or [text])
+
+    sentence_vectors = sentence_vectors or sent_vecs
+    f_vecs = encoder.encode(split_sentences(facet_text) or [facet_text])
+    qv = encoder.encode([query_text])[0]
+    out = []
+    for text in candidates:
+        cv = sentence_vectors(text)
+        align = float((f_vecs @ cv.T).max(axis=1).mean())
+        whole = cv.mean(axis=0)
+        whole /= np.linalg.norm(whole) or 1.0
+        out.append(facet_weight * align + (1 - facet_weight) * float(whole @ qv))
     return out

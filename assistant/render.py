@@ -42,7 +42,12 @@ def related_records(items: list[RelatedPaper]) -> list[dict]:
         {"rank": i, "paper_id": r.paper.id, "label": r.paper.display(), "score": round(r.score, 6),
          "similarity": round(r.similarity, 4),
          "explanation": [{"query_sentence": p.query_sentence, "paper_sentence": p.paper_sentence,
-                          "similarity": round(p.similarity, 4)} for p in r.pairs]}
+                          "similarity": round(p.similarity, 4)} for p in r.pairs],
+         "differs": {"query_only": [{"sentence": u.sentence, "best_similarity": round(u.best_similarity, 4)}
+                                    for u in r.query_only],
+                     "paper_only": [{"sentence": u.sentence, "best_similarity": round(u.best_similarity, 4)}
+                                    for u in r.paper_only]},
+         "summary": r.summary}
         for i, r in enumerate(items, 1)
     ]
 
@@ -53,11 +58,99 @@ def related_text(items: list[RelatedPaper]) -> str:
     lines = []
     for rec in related_records(items):
         lines.append(f"{rec['rank']:>2}. {rec['label']} ({rec['paper_id']})  score {rec['score']:.4f}  similarity {rec['similarity']:.2f}")
+        if rec["summary"]:
+            lines.append(f"      {rec['summary']}")
+        if rec["explanation"]:
+            lines.append("      shares:")
         for p in rec["explanation"]:
-            lines.append(f"      yours: \"{p['query_sentence'][:160]}\"")
-            lines.append(f"      paper: \"{p['paper_sentence'][:160]}\"  ({p['similarity']:.2f})")
+            lines.append(f"        yours: \"{p['query_sentence'][:160]}\"")
+            lines.append(f"        paper: \"{p['paper_sentence'][:160]}\"  ({p['similarity']:.2f})")
+        d = rec["differs"]
+        if d["query_only"] or d["paper_only"]:
+            lines.append("      differs:")
+            for u in d["query_only"]:
+                lines.append(f"        only yours: \"{u['sentence'][:160]}\"  (best match {u['best_similarity']:.2f})")
+            for u in d["paper_only"]:
+                lines.append(f"        only paper: \"{u['sentence'][:160]}\"  (best match {u['best_similarity']:.2f})")
     return "\n".join(lines)
 
 
 def related_json(items: list[RelatedPaper]) -> str:
     return json.dumps(related_records(items), indent=2, ensure_ascii=False)
+
+
+# --- "all papers that…" lists -------------------------------------------------------------------
+def list_text(result) -> str:
+    """A :class:`assistant.listing.ListResult` as text: the count, then one numbered line and one
+    evidence sentence per paper, best first, then how the bar was set."""
+    n = result.count
+    lines = [f"Found {n} paper{'s' if n != 1 else ''} matching “{result.topic}”" + (":" if n else ".")]
+    for p in result.papers:
+        lines.append(f"{p.rank:>2}. {p.paper.display()} ({p.id})  relevance {p.score:.2f}")
+        if p.sentence:
+            lines.append(f'    "{p.sentence.text}"')
+    lines += ["", f"How the bar was set: {result.note}"]
+    return "\n".join(lines)
+
+
+def list_json(result) -> str:
+    return json.dumps(result.to_dict(), indent=2, ensure_ascii=False)
+
+
+def list_markdown(result) -> str:
+    """A list result for a chat bubble: the count, then one line with its evidence sentence per paper."""
+    n = result.count
+    if not n:
+        return f"**0 papers** match “{result.topic}”.\n\n_{result.note}_"
+    lines = [f"**{n} paper{'s' if n != 1 else ''}** match “{result.topic}”:", ""]
+    for p in result.papers:
+        quote = f" — “{p.sentence.text}”" if p.sentence else ""
+        lines.append(f"{p.rank}. **{p.paper.display()}** `{p.id}` ({p.score:.2f}){quote}")
+    return "\n".join(lines)
+
+
+def list_html(result) -> str:
+    """A list result for the sources panel: count, papers (abstract with the evidence sentence marked)
+    and a collapsible note on how the bar was set."""
+    import html as _html
+
+    def marked(p) -> str:
+        t = p.paper.text
+        s = p.sentence
+        if s and 0 <= s.start < s.end <= len(t):
+            return (_html.escape(t[: s.start]) + "<mark>" + _html.escape(t[s.start : s.end]) + "</mark>"
+                    + _html.escape(t[s.end :]))
+        return _html.escape(t)
+
+    n = result.count
+    parts = [f'<div class="pa-list"><p class="pa-list-count"><b>{n}</b> paper{"s" if n != 1 else ""} found '
+             f'for “{_html.escape(result.topic)}”.</p>']
+    for p in result.papers:
+        parts.append(f'<details class="pa-source" data-paper-id="{_html.escape(p.id)}"><summary>{p.rank}. '
+                     f'{_html.escape(p.paper.display())} <code>{_html.escape(p.id)}</code> '
+                     f'<small>relevance {p.score:.2f}</small></summary><p>{marked(p)}</p></details>')
+    parts.append(f'<details class="pa-list-note"><summary>How the bar was set</summary><p>{_html.escape(result.note)}</p></details></div>')
+    return "".join(parts)
+
+
+def related_markdown(items: list[RelatedPaper]) -> str:
+    """Related work as a Markdown table: paper, score, what it shares (sentence pairs) and where it
+    differs (sentences with no good match), plus the LLM's paragraph when there is one."""
+    import html
+
+    def esc(text: str) -> str:  # a table cell: HTML-escaped, no bare "|"
+        return html.escape(text).replace("|", "&#124;")
+
+    if not items:
+        return "No related papers found."
+    rows = ["| # | paper | score | shares (your sentence → its sentence) | differs |", "|---|---|---|---|---|"]
+    for r in related_records(items):
+        shares = "<br>".join(f"“{esc(p['query_sentence'][:120])}” → “{esc(p['paper_sentence'][:160])}” "
+                             f"({p['similarity']:.2f})" for p in r["explanation"])
+        d = r["differs"]
+        differs = "<br>".join([f"only yours: “{esc(u['sentence'][:120])}”" for u in d["query_only"]]
+                              + [f"only this paper: “{esc(u['sentence'][:120])}”" for u in d["paper_only"]]) or "—"
+        if r["summary"]:
+            shares = f"{esc(r['summary'])}<br>{shares}"
+        rows.append(f"| {r['rank']} | **{esc(r['label'])}** `{r['paper_id']}` | {r['score']:.4f} | {shares} | {differs} |")
+    return "\n".join(rows)

@@ -14,7 +14,8 @@ _indexes: dict[tuple, Index] = {}
 
 def _key(settings: Settings) -> tuple:
     s = settings.store
-    return (str(settings.index.resolve()), s.collection, s.host, s.port, settings.embedding.model)
+    return (str(settings.index.resolve()), s.collection, s.host, s.port, settings.embedding.model,
+            getattr(settings.embedding, "backend", "torch"))
 
 
 def get_index(settings: Settings, create: bool = False) -> Index:
@@ -26,7 +27,8 @@ def get_index(settings: Settings, create: bool = False) -> Index:
     with _lock:
         if key in _indexes:
             return _indexes[key]
-        encoder = get_encoder(settings.embedding.model, settings.embedding.batch_size)
+        encoder = get_encoder(settings.embedding.model, settings.embedding.batch_size,
+                              getattr(settings.embedding, "backend", "torch"))
         s = settings.store
         index = open_index(settings.index, encoder, collection=s.collection, create=create, host=s.host,
                            port=s.port, ssl=s.ssl, headers=s.headers)

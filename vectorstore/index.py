@@ -82,4 +82,5 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
         raise IndexNotFoundError(f"no index at {directory}: run `paper-assistant ingest PATH --index {directory}` first")
     client = make_client(directory, host=host, port=port, ssl=ssl, headers=headers)
     store = ChunkStore(client, collection, encoder.name, encoder.dim, create=create)
+    store.cache_dir = directory
     return Index(directory=directory, store=store, encoder=encoder)

@@ -31,6 +31,7 @@ class IngestReport:
     unchanged: int = 0
     removed: int = 0
     chunks_written: int = 0
+    chunks_reused: int = 0
     skipped: list[str] = field(default_factory=list)
     papers_total: int = 0
     chunks_total: int = 0
@@ -71,8 +72,17 @@ def load_files(paths: Iterable[str | Path]) -> tuple[dict[str, list[Paper]], lis
 
 
 def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = None, paper_batch: int = 256,
-           progress: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None) -> IngestReport:
+           progress: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None,
+           write_batch: int = 4096, build_lexical: bool = True) -> IngestReport:
     """Ingest paper files/folders into ``index``; returns an :class:`IngestReport`.
+
+    Papers that need work are taken shortest first, ``paper_batch`` at a time (one commit each);
+    within a batch only chunks the store does not already hold are embedded (chunk ids are
+    content-derived, so an interrupted batch or an edit that keeps some chunks re-uses their stored
+    vectors), and Chroma is written ``write_batch`` chunks per call. Chunks left without a paper
+    record by an earlier interrupted run whose paper is no longer being ingested are removed. With
+    ``build_lexical`` the BM25 index is brought up to date before returning, so the first question
+    does not pay for it.
 
     ``progress(n)`` is called with the number of papers just finished; ``on_total(n)`` once with the
     number of papers that need embedding. Raises IndexInUseError when another writer holds the
@@ -105,36 +115,61 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         if gone:
             store.delete_papers(gone)
             report.removed = len(gone)
+        # Chunks of a paper whose run was killed before its record (the commit mark) was written,
+        # and which is not being ingested now: nothing else would ever remove them.
+        todo_ids = {p.id for p, _ in todo}
+        orphans = [pid for pid in store.chunk_paper_ids() if pid not in stored and pid not in todo_ids]
+        if orphans:
+            store.delete_papers(orphans)
         if on_total:
             on_total(len(todo))
         # Similar lengths in one batch waste less padding in the encoder.
         todo.sort(key=lambda ph: len(ph[0].text))
         for i in range(0, len(todo), paper_batch):
             batch = todo[i : i + paper_batch]
-            report.chunks_written += _write_batch(batch, index, chunker)
+            written, reused = _write_batch(batch, index, chunker, write_batch)
+            report.chunks_written += written
+            report.chunks_reused += reused
             if progress:
                 progress(len(batch))
-        if todo or gone:
+        if todo or gone or orphans:
             store.bump_generation()
         report.papers_total, report.chunks_total = store.counts()
+        if build_lexical:  # the BM25 index and the exact-search matrix, so the first question is fast
+            index.lexical()
+            store.dense_matrix()
         return report
     finally:
         lock.release()
 
 
-def _write_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker) -> int:
+def _write_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker,
+                 write_batch: int = 4096) -> tuple[int, int]:
+    """Store one batch of papers: chunks first, then the paper records (the commit marks).
+
+    Returns ``(chunks written, of which re-used from the store without embedding)``.
+    """
     store = index.store
     papers = {p.id: p for p, _ in batch}
     chunks: list[Chunk] = [c for p, _ in batch for c in chunker.split(p)]
-    vecs = index.encoder.encode([c.text for c in chunks])
     old = store.chunk_ids_by_paper(list(papers))
+    have = {cid for ids in old.values() for cid in ids}
     new_ids = {c.id for c in chunks}
-    stale = [cid for ids in old.values() for cid in ids if cid not in new_ids]
+    # Chunk ids hash the paper id, the offset and the text: a stored id holds this very chunk's vector.
+    known = store.chunk_embeddings([c.id for c in chunks if c.id in have])
+    fresh = [k for k, c in enumerate(chunks) if c.id not in known]
+    vecs = np.zeros((len(chunks), index.encoder.dim), dtype=np.float32)
+    if fresh:
+        vecs[fresh] = index.encoder.encode([chunks[k].text for k in fresh])
+    for k, c in enumerate(chunks):
+        if c.id in known:
+            vecs[k] = known[c.id]
+    stale = [cid for cid in have if cid not in new_ids]
     if stale:
         store.delete_chunks(stale)
-    store_batch = 2048
-    for j in range(0, len(chunks), store_batch):
-        store.upsert_chunks(chunks[j : j + store_batch], vecs[j : j + store_batch], papers)
+    step = max(1, min(write_batch, store.max_batch_size()))
+    for j in range(0, len(chunks), step):
+        store.upsert_chunks(chunks[j : j + step], vecs[j : j + step], papers)
     # Paper records last: they are the commit marks.
     rows: dict[str, list[int]] = {}
     for k, c in enumerate(chunks):
@@ -144,4 +179,4 @@ def _write_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker)
         v = vecs[rows[p.id]].mean(axis=0)
         paper_vecs.append(v / (np.linalg.norm(v) or 1.0))
     store.upsert_papers([p for p, _ in batch], [h for _, h in batch], np.vstack(paper_vecs))
-    return len(chunks)
+    return len(chunks), len(chunks) - len(fresh)

@@ -20,6 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+FORMAT = 2
+"""Version of the saved layout; a saved index of another version is rebuilt."""
+
 _WORD = re.compile(r"(?u)\b\w[\w\-]*\w\b|\b\w\w\b")
 
 
@@ -85,7 +88,7 @@ class LexicalIndex:
         tmp.mkdir(parents=True)
         if self.chunk_ids:
             self.retriever.save(str(tmp / "bm25"))
-        (tmp / "ids.json").write_text(json.dumps({"stamp": self.stamp, "chunk_ids": self.chunk_ids,
+        (tmp / "ids.json").write_text(json.dumps({"format": FORMAT, "stamp": self.stamp, "chunk_ids": self.chunk_ids,
                                                   "paper_ids": self.paper_ids, "doc_freq": self.doc_freq}))
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
@@ -97,6 +100,8 @@ class LexicalIndex:
 
         try:
             meta = json.loads((folder / "ids.json").read_text())
+            if meta.get("format") != FORMAT:
+                return None  # written by an older version: rebuild
             retriever = bm25s.BM25.load(str(folder / "bm25")) if meta["chunk_ids"] else bm25s.BM25()
         except (OSError, ValueError, KeyError):
             return None

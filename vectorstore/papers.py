@@ -22,6 +22,18 @@ class CorpusError(ValueError):
     """A paper file that cannot be read; the message names the file (and line) and the problem."""
 
 
+MAX_ABSTRACT_CHARS = 50_000
+"""Longest abstract accepted (real ones are under 5,000 characters). A longer one is almost always
+a paper list whose blank lines were lost, or a full text pasted in; its file is skipped with a
+one-line reason instead of flooding the index and every answer that retrieves it."""
+
+
+def _check_length(text: str, where: str) -> None:
+    if len(text) > MAX_ABSTRACT_CHARS:
+        raise CorpusError(f"{where} is {len(text):,} characters long; the limit is {MAX_ABSTRACT_CHARS:,} "
+                          "(are the abstracts separated by blank lines?)")
+
+
 class Paper(BaseModel):
     """One abstract, the unit that answers cite."""
 
@@ -122,8 +134,9 @@ def read_text(path: Path) -> str:
 def load_paper_list(path: str | Path) -> list[Paper]:
     """Papers of one paper-list text file, in file order.
 
-    Returns [] for a file with only a heading. Raises CorpusError for an empty file or invalid
-    UTF-8. Whitespace-only blocks are skipped without consuming an index, so ids stay
+    Returns [] for a file with only a heading. Raises CorpusError for an empty file, invalid
+    UTF-8, a first line that is an abstract rather than a heading, or an abstract over
+    ``MAX_ABSTRACT_CHARS``. Whitespace-only blocks are skipped without consuming an index, so ids stay
     ``<stem>#<position among abstracts>``.
     """
     path = Path(path)
@@ -132,11 +145,15 @@ def load_paper_list(path: str | Path) -> list[Paper]:
         raise CorpusError(f"{path}: file is empty (expected a heading line, then abstracts separated by blank lines)")
     heading, _, body = text.partition("\n")
     venue, year = parse_heading(heading)
+    if year is None and len(heading.strip()) > 200:
+        raise CorpusError(f"{path}: the first line looks like an abstract, not a heading; add a first line "
+                          "naming venue and year (e.g. 'ICML 2026')")
     blocks = [b.strip() for b in re.split(r"\n[ \t]*\n", body)]
     papers = []
     for block in blocks:
         if not block:
             continue
+        _check_length(block, f"{path}: abstract #{len(papers) + 1}")
         papers.append(
             Paper(
                 id=f"{path.stem}#{len(papers) + 1}",
@@ -168,6 +185,15 @@ def _as_authors(value) -> list[str]:
     return [str(value)]
 
 
+def _as_text(value) -> str:
+    """A metadata string: strings and numbers as text, ``{"name": ...}`` as its name; other nested values ""."""
+    if isinstance(value, dict):
+        value = value.get("name")
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return str(value).strip()
+    return ""
+
+
 def load_jsonl(path: str | Path) -> list[Paper]:
     """Papers of a JSONL file of ``{id, title, abstract, authors, year, venue, url}`` records.
 
@@ -177,7 +203,9 @@ def load_jsonl(path: str | Path) -> list[Paper]:
     """
     path = Path(path)
     papers = []
-    for lineno, line in enumerate(read_text(path).splitlines(), 1):
+    # Records end at "\n" only: str.splitlines() would also split inside a string at U+2028,
+    # U+0085 and friends, which JSON (and json.dumps(ensure_ascii=False)) leaves unescaped.
+    for lineno, line in enumerate(read_text(path).split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -189,7 +217,10 @@ def load_jsonl(path: str | Path) -> list[Paper]:
         abstract = rec.get("abstract") or rec.get("text")
         if not isinstance(abstract, str) or not abstract.strip():
             raise CorpusError(f"{path}:{lineno}: record has no 'abstract' text")
+        _check_length(abstract.strip(), f"{path}:{lineno}: abstract")
         pid = rec.get("id")
+        if isinstance(pid, (dict, list, bool)):
+            raise CorpusError(f"{path}:{lineno}: record 'id' must be a string or a number")
         if pid is None or not str(pid).strip():
             raise CorpusError(f"{path}:{lineno}: record has no 'id'")
         year = rec.get("year")
@@ -197,7 +228,7 @@ def load_jsonl(path: str | Path) -> list[Paper]:
             year = int(year) if year not in (None, "") else None
         except (TypeError, ValueError):
             year = None
-        title = str(rec.get("title") or "").strip()
+        title = _as_text(rec.get("title"))
         papers.append(
             Paper(
                 id=str(pid).strip(),
@@ -205,9 +236,9 @@ def load_jsonl(path: str | Path) -> list[Paper]:
                 title=title,
                 label=title or derive_label(abstract),
                 authors=_as_authors(rec.get("authors")),
-                venue=str(rec.get("venue") or ""),
+                venue=_as_text(rec.get("venue")),
                 year=year,
-                url=str(rec.get("url") or ""),
+                url=_as_text(rec.get("url")),
                 source=path.name,
             )
         )

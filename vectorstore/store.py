@@ -10,6 +10,9 @@ another model raises :class:`EmbeddingMismatchError` naming both.
 from __future__ import annotations
 
 import json
+import shutil
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,13 +54,17 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
                 headers: dict[str, str] | None = None):
     """A chromadb client: ``HttpClient`` when ``host`` is set, else ``PersistentClient(index_dir)``.
 
-    Telemetry is off. Raises StoreError when the server is unreachable or speaks another version.
+    Telemetry is off. Raises StoreError when the server is unreachable or speaks another version
+    (the message names both versions when the server tells its own).
     """
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
     chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
     if host:
+        mismatch = server_version_mismatch(host, port, ssl, headers)
+        if mismatch:
+            raise StoreError(mismatch)
         try:
             client = chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=headers or {},
                                          settings=chroma_settings)
@@ -72,6 +79,48 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
         return chromadb.PersistentClient(path=str(index_dir / "chroma"), settings=chroma_settings)
     except Exception as exc:
         raise StoreError(f"cannot open the Chroma index at {index_dir}: {exc}") from exc
+
+
+def server_version_mismatch(host: str, port: int, ssl: bool = False, headers: dict[str, str] | None = None,
+                            timeout: float = 5.0) -> str | None:
+    """A one-line explanation when the Chroma server at ``host:port`` cannot serve this client, else None.
+
+    chromadb 1.x clients speak the v2 HTTP API. A 0.x server answers only under ``/api/v1`` (its
+    version is read there and named); a server whose v2 version has another major number than this
+    client is refused too. Connection problems return None (the client reports them itself).
+    """
+    import urllib.error
+    import urllib.request
+
+    import chromadb
+
+    base = f"{'https' if ssl else 'http'}://{host}:{port}"
+    client_v = chromadb.__version__
+
+    def get(path: str):
+        req = urllib.request.Request(base + path, headers=dict(headers or {}))
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - configured server only
+            return json.loads(resp.read().decode() or "null")
+
+    try:
+        server_v = get("/api/v2/version")
+    except urllib.error.HTTPError as exc:
+        if exc.code not in (404, 405):
+            return None
+        try:
+            old = get("/api/v1/version")
+        except Exception:
+            old = None
+        named = f"version {old}" if isinstance(old, str) else "an older version"
+        return (f"Chroma client/server version mismatch: the server at {host}:{port} runs {named} "
+                f"(no /api/v2), but this client is chromadb {client_v}, which needs a 1.x server: "
+                f"start one with the `chroma run` of chromadb {client_v}")
+    except Exception:
+        return None
+    if isinstance(server_v, str) and server_v.split(".")[0] != client_v.split(".")[0]:
+        return (f"Chroma client/server version mismatch: the server at {host}:{port} reports API version "
+                f"{server_v}, but this client is chromadb {client_v}: run matching versions")
+    return None
 
 
 def _paper_metadata(paper: Paper, content_hash: str) -> dict:
@@ -96,6 +145,76 @@ def _paper_from(doc: str, meta: dict) -> Paper:
         authors=json.loads(meta.get("authors") or "[]"), venue=meta.get("venue", ""),
         year=meta.get("year"), url=meta.get("url", ""), source=meta.get("source", ""),
     )
+
+
+EXACT_MAX_CHUNKS = 300_000
+"""Up to this many chunks, dense search is exact brute force over an in-memory matrix (a float32
+row per chunk: 300k chunks = 460 MB); above it, Chroma's HNSW index answers."""
+
+
+@dataclass
+class DenseMatrix:
+    """Every chunk's embedding and the fields dense search returns or filters on, in one snapshot."""
+
+    stamp: str
+    ids: list[str]
+    paper_ids: list[str]
+    texts: list[str]
+    starts: np.ndarray
+    ends: np.ndarray
+    fields: dict[str, list]
+    matrix: np.ndarray
+
+    FIELDS = ("venue", "year", "source", "paper_id")
+
+    def save(self, folder: Path) -> None:
+        tmp = folder.with_name(folder.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        np.save(tmp / "matrix.npy", self.matrix)
+        (tmp / "chunks.json").write_text(json.dumps(
+            {"stamp": self.stamp, "ids": self.ids, "paper_ids": self.paper_ids, "texts": self.texts,
+             "starts": self.starts.tolist(), "ends": self.ends.tolist(), "fields": self.fields}, ensure_ascii=False))
+        shutil.rmtree(folder, ignore_errors=True)
+        tmp.rename(folder)
+
+    @classmethod
+    def load(cls, folder: Path) -> "DenseMatrix | None":
+        try:
+            meta = json.loads((folder / "chunks.json").read_text())
+            matrix = np.load(folder / "matrix.npy")
+            return cls(meta["stamp"], meta["ids"], meta["paper_ids"], meta["texts"],
+                       np.asarray(meta["starts"], dtype=np.int64), np.asarray(meta["ends"], dtype=np.int64),
+                       meta["fields"], matrix)
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def mask(self, where: dict | None) -> np.ndarray | None:
+        """Rows that pass a Chroma-style ``where`` (field equality, $eq, $in, $and, $or); None = unsupported."""
+        n = len(self.ids)
+        if not where:
+            return np.ones(n, dtype=bool)
+        if len(where) != 1:
+            parts = [self.mask({k: v}) for k, v in where.items()]
+            return None if any(p is None for p in parts) else np.logical_and.reduce(parts)
+        (key, cond), = where.items()
+        if key in ("$and", "$or"):
+            parts = [self.mask(c) for c in cond]
+            if any(p is None for p in parts):
+                return None
+            return (np.logical_and if key == "$and" else np.logical_or).reduce(parts) if parts else np.ones(n, dtype=bool)
+        if key not in self.fields:
+            return None
+        values = self.fields[key]
+        if isinstance(cond, dict):
+            if set(cond) == {"$eq"}:
+                cond = cond["$eq"]
+            elif set(cond) == {"$in"}:
+                allowed = set(cond["$in"])
+                return np.fromiter((v in allowed for v in values), bool, n)
+            else:
+                return None
+        return np.fromiter((v == cond and v is not None for v in values), bool, n)
 
 
 class ChunkStore:
@@ -133,10 +252,17 @@ class ChunkStore:
             papers_name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}},
             metadata={"embedding_model": model, "embedding_dim": dim, "kind": "papers"},
         )
+        self.cache_dir: Path | None = None  # where the exact-search matrix is kept (set by open_index)
+        self.exact_max_chunks = EXACT_MAX_CHUNKS
+        self._dense: DenseMatrix | None = None
+        self._dense_lock = threading.Lock()
+        self._meta_read = 0.0
+        self._stamp: str | None = None
 
     # --- writes ---------------------------------------------------------------------------------
     def upsert_chunks(self, chunks: list[Chunk], embeddings: np.ndarray, papers: dict[str, Paper]) -> None:
         """Insert or replace chunks (``embeddings``: shape ``(len(chunks), dim)``)."""
+        self._changed()
         if not chunks:
             return
         metas = []
@@ -149,6 +275,7 @@ class ChunkStore:
             metas.append(m)
         self.chunks.upsert(ids=[c.id for c in chunks], documents=[c.text for c in chunks],
                            embeddings=embeddings, metadatas=metas)
+        self._changed()
 
     def upsert_papers(self, papers: list[Paper], hashes: list[str], embeddings: np.ndarray) -> None:
         """Insert or replace paper records; writing one marks that paper as fully ingested."""
@@ -158,15 +285,19 @@ class ChunkStore:
                            metadatas=[_paper_metadata(p, h) for p, h in zip(papers, hashes)])
 
     def delete_chunks(self, ids: list[str]) -> None:
+        self._changed()
         for i in range(0, len(ids), GET_PAGE):
             self.chunks.delete(ids=ids[i : i + GET_PAGE])
+        self._changed()
 
     def delete_papers(self, paper_ids: list[str]) -> None:
         """Remove papers and all their chunks."""
+        self._changed()
         for i in range(0, len(paper_ids), 500):
             batch = paper_ids[i : i + 500]
             self.chunks.delete(where={"paper_id": {"$in": batch}})
             self.papers.delete(ids=batch)
+        self._changed()
 
     # --- reads ----------------------------------------------------------------------------------
     def counts(self) -> tuple[int, int]:
@@ -204,6 +335,29 @@ class ChunkStore:
                     out.setdefault(m["paper_id"], set()).add(cid)
         return out
 
+    def chunk_paper_ids(self) -> set[str]:
+        """Ids of every paper that has at least one stored chunk."""
+        out: set[str] = set()
+        for page in self._iter_get(self.chunks, ["metadatas"]):
+            out.update(m["paper_id"] for m in page["metadatas"])
+        return out
+
+    def chunk_embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """``{chunk id: stored embedding}`` for the ids that exist."""
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(ids), GET_PAGE):
+            page = self.chunks.get(ids=list(ids[i : i + GET_PAGE]), include=["embeddings"])
+            for cid, e in zip(page["ids"], page["embeddings"]):
+                out[cid] = np.asarray(e, dtype=np.float32)
+        return out
+
+    def max_batch_size(self) -> int:
+        """The largest number of records one Chroma write may carry (client-dependent)."""
+        try:
+            return int(self.client.get_max_batch_size())
+        except Exception:
+            return 1000
+
     def iter_chunks(self) -> Iterator[tuple[str, str, str]]:
         """Every stored chunk as ``(chunk_id, paper_id, text)``, in storage order."""
         for page in self._iter_get(self.chunks, ["documents", "metadatas"]):
@@ -240,7 +394,21 @@ class ChunkStore:
         return {pid: np.asarray(e, dtype=np.float32) for pid, e in zip(page["ids"], page["embeddings"])}
 
     def query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[ChunkHit]:
-        """The ``n`` chunks nearest ``embedding`` (shape ``(dim,)``), best first, as cosine similarities."""
+        """The ``n`` chunks nearest ``embedding`` (shape ``(dim,)``), best first, as cosine similarities.
+
+        Exact: up to ``exact_max_chunks`` chunks this is a brute-force search over an in-memory
+        matrix (faster than HNSW plus Chroma's record fetch at this scale, and never misses a
+        neighbour); larger indexes, or filters it cannot evaluate, use Chroma's HNSW index.
+        """
+        dense = self.dense_matrix()
+        if dense is not None:
+            mask = dense.mask(where) if where else None
+            if mask is not None or not where:
+                return self._exact_query(dense, np.asarray(embedding, dtype=np.float32), n, mask)
+        return self.hnsw_query(embedding, n, where)
+
+    def hnsw_query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[ChunkHit]:
+        """Approximate search through Chroma's HNSW index (what :meth:`query` falls back to)."""
         total = self.chunks.count()
         if total == 0:
             return []
@@ -251,14 +419,92 @@ class ChunkStore:
             for cid, doc, m, d in zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])
         ]
 
+    @staticmethod
+    def _exact_query(dense: DenseMatrix, q: np.ndarray, n: int, mask: np.ndarray | None) -> list[ChunkHit]:
+        if not len(dense.ids):
+            return []
+        sims = dense.matrix @ q
+        if mask is not None and not mask.all():
+            sims = np.where(mask, sims, -np.inf)
+            n = min(n, int(mask.sum()))
+        n = min(n, sims.size)
+        if n <= 0:
+            return []
+        top = np.argpartition(-sims, n - 1)[:n]
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [ChunkHit(dense.ids[i], dense.paper_ids[i], dense.texts[i], int(dense.starts[i]), int(dense.ends[i]),
+                         float(sims[i])) for i in top]
+
+    def dense_matrix(self) -> DenseMatrix | None:
+        """The in-memory snapshot for exact search (loaded from the cache folder or the store when the
+        store's :meth:`state_stamp` changed), or None when the index is larger than ``exact_max_chunks``."""
+        stamp = self.state_stamp()
+        if self._dense is not None and self._dense.stamp == stamp:
+            return self._dense
+        if int(stamp.split(":")[0]) > self.exact_max_chunks:
+            return None
+        with self._dense_lock:
+            if self._dense is not None and self._dense.stamp == stamp:
+                return self._dense
+            folder = self.cache_dir / f"dense-{self.name}" if self.cache_dir else None
+            loaded = DenseMatrix.load(folder) if folder else None
+            if loaded is None or loaded.stamp != stamp:
+                loaded = self._build_dense(stamp)
+                if folder:
+                    try:
+                        loaded.save(folder)
+                    except OSError:
+                        pass  # read-only index folder: kept in memory only
+            self._dense = loaded
+            return loaded
+
+    def _build_dense(self, stamp: str) -> DenseMatrix:
+        ids, pids, texts, starts, ends, vecs = [], [], [], [], [], []
+        fields: dict[str, list] = {f: [] for f in DenseMatrix.FIELDS}
+        for page in self._iter_get(self.chunks, ["documents", "metadatas", "embeddings"]):
+            ids += page["ids"]
+            texts += page["documents"]
+            for m in page["metadatas"]:
+                pids.append(m["paper_id"])
+                starts.append(int(m["start"]))
+                ends.append(int(m["end"]))
+                for f in DenseMatrix.FIELDS:
+                    fields[f].append(m.get(f))
+            vecs.append(np.asarray(page["embeddings"], dtype=np.float32))
+        matrix = np.vstack(vecs) if vecs else np.zeros((0, self.dim), np.float32)
+        return DenseMatrix(stamp, ids, pids, texts, np.asarray(starts, np.int64), np.asarray(ends, np.int64),
+                           fields, np.ascontiguousarray(matrix))
+
     def state_stamp(self) -> str:
-        """A cheap fingerprint of the chunk set (count + collection metadata), for cache invalidation."""
+        """A cheap fingerprint of the chunk set (count + collection metadata), for cache invalidation.
+
+        Re-read at most once a second (writes through this object re-read at once), and the
+        collection's metadata is fetched afresh, so a reader notices another process's ingest even
+        when the chunk count did not change.
+        """
+        now = time.monotonic()
+        if self._stamp is not None and now - self._meta_read <= 1.0:
+            return self._stamp
+        try:
+            self.chunks = self.client.get_collection(self.chunks.name, embedding_function=None)
+        except Exception:
+            pass  # keep the handle we have; the count below still tracks changes
         meta = self.chunks.metadata or {}
-        return f"{self.chunks.count()}:{meta.get('generation', 0)}"
+        self._stamp = f"{self.chunks.count()}:{meta.get('generation', 0)}"
+        self._meta_read = now
+        return self._stamp
+
+    def _changed(self) -> None:
+        self._stamp = None
 
     def bump_generation(self) -> None:
         """Mark the chunk set as changed (caches keyed on :meth:`state_stamp` become stale)."""
+        try:
+            self.chunks = self.client.get_collection(self.chunks.name, embedding_function=None)
+        except Exception:
+            pass
         meta = dict(self.chunks.metadata or {})
         meta["generation"] = int(meta.get("generation", 0)) + 1
         meta.pop("hnsw:space", None)
         self.chunks.modify(metadata=meta)
+        self._changed()

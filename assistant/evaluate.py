@@ -1,0 +1,231 @@
+"""The evaluation harness behind `paper-assistant eval`.
+
+Scores a question file in the ``shared/eval/dev.jsonl`` format (``{qid, kind, question, gold, evidence?}``)
+against an index, for BM25, dense and hybrid retrieval side by side:
+- ranking: recall@1/5/10, MRR, nDCG@10 per kind and overall (``none`` questions excluded; see metrics.py);
+- abstention: share of ``none`` questions answered "no relevant abstract found" and share at least
+  flagged, against the share of answerable questions wrongly abstained / flagged; plus the trade-off
+  across thresholds of the abstention rule;
+- evidence: share of ``lookup`` questions whose first citation quotes the gold evidence sentence.
+``--distractors FILE.jsonl`` builds (once, then reuses) a separate index holding the corpus plus that
+collection. :func:`run_csfcube` re-ranks CSFCube candidate pools and reports NDCG@20 and recall@20.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from assistant.metrics import ranking_metrics
+from assistant.relevance import AbstentionRule, Verdict
+from assistant.settings import Settings
+
+MODES = ("bm25", "dense", "hybrid")
+METRICS = ("R@1", "R@5", "R@10", "MRR", "nDCG@10")
+
+
+class AbstentionReport(BaseModel):
+    none_questions: int = 0
+    answerable_questions: int = 0
+    none_abstained: float = 0.0
+    none_flagged: float = 0.0
+    answerable_abstained: float = 0.0
+    answerable_flagged: float = 0.0
+    tradeoff: list[dict] = Field(default_factory=list)
+
+
+class EvalReport(BaseModel):
+    questions: str
+    index: str
+    papers: int
+    ranking: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict, description="mode → kind → metric")
+    abstention: AbstentionReport = AbstentionReport()
+    evidence_accuracy: float | None = None
+    evidence_n: int = 0
+
+
+def load_questions(path: Path) -> list[dict]:
+    """Questions of a dev.jsonl-format file. Raises ValueError naming the line for bad JSON or fields."""
+    out = []
+    for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{i}: invalid JSON ({exc.msg})") from exc
+        if not isinstance(q, dict) or "question" not in q or "gold" not in q:
+            raise ValueError(f"{path}:{i}: expected an object with 'question' and 'gold'")
+        q.setdefault("qid", f"q{i}")
+        q.setdefault("kind", "none" if not q["gold"] else "lookup")
+        out.append(q)
+    return out
+
+
+def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {m: sum(r[m] for r in rows) / len(rows) for m in METRICS} | {"n": len(rows)}
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.split())
+
+
+def distractor_settings(settings: Settings, corpus: list[Path], distractors: Path) -> Settings:
+    """Settings for the separate evaluation index (corpus + distractors), keyed by their names."""
+    key = hashlib.sha1(json.dumps([str(p.resolve()) for p in corpus] + [str(distractors.resolve())]).encode()).hexdigest()[:10]
+    return settings.model_copy(update={"index": settings.index.parent / f"eval-index-{key}"})
+
+
+def run_eval(settings: Settings, questions: Path, distractors: Path | None = None,
+             corpus: list[Path] | None = None, progress=None) -> EvalReport:
+    """Evaluate ``questions`` on the configured index (or on a corpus + distractor index)."""
+    from assistant.answer import Assistant
+    from assistant.service import get_index
+
+    qs = load_questions(questions)
+    if distractors is not None:
+        from vectorstore.ingest import ingest
+
+        corpus = list(corpus or settings.corpus)
+        settings = distractor_settings(settings, corpus, Path(distractors))
+        idx = get_index(settings, create=True)
+        ingest([*corpus, distractors], idx)
+    else:
+        idx = get_index(settings)
+    assistant = Assistant(settings, idx)
+    report = EvalReport(questions=str(questions), index=str(settings.index), papers=idx.store.counts()[0])
+
+    per_mode: dict[str, dict[str, list]] = {m: defaultdict(list) for m in MODES}
+    answerable, nones = [], []
+    evidence_hits, evidence_n = 0, 0
+    for q in qs:
+        qvec = idx.encoder.encode_one(q["question"])
+        if q["gold"]:
+            for mode in MODES:
+                ranked = [p.id for p in assistant.retriever.search(q["question"], k=10, mode=mode, query_vec=qvec)]
+                m = ranking_metrics(ranked, q["gold"], q["kind"])
+                per_mode[mode][q["kind"]].append(m)
+                per_mode[mode]["overall"].append(m)
+        prep = assistant.prepare(q["question"])
+        top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
+        (answerable if q["gold"] else nones).append((prep.verdict, top))
+        if q["kind"] == "lookup" and q.get("evidence"):
+            ans = assistant.ask(q["question"])
+            evidence_n += 1
+            if ans.sources and ans.sources[0].paper_id in q["gold"] and _norm(ans.sources[0].sentence) == _norm(q["evidence"]):
+                evidence_hits += 1
+        if progress:
+            progress()
+    for mode in MODES:
+        report.ranking[mode] = {kind: _mean(rows) for kind, rows in per_mode[mode].items()}
+    report.abstention = abstention_report(answerable, nones, assistant.rule)
+    if evidence_n:
+        report.evidence_accuracy = evidence_hits / evidence_n
+        report.evidence_n = evidence_n
+    return report
+
+
+def abstention_report(answerable: list, nones: list, rule: AbstentionRule) -> AbstentionReport:
+    """Shares abstained/flagged for both groups, and the trade-off over a grid of thresholds."""
+    rep = AbstentionReport(none_questions=len(nones), answerable_questions=len(answerable))
+    share = lambda rows, verdicts: sum(v in verdicts for v, _ in rows) / len(rows) if rows else 0.0  # noqa: E731
+    rep.none_abstained = share(nones, {Verdict.none})
+    rep.none_flagged = share(nones, {Verdict.none, Verdict.weak})
+    rep.answerable_abstained = share(answerable, {Verdict.none})
+    rep.answerable_flagged = share(answerable, {Verdict.none, Verdict.weak})
+    for scale in (0.8, 0.9, 1.0, 1.1, 1.2, 1.3):
+        r = AbstentionRule(rule.none_dense * scale, rule.none_sentence * scale, rule.weak_sum * scale)
+        ab = lambda rows, vs: sum(r.decide(ev) in vs for _, ev in rows) / len(rows) if rows else 0.0  # noqa: E731
+        rep.tradeoff.append({
+            "scale": scale, "none_dense": round(r.none_dense, 3), "none_sentence": round(r.none_sentence, 3),
+            "weak_sum": round(r.weak_sum, 3),
+            "none_abstained": ab(nones, {Verdict.none}), "answerable_abstained": ab(answerable, {Verdict.none}),
+            "none_flagged": ab(nones, {Verdict.none, Verdict.weak}),
+            "answerable_flagged": ab(answerable, {Verdict.none, Verdict.weak}),
+        })
+    return rep
+
+
+def format_report(rep: EvalReport) -> str:
+    """The report as aligned text tables."""
+    lines = [f"questions: {rep.questions}   index: {rep.index} ({rep.papers} papers)", ""]
+    kinds = [k for k in ("lookup", "concept", "acronym", "multi", "related", "overall") if k in rep.ranking.get("hybrid", {})]
+    lines.append(f"{'mode':<8}{'kind':<9}{'n':>4}" + "".join(f"{m:>9}" for m in METRICS))
+    for mode in MODES:
+        for k in kinds:
+            row = rep.ranking[mode][k]
+            lines.append(f"{mode:<8}{k:<9}{int(row['n']):>4}" + "".join(f"{row[m]:>9.3f}" for m in METRICS))
+        lines.append("")
+    a = rep.abstention
+    lines += [
+        f"abstention: 'none' questions ({a.none_questions}): {a.none_abstained:.0%} answered 'no relevant abstract found', "
+        f"{a.none_flagged:.0%} at least flagged",
+        f"            answerable ({a.answerable_questions}): {a.answerable_abstained:.1%} wrongly abstained, "
+        f"{a.answerable_flagged:.1%} flagged 'closest match'",
+        "  trade-off (thresholds × scale):  scale  none-abstained  answerable-abstained  none-flagged  answerable-flagged",
+    ]
+    for t in a.tradeoff:
+        lines.append(f"{'':>34}{t['scale']:>5.1f}{t['none_abstained']:>16.0%}{t['answerable_abstained']:>22.1%}"
+                     f"{t['none_flagged']:>14.0%}{t['answerable_flagged']:>20.1%}")
+    if rep.evidence_accuracy is not None:
+        lines += ["", f"evidence accuracy (lookup, first citation quotes the gold sentence): "
+                      f"{rep.evidence_accuracy:.2f} ({round(rep.evidence_accuracy * rep.evidence_n)}/{rep.evidence_n})"]
+    return "\n".join(lines)
+
+
+# --- CSFCube: related-work re-ranking ------------------------------------------------------------
+def ndcg_graded(ranked: list[str], gains: dict[str, float], k: int = 20) -> float:
+    """nDCG@k with graded gains (CSFCube relevance 0–3), log2 discount."""
+    dcg = sum(gains.get(d, 0.0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(gains.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def run_csfcube(encoder, folder: Path) -> dict:
+    """Re-rank each CSFCube query's candidate pool; returns mean NDCG@20 and recall@20 (overall and per facet).
+
+    Scoring (see :func:`assistant.related.facet_scores`): the facet's sentences are aligned to each
+    candidate's sentences (mean over facet sentences of the best cosine), fused with whole-abstract
+    similarity — the sentence-alignment idea of Mysore et al. (2022, "Multi-vector models with textual
+    guidance for fine-grained scientific document similarity"), here with the packaged MiniLM.
+    """
+    from assistant.related import facet_scores
+    from vectorstore.chunking import split_sentences
+
+    folder = Path(folder)
+    corpus = {}
+    for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            r = json.loads(line)
+            corpus[r["id"]] = ((r.get("title") or "") + ". " + (r.get("abstract") or "")).strip()
+    queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines() if line.strip()]
+    needed = sorted({c for q in queries for c in q["candidate_ids"] if c in corpus})
+    sents = {c: split_sentences(corpus[c]) or [corpus[c]] for c in needed}
+    flat = [s for c in needed for s in sents[c]]
+    vecs = encoder.encode(flat, batch_size=64)
+    cache, pos = {}, 0
+    for c in needed:
+        cache[corpus[c]] = vecs[pos : pos + len(sents[c])]
+        pos += len(sents[c])
+    per_facet: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for q in queries:
+        cands = [c for c in q["candidate_ids"] if c in corpus and c != q["query_paper_id"]]
+        scores = facet_scores(encoder, q["facet_text"], q["query"], [corpus[c] for c in cands],
+                              sentence_vectors=cache.__getitem__)
+        ranked = [c for _, c in sorted(zip(scores, cands), key=lambda t: -t[0])]
+        gains = {d: float(g) for d, g in q["graded_relevance"].items() if d != q["query_paper_id"]}
+        gold = set(q["gold_ids"]) - {q["query_paper_id"]}
+        rec = len(gold & set(ranked[:20])) / len(gold) if gold else 0.0
+        per_facet[q["facet"]].append((ndcg_graded(ranked, gains, 20), rec))
+    allrows = [r for rows in per_facet.values() for r in rows]
+    summary = {"queries": len(allrows), "NDCG@20": sum(r[0] for r in allrows) / len(allrows),
+               "R@20": sum(r[1] for r in allrows) / len(allrows)}
+    summary["per_facet"] = {f: {"n": len(rows), "NDCG@20": sum(r[0] for r in rows) / len(rows),
+                                "R@20": sum(r[1] for r in rows) / len(rows)} for f, rows in per_facet.items()}
+    return summary

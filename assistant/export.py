@@ -1,0 +1,162 @@
+"""Export the cited papers of an answer or a list result as Markdown or BibTeX.
+
+BibTeX is written and read with bibtexparser (v2 API: ``Library``, ``model.Entry``, ``write_string``,
+``parse_string``). Each entry carries the paper's index id in a ``paperid`` field, so an export can be
+matched back to the index. ``&`` and ``%`` are escaped in text fields (``_`` and ``#`` are left alone:
+abstracts carry inline math such as ``$x_i$``) and unbalanced braces dropped, so the file is valid BibTeX and typesets; :func:`read_bibtex` undoes the
+escaping.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import bibtexparser
+from bibtexparser import model
+
+from vectorstore.papers import Paper
+
+FORMATS = {".bib": "bibtex", ".bibtex": "bibtex", ".md": "markdown", ".markdown": "markdown"}
+_SPECIAL = re.compile(r"(?<!\\)([&%])")
+_UNESCAPE = re.compile(r"\\([&%])")
+_VERBATIM = {"paperid", "url"}
+
+
+@dataclass
+class ExportItem:
+    """One exported paper: its number in the answer or list, the paper, and the sentence that supports it."""
+
+    n: int
+    paper: Paper
+    sentence: str = ""
+
+
+def items_from_answer(ans, store) -> list[ExportItem]:
+    """The cited sources of a :class:`assistant.answer.CitedAnswer`, in citation order (papers read from ``store``)."""
+    papers = store.get_papers([s.paper_id for s in ans.sources])
+    return [ExportItem(s.n, papers[s.paper_id], s.sentence) for s in ans.sources if s.paper_id in papers]
+
+
+def items_from_list(result) -> list[ExportItem]:
+    """The listed papers of a :class:`assistant.listing.ListResult`, best first."""
+    return [ExportItem(p.rank, p.paper, p.sentence.text if p.sentence else "") for p in result.papers]
+
+
+# --- BibTeX ---------------------------------------------------------------------------------------
+def _balanced(text: str) -> str:
+    """``text`` with braces that do not pair up removed (BibTeX values must be brace-balanced)."""
+    out, depth, stack = [], 0, []
+    for ch in text:
+        if ch == "{":
+            stack.append(len(out))
+            out.append(ch)
+            depth += 1
+        elif ch == "}":
+            if depth:
+                depth -= 1
+                stack.pop()
+                out.append(ch)
+        else:
+            out.append(ch)
+    for i in reversed(stack):  # unclosed "{"
+        del out[i]
+    return "".join(out)
+
+
+def bib_value(text: str, verbatim: bool = False) -> str:
+    """A field value safe for BibTeX and LaTeX: one line, balanced braces, ``&`` and ``%`` escaped
+    (not for ``verbatim`` fields such as ids and URLs)."""
+    value = " ".join(_balanced(str(text)).split())
+    return value if verbatim else _SPECIAL.sub(r"\\\1", value)
+
+
+def unescape(value: str) -> str:
+    return _UNESCAPE.sub(r"\1", value)
+
+
+def cite_key(paper: Paper, taken: set[str]) -> str:
+    """A BibTeX key from the paper's label and year, e.g. ``omnimoe2026``; unique within ``taken``."""
+    words = re.findall(r"[A-Za-z0-9]+", paper.label or paper.title or paper.id)
+    base = "".join(words[:3]).lower()[:30] or "paper"
+    base += str(paper.year or "")
+    key, i = base, 0
+    while key in taken:
+        i += 1
+        key = f"{base}{chr(ord('a') + i - 1) if i <= 26 else i}"
+    taken.add(key)
+    return key
+
+
+def to_bibtex(items: list[ExportItem]) -> str:
+    """BibTeX entries for ``items`` (``@inproceedings`` when the venue is known, else ``@misc``)."""
+    lib = bibtexparser.Library()
+    taken: set[str] = set()
+    for it in items:
+        p = it.paper
+        fields = [("title", p.display())]
+        if p.authors:
+            fields.append(("author", " and ".join(p.authors)))
+        if p.venue:
+            fields.append(("booktitle", p.venue))
+        if p.year:
+            fields.append(("year", str(p.year)))
+        if p.url:
+            fields.append(("url", p.url))
+        fields += [("abstract", p.text), ("paperid", p.id)]
+        lib.add(model.Entry("inproceedings" if p.venue else "misc", cite_key(p, taken),
+                            [model.Field(k, bib_value(v, k in _VERBATIM)) for k, v in fields]))
+    return bibtexparser.write_string(lib)
+
+
+def read_bibtex(text: str) -> list[dict]:
+    """Parse BibTeX with bibtexparser: ``[{"key", "type", "paperid", "title", "year", ...}]`` (unescaped).
+
+    Raises ValueError when some block does not parse.
+    """
+    lib = bibtexparser.parse_string(text)
+    if lib.failed_blocks:
+        raise ValueError(f"{len(lib.failed_blocks)} BibTeX block(s) did not parse")
+    out = []
+    for e in lib.entries:
+        rec = {"key": e.key, "type": e.entry_type}
+        rec.update({f.key: str(f.value) if f.key in _VERBATIM else unescape(str(f.value)) for f in e.fields})
+        out.append(rec)
+    return out
+
+
+# --- Markdown -------------------------------------------------------------------------------------
+def to_markdown(items: list[ExportItem], heading: str = "Papers") -> str:
+    """A Markdown list: number, title, id, venue/year, link, the supporting sentence as a quote."""
+    lines = [f"# {heading}", "", f"{len(items)} paper{'s' if len(items) != 1 else ''}.", ""]
+    for it in items:
+        p = it.paper
+        meta = ", ".join(x for x in (", ".join(p.authors), p.venue, str(p.year or "")) if x)
+        title = f"[{p.display()}]({p.url})" if p.url else p.display()
+        lines.append(f"{it.n}. **{title}** — `{p.id}`" + (f" ({meta})" if meta else ""))
+        if it.sentence:
+            lines.append(f"   > {it.sentence}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def export_format(path: str | Path) -> str:
+    """'bibtex' or 'markdown' from a file name; ValueError for another suffix."""
+    fmt = FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise ValueError(f"cannot export to {Path(path).name!r}: use a .bib or .md file name")
+    return fmt
+
+
+def render(items: list[ExportItem], fmt: str, heading: str = "Papers") -> str:
+    return to_bibtex(items) if fmt == "bibtex" else to_markdown(items, heading)
+
+
+def write_export(path: str | Path, items: list[ExportItem], heading: str = "Papers") -> Path:
+    """Write ``items`` to ``path`` as BibTeX (.bib) or Markdown (.md); returns the path."""
+    path = Path(path)
+    text = render(items, export_format(path), heading)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,61 @@
+"""Related work explained by an LLM: a short paragraph per related paper on what it shares with the
+query text and where it differs, citing sentences as [Q1] (query) and [P2] (paper).
+
+Optional: without an LLM, :mod:`assistant.related`'s sentence pairs (shares) and unmatched sentences
+(differs) are the explanation. Prompt: ``prompts/related_system.txt`` + ``prompts/related_user.txt``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from assistant.related import RelatedPaper
+from vectorstore.chunking import split_sentences
+
+_CITE = re.compile(r"\[([QP])(\d+)\]")
+
+
+def related_prompt(prompts_dir):
+    """System + user messages; variables ``query``, ``paper`` and ``label``. Raises FileNotFoundError."""
+    from langchain_core.prompts import ChatPromptTemplate
+
+    folder = Path(prompts_dir)
+    try:
+        system = (folder / "related_system.txt").read_text(encoding="utf-8")
+        user = (folder / "related_user.txt").read_text(encoding="utf-8")
+    except OSError as exc:
+        raise FileNotFoundError(f"prompt file missing in {folder}: {exc}") from exc
+    return ChatPromptTemplate.from_messages([("system", system), ("human", user)])
+
+
+def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper) -> str:
+    """The paragraph for ``item``; citations of sentences that do not exist are removed.
+
+    ``llm`` is a LangChain chat model. Raises whatever the endpoint raises (callers fall back to the
+    sentence pairs).
+    """
+    from langchain_core.output_parsers import StrOutputParser
+
+    q_sents = split_sentences(query_text)
+    p_sents = split_sentences(item.paper.text)
+
+    def number(tag: str, sents: list[str]) -> str:
+        return "\n".join(f"[{tag}{i}] {s}" for i, s in enumerate(sents, 1))
+
+    chain = related_prompt(prompts_dir) | llm | StrOutputParser()
+    text = chain.invoke({"query": number("Q", q_sents), "paper": number("P", p_sents),
+                         "label": item.paper.display()}).strip()
+    limit = {"Q": len(q_sents), "P": len(p_sents)}
+    return _CITE.sub(lambda m: m.group(0) if 1 <= int(m.group(2)) <= limit[m.group(1)] else "", text).strip()
+
+
+def add_llm_summaries(llm, prompts_dir, query_text: str, items: list[RelatedPaper], n: int = 3) -> str:
+    """Fill ``summary`` of the first ``n`` items. Returns "" or, when the endpoint fails, a one-line
+    note (the sentence pairs remain the explanation)."""
+    for item in items[:n]:
+        try:
+            item.summary = llm_explanation(llm, prompts_dir, query_text, item)
+        except Exception as exc:  # any endpoint failure: keep the extractive explanation
+            return f"the LLM explanation failed ({type(exc).__name__}); showing sentence pairs only"
+    return ""

@@ -1,0 +1,200 @@
+"""The chat page in a real browser: Playwright driving Debian's Chromium (headless).
+
+One browser for the module, and two pages served on free loopback ports: the page as users get
+it by default (extractive answers) and the same page with an LLM endpoint (a fake OpenAI server
+on 127.0.0.1 that streams its reply slowly, so the streaming can be watched). Screenshots go to
+tests/artifacts/. Chromium comes from apt (`make browser`), never from `playwright install`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ARTIFACTS, free_port
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-quic"]
+TIMEOUT = 60_000  # ms; the machine may be busy
+SYPE = "000_12a0d7b1c5c902c5#15"
+STREAMED = ("SyPE generalizes rotary position embeddings by extending the rotation group to the symplectic "
+            "group, which keeps relative positions while adding expressive power [1].")
+
+
+def _launch(settings, assistant) -> tuple[str, object]:
+    import app as web
+
+    demo = web.build_app(settings, assistant)
+    demo.queue(default_concurrency_limit=20)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, share=False, quiet=True,
+                **web.page_options())
+    return f"http://127.0.0.1:{port}/", demo
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def page_url(settings, assistant):
+    url, demo = _launch(settings, assistant)
+    yield url
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def llm_page_url(settings, index):
+    from assistant.answer import Assistant
+
+    from tests.fake_openai import FakeOpenAI, Reply
+
+    with FakeOpenAI(models=["test-model"]) as fake:
+        fake.default = Reply(text=STREAMED, chunk_size=6, chunk_delay=0.1)
+        cfg = settings.model_copy(update={"llm": settings.llm.model_copy(
+            update={"base_url": fake.base_url, "model": "test-model", "api_key": None, "timeout": 30})})
+        url, demo = _launch(cfg, Assistant(cfg, index))
+        yield url
+        demo.close()
+
+
+def open_page(browser, url: str):
+    """A fresh page on ``url`` with the question box ready; records requests and page errors."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.set_default_timeout(TIMEOUT)
+    page.requests_seen, page.errors_seen = [], []
+    page.on("request", lambda r: page.requests_seen.append(r.url))
+    page.on("pageerror", lambda e: page.errors_seen.append(str(e)))
+    page.goto(url, wait_until="load")
+    page.locator("#pa-question textarea").wait_for(state="visible")
+    return page
+
+
+def ask(page, question: str) -> None:
+    page.locator("#pa-question textarea").fill(question)
+    page.locator("#pa-ask").click()
+
+
+def last_bot(page):
+    return page.locator('#pa-chat [data-testid="bot"]').last
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"browser-{name}.png"), full_page=True)
+
+
+def assert_clean(page) -> None:
+    """No uncaught script errors, and every request the page made stayed on 127.0.0.1."""
+    assert page.errors_seen == []
+    hosts = {re.sub(r"^\w+://([^/]+)/.*$", r"\1", u) for u in page.requests_seen if not u.startswith(("data:", "blob:"))}
+    assert {h.rsplit(":", 1)[0] for h in hosts} <= {"127.0.0.1"}, hosts
+
+
+def test_question_answer_sources_and_citation_click(browser, page_url):
+    page = open_page(browser, page_url)
+    shot(page, "1-start")
+    ask(page, "Which papers study personality in large language models?")
+    sources = page.locator("#pa-sources details.pa-source")
+    sources.nth(1).wait_for(state="attached")
+    bot = last_bot(page)
+    assert "2 papers in the index match" in bot.inner_text()
+    assert page.locator("#pa-question textarea").input_value() == ""  # cleared for the next question
+    # The first source is open with its cited sentence highlighted; the second is closed.
+    first, second = sources.nth(0), sources.nth(1)
+    assert first.get_attribute("open") is not None and second.get_attribute("open") is None
+    assert "000_12a0d7b1c5c902c5#14" in first.locator("summary").inner_text()
+    # Clicking a source in the panel opens it: its abstract, the cited sentence in <mark>.
+    second.locator("summary").click()
+    mark = second.locator("mark")
+    mark.wait_for(state="visible")
+    cited = mark.inner_text().strip()
+    assert len(cited) > 40 and cited in second.inner_text()
+    assert cited[:60] in bot.inner_text()  # the answer quotes the highlighted sentence
+    # Clicking the citation [1] in the answer brings source 1 into view, opened and highlighted.
+    first.locator("summary").click()  # close it first
+    assert first.get_attribute("open") is None
+    bot.locator('a[href*="#pa-src-"]', has_text="1").first.click()
+    page.wait_for_function("() => document.querySelector('#pa-sources details.pa-source').open")
+    assert first.locator("mark").is_visible()
+    assert first.evaluate("el => el.classList.contains('pa-flash')")
+    shot(page, "2-answer-and-sources")
+    assert_clean(page)
+    page.close()
+
+
+def test_answer_streams_into_the_chat(browser, llm_page_url):
+    page = open_page(browser, llm_page_url)
+    # Record every text the answer bubble shows, as the page renders it.
+    page.evaluate("""() => {
+      window.paSeen = [];
+      new MutationObserver(() => {
+        const bots = document.querySelectorAll('#pa-chat [data-testid="bot"]');
+        const t = bots.length ? bots[bots.length - 1].innerText.trim() : "";
+        if (t && window.paSeen[window.paSeen.length - 1] !== t) window.paSeen.push(t);
+      }).observe(document.querySelector('#pa-chat'), {subtree: true, childList: true, characterData: true});
+    }""")
+    ask(page, "What is SyPE?")
+    try:
+        page.wait_for_function("() => window.paSeen.length >= 3", timeout=TIMEOUT)
+        shot(page, "3-streaming")
+    finally:
+        page.locator("#pa-sources details.pa-source").first.wait_for(state="attached")
+    seen = page.evaluate("() => window.paSeen")
+    final = last_bot(page).inner_text()
+    partial = [t for t in seen if STREAMED.startswith(" ".join(t.split())) and len(t) < len(STREAMED) - 10]
+    assert len(partial) >= 2, seen  # the text grew piece by piece before the answer was complete
+    assert " ".join(STREAMED.split()[:4]) in final and "[1]" in final
+    panel = page.locator("#pa-sources")
+    assert SYPE in panel.inner_text() and panel.locator("mark").first.is_visible()
+    shot(page, "4-streamed-answer")
+    assert_clean(page)
+    page.close()
+
+
+def test_related_work_tab(browser, page_url, assistant):
+    from assistant.related import related_work
+
+    draft = ("We corrupt the answers that large language models give and test whether LLM judges notice. "
+             "Judges are often fooled by confident but wrong answers, so we propose an audit of reward models.")
+    expected = related_work(assistant.retriever, assistant.sentences, text=draft, k=10)
+    page = open_page(browser, page_url)
+    page.get_by_role("tab", name="Related work").click()
+    box = page.locator("#pa-related-text textarea")
+    box.wait_for(state="visible")
+    box.fill(draft)
+    page.locator("#pa-related-go").click()
+    rows = page.locator("#pa-related-out table tbody tr")
+    rows.first.wait_for(state="visible")
+    assert rows.count() == len(expected) == 10
+    assert expected[0].paper.id in rows.first.inner_text()
+    shot(page, "5-related-work")
+    assert_clean(page)
+    page.close()
+
+
+def test_bad_question_shows_one_line_in_the_chat(browser, page_url):
+    page = open_page(browser, page_url)
+    assert "Ask about the indexed papers" in page.locator("#pa-chat").inner_text()  # the empty chat's hint
+    page.locator("#pa-question textarea").fill("   ")
+    page.locator("#pa-question textarea").press("Enter")  # Enter goes the same way as the Ask button
+    bot = last_bot(page)
+    bot.wait_for(state="visible")
+    page.wait_for_function("() => document.querySelector('#pa-chat').innerText.includes('the question is empty')")
+    assert bot.inner_text().strip() == "⚠ the question is empty: type a question about the papers"
+    assert_clean(page)
+    page.close()

@@ -1,0 +1,139 @@
+"""Browser tests of the issue-6 workflows: list mode, export download, paper map.
+
+Headless Debian Chromium (/usr/bin/chromium) driven by Playwright, against the real app on 127.0.0.1.
+Screenshots go to tests/artifacts/.
+"""
+
+import re
+import shutil
+
+import pytest
+
+from tests.conftest import ARTIFACTS, free_port
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+LIST_Q = "Which papers study personality in large language models?"
+GOLD = {"000_12a0d7b1c5c902c5#14", "000_12a0d7b1c5c902c5#10"}
+
+
+@pytest.fixture(scope="module")
+def url(settings, assistant):
+    import app as web
+
+    port = free_port()
+    demo = web.build_app(settings, assistant)
+    demo.queue(default_concurrency_limit=8)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, share=False, css=web.CSS)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    import os
+
+    from playwright.sync_api import sync_playwright
+
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("chromium is not installed: apt-get install -y chromium (or `make browser`)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, url):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    pg = ctx.new_page()
+    pg.goto(url, wait_until="load")
+    pg.wait_for_selector("#pa-question textarea", timeout=30_000)
+    yield pg
+    ctx.close()
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+def run_list(page) -> None:
+    page.locator("#pa-list-mode input[type=checkbox]").check()
+    page.wait_for_selector("#pa-list-go", state="visible")
+    assert not page.locator("#pa-ask").is_visible()
+    page.fill("#pa-question textarea", LIST_Q)
+    page.click("#pa-list-go")
+    page.wait_for_selector("#pa-sources .pa-list-count", timeout=60_000)
+
+
+def test_list_mode_shows_count_evidence_and_note(page):
+    run_list(page)
+    count = page.inner_text("#pa-sources .pa-list-count")
+    listed = page.locator("#pa-sources details.pa-source").evaluate_all("els => els.map(e => e.dataset.paperId)")
+    assert count.startswith(f"{len(listed)} papers found") and set(listed) == GOLD
+    page.locator("#pa-sources details.pa-source summary").first.click()
+    assert page.locator("#pa-sources details.pa-source mark").first.is_visible()
+    bubble = page.locator("#pa-chat").inner_text()
+    assert "2 papers" in bubble and "000_12a0d7b1c5c902c5#14" in bubble
+    page.locator("#pa-sources .pa-list-note summary").click()
+    assert "65%" in page.inner_text("#pa-sources .pa-list-note")
+    shot(page, "workflow_list_mode.png")
+
+
+def test_export_downloads_bibtex_and_markdown(page, tmp_path):
+    from assistant.export import read_bibtex
+
+    run_list(page)
+    bib_btn = page.locator("#pa-export-bib")
+    page.wait_for_function("() => { const b = document.querySelector('#pa-export-bib');"
+                           " return b && !b.disabled && /BibTeX \\(2\\)/.test(b.innerText); }", timeout=30_000)
+    with page.expect_download() as dl:
+        bib_btn.click()
+    path = tmp_path / "papers.bib"
+    dl.value.save_as(path)
+    back = read_bibtex(path.read_text())
+    assert {r["paperid"] for r in back} == GOLD and all(r["year"] == "2026" for r in back)
+    with page.expect_download() as dl2:
+        page.locator("#pa-export-md").click()
+    md = tmp_path / "papers.md"
+    dl2.value.save_as(md)
+    assert all(pid in md.read_text() for pid in GOLD)
+    shot(page, "workflow_export.png")
+
+
+def test_paper_map_tab_draws_all_papers_and_highlights_hits(page):
+    page.get_by_role("tab", name="Paper map").click()
+    page.wait_for_selector("#pa-map-plot .js-plotly-plot", timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('#pa-map-plot .scatterlayer .point').length >= 38",
+                           timeout=30_000)
+    assert page.locator("#pa-map-plot .scatterlayer .point").count() == 38
+    page.fill("#pa-map-question textarea", LIST_Q)
+    page.click("#pa-map-go")
+    page.wait_for_function("() => document.querySelectorAll('#pa-map-plot .scatterlayer .point').length === 40",
+                           timeout=60_000)
+    legend = page.locator("#pa-map-plot .legend").first.text_content()
+    assert "hits of the question (2)" in legend and re.search(r"personality", legend)
+    assert "Highlighted (★): 2 papers" in page.inner_text("#pa-map-info")
+    shot(page, "workflow_map.png")
+
+
+def test_chat_answer_exports_its_sources_and_enter_lists_in_list_mode(page, tmp_path):
+    from assistant.export import read_bibtex
+
+    page.fill("#pa-question textarea", "What is SyPE?")
+    page.click("#pa-ask")
+    page.wait_for_function("() => { const b = document.querySelector('#pa-export-bib');"
+                           " return b && !b.disabled && /BibTeX \\(\\d+\\)/.test(b.innerText); }", timeout=60_000)
+    with page.expect_download() as dl:
+        page.locator("#pa-export-bib").click()
+    dl.value.save_as(tmp_path / "a.bib")
+    assert read_bibtex((tmp_path / "a.bib").read_text())[0]["paperid"] == "000_12a0d7b1c5c902c5#15"
+    # Enter in list mode lists instead of answering.
+    page.locator("#pa-list-mode input[type=checkbox]").check()
+    page.fill("#pa-question textarea", LIST_Q)
+    page.press("#pa-question textarea", "Enter")
+    page.wait_for_selector("#pa-sources .pa-list-count", timeout=60_000)
+    assert page.inner_text("#pa-sources .pa-list-count").startswith("2 papers found")

@@ -1,0 +1,65 @@
+"""`paper-assistant eval` on dev.jsonl over the bundled 38-paper index: the figures must not regress."""
+
+import pytest
+
+from assistant.evaluate import abstention_report, format_report, load_questions, ndcg_graded, run_eval
+from assistant.relevance import AbstentionRule, RelevanceEvidence, Verdict
+from tests.conftest import DEV
+
+
+@pytest.fixture(scope="module")
+def report(settings, index):
+    return run_eval(settings, DEV)
+
+
+def test_hybrid_ranking_targets(report):
+    hybrid = report.ranking["hybrid"]
+    assert hybrid["overall"]["MRR"] >= 0.97
+    assert hybrid["overall"]["R@5"] >= 0.97
+    for kind in ("lookup", "concept", "acronym"):
+        assert hybrid[kind]["MRR"] >= 0.95, kind
+    # hybrid is at least as good as either ranker alone overall
+    assert hybrid["overall"]["MRR"] >= max(report.ranking["bm25"]["overall"]["MRR"], report.ranking["dense"]["overall"]["MRR"])
+
+
+def test_abstention_never_drops_answerable_questions(report):
+    a = report.abstention
+    assert a.none_questions == 10 and a.answerable_questions == 58
+    assert a.answerable_abstained <= 0.03
+    assert a.answerable_flagged <= 0.12
+    assert a.none_abstained >= 0.3
+    assert len(a.tradeoff) == 6 and a.tradeoff[2]["scale"] == 1.0
+
+
+def test_evidence_accuracy_on_lookups(report):
+    assert report.evidence_n == 17
+    assert report.evidence_accuracy >= 0.6
+
+
+def test_report_text_has_all_modes(report):
+    text = format_report(report)
+    for mode in ("bm25", "dense", "hybrid"):
+        assert f"{mode:<8}overall" in text
+    assert "wrongly abstained" in text and "evidence accuracy" in text
+
+
+def test_abstention_rule_and_tradeoff_logic():
+    rule = AbstentionRule(0.3, 0.34, 0.8)
+    assert rule.decide(None) == Verdict.none
+    assert rule.decide(RelevanceEvidence(0.05, 0.1, 1.0, True)) == Verdict.answered
+    assert rule.decide(RelevanceEvidence(0.2, 0.3, 1.0, False)) == Verdict.none
+    assert rule.decide(RelevanceEvidence(0.35, 0.4, 1.0, False)) == Verdict.weak
+    assert rule.decide(RelevanceEvidence(0.5, 0.5, 1.0, False)) == Verdict.answered
+    rep = abstention_report([(Verdict.answered, RelevanceEvidence(0.5, 0.5, 1, False))],
+                            [(Verdict.none, RelevanceEvidence(0.1, 0.1, 1, False))], rule)
+    assert rep.none_abstained == 1.0 and rep.answerable_abstained == 0.0
+
+
+def test_graded_ndcg_and_question_loader(tmp_path):
+    assert ndcg_graded(["a", "b"], {"a": 3, "b": 1}) == pytest.approx(1.0)
+    assert ndcg_graded(["b", "a"], {"a": 3, "b": 1}) < 1.0
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"question": "x", "gold": []}\nnot json\n')
+    with pytest.raises(ValueError, match=":2: invalid JSON"):
+        load_questions(f)
+    assert len(load_questions(DEV)) == 68

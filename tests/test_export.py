@@ -1,0 +1,87 @@
+"""Export of cited / listed papers: BibTeX (bibtexparser) that parses back into the same papers, Markdown, CLI."""
+
+import json
+
+import bibtexparser
+import pytest
+
+from assistant.export import (ExportItem, bib_value, export_format, items_from_answer, items_from_list, read_bibtex,
+                              to_bibtex, to_markdown, write_export)
+from assistant.listing import list_papers
+from vectorstore.papers import Paper
+
+LIST_Q = "Which papers make diffusion models faster or cheaper to run at sampling/inference time?"
+ASK_Q = "Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?"
+
+
+@pytest.fixture(scope="module")
+def listed(assistant):
+    return list_papers(assistant, LIST_Q)
+
+
+def test_bibtex_of_a_list_parses_back_into_the_same_papers(listed):
+    items = items_from_list(listed)
+    assert len(items) == listed.count >= 3
+    text = to_bibtex(items)
+    lib = bibtexparser.parse_string(text)
+    assert not lib.failed_blocks and len(lib.entries) == len(items)
+    back = read_bibtex(text)
+    assert [r["paperid"] for r in back] == [it.paper.id for it in items]
+    assert [r["title"] for r in back] == [it.paper.display() for it in items]
+    assert [int(r["year"]) for r in back] == [it.paper.year for it in items]
+    assert [r["abstract"] for r in back] == [" ".join(it.paper.text.split()) for it in items]
+    assert len({r["key"] for r in back}) == len(back)
+    assert all(r["type"] == "inproceedings" and r["booktitle"] == "ICML" for r in back)
+
+
+def test_bibtex_escapes_latex_specials_and_balances_braces():
+    papers = [Paper(id="x#1", text="We get 50% more {GPU} throughput & $x_i$ gains.", title="Q&A at 50% {speed}",
+                    authors=["Ada Lovelace", "Alan Turing"], year=2025, url="https://example.org/a_b#c"),
+              Paper(id="x#2", text="Unbalanced } brace and { another.", label="Same Label"),
+              Paper(id="x#3", text="Another.", label="Same Label")]
+    text = to_bibtex([ExportItem(i, p) for i, p in enumerate(papers, 1)])
+    assert r"Q\&A at 50\% {speed}" in text and "$x_i$" in text
+    back = read_bibtex(text)
+    assert back[0]["title"] == "Q&A at 50% {speed}" and back[0]["author"] == "Ada Lovelace and Alan Turing"
+    assert back[0]["url"] == "https://example.org/a_b#c" and back[0]["type"] == "misc"
+    assert back[1]["abstract"] == "Unbalanced brace and another."
+    assert back[1]["key"] != back[2]["key"]
+    assert bib_value("a {b") == "a b"
+
+
+def test_markdown_lists_each_paper_with_its_sentence(listed):
+    md = to_markdown(items_from_list(listed), "Papers for: x")
+    assert md.startswith("# Papers for: x") and f"{listed.count} papers." in md
+    for p in listed.papers:
+        assert p.id in md and p.sentence.text in md
+
+
+def test_export_format_by_suffix(tmp_path):
+    assert export_format("a.bib") == "bibtex" and export_format("A.MD") == "markdown"
+    with pytest.raises(ValueError, match=r"use a \.bib or \.md"):
+        export_format("a.pdf")
+    out = write_export(tmp_path / "sub" / "p.md", [ExportItem(1, Paper(id="a", text="t", label="L"))])
+    assert out.read_text().startswith("# Papers")
+
+
+def test_cli_ask_export_bib_matches_the_cited_sources(assistant, index_dir, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from assistant import cli, service
+
+    monkeypatch.setattr(service, "get_assistant", lambda settings: assistant)
+    runner = CliRunner()
+    out = runner.invoke(cli.app, ["ask", ASK_Q, "--index", str(index_dir), "--json", "--export", str(tmp_path / "a.bib")])
+    assert out.exit_code == 0, out.output
+    sources = [s["paper_id"] for s in json.loads(out.stdout)["sources"]]
+    back = read_bibtex((tmp_path / "a.bib").read_text())
+    assert [r["paperid"] for r in back] == sources and sources[0] == "000_12a0d7b1c5c902c5#13"
+    bad = runner.invoke(cli.app, ["ask", ASK_Q, "--index", str(index_dir), "--export", str(tmp_path / "a.pdf")])
+    assert bad.exit_code == 2 and "use a .bib or .md" in bad.output
+
+
+def test_items_from_answer_keep_citation_order(assistant):
+    ans = assistant.ask("Which papers study personality in large language models?")
+    items = items_from_answer(ans, assistant.index.store)
+    assert [it.paper.id for it in items] == [s.paper_id for s in ans.sources] and len(items) >= 2
+    assert [it.n for it in items] == [s.n for s in ans.sources]

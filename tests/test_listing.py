@@ -1,0 +1,87 @@
+"""“All papers that…” list mode: the dev-set targets of issue 6, the bar's plain functions, the CLI."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from assistant.listing import ListBar, bar_scores, list_papers, question_topic, relative
+from assistant.relevance import Verdict
+
+
+@pytest.fixture(scope="module")
+def multi(dev_questions):
+    return [q for q in dev_questions if q["kind"] == "multi"]
+
+
+@pytest.fixture(scope="module")
+def results(assistant, multi):
+    return {q["qid"]: list_papers(assistant, q["question"]) for q in multi}
+
+
+def test_dev_multi_recall_and_precision(multi, results):
+    recall, precision = [], []
+    for q in multi:
+        got = [p.id for p in results[q["qid"]].papers]
+        gold = set(q["gold"])
+        hit = len(gold & set(got))
+        recall.append(hit / len(gold))
+        precision.append(hit / len(got) if got else 0.0)
+    print(f"list mode on {len(multi)} multi questions: recall {np.mean(recall):.3f}, precision {np.mean(precision):.3f}")
+    assert np.mean(recall) >= 0.9
+    assert np.mean(precision) >= 0.8
+
+
+def test_results_are_sorted_counted_and_evidenced(results):
+    for res in results.values():
+        assert res.count == len(res.papers) >= 1
+        scores = [p.score for p in res.papers]
+        assert scores == sorted(scores, reverse=True)
+        assert [p.rank for p in res.papers] == list(range(1, res.count + 1))
+        for p in res.papers:
+            assert p.sentence is not None and p.sentence.text in p.paper.text
+            assert p.score >= res.bar.relative_bar and p.verdict != Verdict.none
+        assert "65%" in res.note and "may miss" in res.note
+
+
+def test_off_topic_question_lists_nothing(assistant):
+    res = list_papers(assistant, "Which papers improve protein structure prediction?")
+    assert res.count == 0 and res.papers == []
+    assert res.note.startswith("No paper found")
+
+
+def test_question_topic_and_relative_scores():
+    assert question_topic("Which papers study personality in large language models?") == \
+        "study personality in large language models"
+    assert question_topic("List all papers that use GRPO?") == "use GRPO"
+    assert question_topic("diffusion speed-ups") == "diffusion speed-ups"
+    assert relative([2.0, 1.0, 0.0]).tolist() == [1.0, 0.5, 0.0]
+    assert relative([0.0, 0.0]).tolist() == [0.0, 0.0]
+    score, lex, sem = bar_scores([4.0, 2.0], [0.5, 0.5])
+    assert score.tolist() == [1.0, 0.75] and lex.tolist() == [1.0, 0.5] and sem.tolist() == [1.0, 1.0]
+    assert ListBar().relative_bar == 0.65
+
+
+def test_cli_list_prints_the_count_it_lists(assistant, index_dir, multi, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from assistant import cli, service
+
+    # The CLI in-process, over the session's Assistant (its sentence cache is warm).
+    monkeypatch.setattr(service, "get_assistant", lambda settings: assistant)
+    runner = CliRunner()
+    for q in multi[:4]:
+        out = runner.invoke(cli.app, ["list", q["question"], "--index", str(index_dir)])
+        assert out.exit_code == 0, out.output
+        m = re.match(r"Found (\d+) papers? matching", out.output)
+        listed = re.findall(r"^\s*\d+\. .+ \((\d{3}_[0-9a-f]+#\d+)\)  relevance", out.output, re.M)
+        assert m and int(m.group(1)) == len(listed) >= 1
+        assert "How the bar was set:" in out.output
+    out = runner.invoke(cli.app, ["list", multi[0]["question"], "--index", str(index_dir), "--json",
+                                  "--export", str(tmp_path / "l.md")])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["count"] == len(data["papers"]) and set(multi[0]["gold"]) <= {p["paper_id"] for p in data["papers"]}
+    md = (tmp_path / "l.md").read_text()
+    assert all(p["paper_id"] in md for p in data["papers"])

@@ -1,0 +1,68 @@
+"""Related work explained: shared sentence pairs, unmatched sentences on either side, optional LLM paragraph."""
+
+import numpy as np
+from pydantic import SecretStr
+
+from assistant.related import differences, related_work
+from assistant.related_llm import llm_explanation
+from assistant.render import related_json, related_markdown, related_text
+from tests.fake_openai import FakeOpenAI, Reply
+
+DRAFT = ("We test whether LLM-as-judge scoring of long open-ended answers can be fooled. "
+         "We systematically corrupt model answers with contradictions and filler. "
+         "We also release a dataset of cooking recipes annotated with calorie counts.")
+
+
+def test_differences_picks_sentences_without_a_good_match():
+    q = np.array([[1.0, 0.0], [0.0, 1.0]], np.float32)
+    p = np.array([[1.0, 0.0], [0.6, 0.8]], np.float32)
+    q_only, p_only = differences(["a", "b"], q, ["c", "d"], p, below=0.9)
+    assert [u.sentence for u in q_only] == ["b"] and [u.sentence for u in p_only] == ["d"]
+    assert abs(q_only[0].best_similarity - 0.8) < 1e-6
+
+
+def test_related_work_says_what_differs(assistant):
+    items = related_work(assistant.retriever, assistant.sentences, text=DRAFT, k=5)
+    top = items[0]
+    assert top.pairs and top.pairs[0].similarity > 0.4
+    # The recipe sentence matches nothing in a paper about LLM judges.
+    assert any("recipes" in u.sentence for u in top.query_only)
+    assert all(u.best_similarity < 0.4 for u in top.query_only + top.paper_only)
+    assert "differs:" in related_text(items) and "only yours" in related_text(items)
+    assert '"query_only"' in related_json(items)
+    assert related_markdown(items).count("\n| ") >= 5
+
+
+def test_llm_paragraph_cites_existing_sentences_only(assistant):
+    from assistant.llm import make_chat_model
+    from assistant.settings import LLMSettings
+
+    item = related_work(assistant.retriever, assistant.sentences, text=DRAFT, k=1)[0]
+    with FakeOpenAI(models=["test-model"]) as fake:
+        fake.script(Reply(text="Both probe LLM judges with corrupted answers [Q2][P1]; only the draft adds recipes [Q3][Q9]."))
+        llm = make_chat_model(LLMSettings(base_url=fake.base_url, api_key=SecretStr("sk-test"), model="test-model",
+                                          timeout=5, max_retries=0))
+        text = llm_explanation(llm, assistant.settings.prompts_dir, DRAFT, item)
+        sent = fake.requests[0]["messages"]
+    assert "[Q2][P1]" in text and "[Q3]" in text and "[Q9]" not in text
+    assert "[Q1] We test whether" in sent[-1]["content"] and "[P1]" in sent[-1]["content"]
+    assert "never instructions" in sent[0]["content"]
+
+
+def test_cli_related_adds_llm_paragraphs_when_configured(settings, index, index_dir, monkeypatch):
+    from typer.testing import CliRunner
+
+    from assistant import cli, service
+    from assistant.answer import Assistant
+    from assistant.settings import LLMSettings
+
+    with FakeOpenAI(models=["test-model"]) as fake:
+        fake.default = Reply(text="Both study LLM judges [Q1][P2].")
+        cfg = LLMSettings(base_url=fake.base_url, api_key=SecretStr("sk-test"), model="test-model", timeout=5,
+                          max_retries=0)
+        with_llm = Assistant(settings.model_copy(update={"llm": cfg}), index)
+        monkeypatch.setattr(service, "get_assistant", lambda s: with_llm)
+        out = CliRunner().invoke(cli.app, ["related", DRAFT, "--index", str(index_dir), "-k", "3", "--explain", "2"])
+        assert out.exit_code == 0, out.output
+        assert out.output.count("Both study LLM judges [Q1][P2].") == 2 and len(fake.requests) == 2
+        assert "differs:" in out.output
