@@ -42,5 +42,13 @@ eval: setup
 test: setup browser
 	$(PY) -m pytest -q -p no:cacheprovider
 
+# Benchmarks print numbers and write benchmarks/results/*.json|png (not part of `make test`).
+bench: setup
+	$(PIP) install --disable-pip-version-check -q -e '.[bench]'
+	$(PY) benchmarks/bench_ingest.py
+	$(PY) benchmarks/bench_query.py
+	$(PY) benchmarks/bench_answer.py
+	$(PY) benchmarks/concurrency.py
+
 clean:
 	rm -rf $(VENV) data/index tests/artifacts

@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-_NAME = re.compile(r"(?<![\w-])(?:[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|[A-Za-z]+\d[\w-]*)(?![\w-])")
+# ASCII boundaries, not \w: CJK characters are word characters, and "什么是SyPE？" names SyPE.
+_NAME = re.compile(r"(?<![A-Za-z0-9_-])(?:[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9_-]*|[A-Za-z]+\d[A-Za-z0-9_-]*)(?![A-Za-z0-9_-])")
 _COMMON_NAMES = {"LLM", "LLMs", "AI", "RL", "ML", "NLP", "GPU", "GPUs", "CPU", "API", "QA", "MoE", "VLM", "VLMs",
                  "LoRA", "ASR", "RAG", "3D", "2D", "CNN", "CNNs", "GAN", "GANs", "I", "II"}
 
@@ -78,4 +79,4 @@ def question_names(question: str) -> list[str]:
 
 def names_in(names: list[str], text: str) -> bool:
     """True when any of ``names`` occurs in ``text`` as a whole token (case-sensitive)."""
-    return any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", text) for n in names)
+    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", text) for n in names)

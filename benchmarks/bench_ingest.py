@@ -154,6 +154,8 @@ def main() -> None:
     ap.add_argument("--backend", default="onnx-int8", choices=["torch", "onnx", "onnx-int8"])
     ap.add_argument("--raw-sample", type=int, default=2000, help="chunks encoded for the raw encoder rate")
     ap.add_argument("--no-baselines", action="store_true", help="skip the naive LangChain and torch runs")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the runs of results/ingest.json that this invocation does not redo")
     ap.add_argument("--child", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
@@ -186,6 +188,15 @@ def main() -> None:
         print(json.dumps(r), flush=True)
         if n != max(sizes):
             shutil.rmtree(d, ignore_errors=True)
+    if args.merge and (RESULTS / "ingest.json").exists():
+        key = lambda r: (r["kind"], r["backend"], r["papers"])  # noqa: E731
+        done = {key(r) for r in res["runs"]}
+        old = json.loads((RESULTS / "ingest.json").read_text())
+        kept = [r for r in old["runs"] if key(r) not in done]
+        for r in kept:
+            r.setdefault("from_earlier_run", old["machine"]["date"])
+        res["runs"] = kept + res["runs"]
+        res["runs"].sort(key=lambda r: (r["kind"] != "naive_langchain", r["backend"] == args.backend, r["papers"]))
     ours = [r for r in res["runs"] if r["kind"] == "ours" and r["backend"] == args.backend]
     naive = next((r for r in res["runs"] if r["kind"] == "naive_langchain"), None)
     first = ours[0] if ours else None

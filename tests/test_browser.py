@@ -9,7 +9,6 @@ tests/artifacts/. Chromium comes from apt (`make browser`), never from `playwrig
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest

@@ -344,8 +344,6 @@ def test_question_wholly_in_another_script_abstains_instead_of_citing_at_random(
     assert ans.answer == "No relevant abstract found in the indexed papers."
 
 
-@pytest.mark.xfail(reason="relevance._NAME needs a non-word char before a name, and CJK characters are word "
-                          "characters, so 'SyPE' in '什么是SyPE？' is not seen as a name", strict=False)
 def test_cjk_question_naming_a_method_finds_it(assistant):
     ans = assistant.ask("什么是SyPE？")
     assert ans.sources and ans.sources[0].paper_id == SYPE

@@ -162,6 +162,7 @@ def test_bm25_cache_is_local_and_rebuilt_when_the_server_changes(chroma_server, 
     extra = tmp_path / "extra.txt"
     extra.write_text("ICML 2026\n\nWe introduce Zorblax, a quokka-inspired optimizer for sparse transformers.\n")
     ingest([extra], server_index)  # the first machine writes
+    time.sleep(1.1)  # a reader re-reads the store's state at most once a second
     hits = other.lexical().search("quokka zorblax", 3)
     assert hits and other.lexical().paper_ids[hits[0][0]] == "extra#1"
     server_index.store.delete_papers(["extra#1"])

@@ -20,10 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-FORMAT = 2
+FORMAT = 3
 """Version of the saved layout; a saved index of another version is rebuilt."""
 
 _WORD = re.compile(r"(?u)\b\w[\w\-]*\w\b|\b\w\w\b")
+# CJK scripts write no spaces, so "什么是SyPE" must be cut where the script changes.
+_SCRIPT_CHANGE = re.compile(r"(?<=[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef])(?=[A-Za-z0-9])|"
+                            r"(?<=[A-Za-z0-9])(?=[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef])")
 
 
 @lru_cache(maxsize=1)
@@ -44,7 +47,7 @@ def tokenize(text: str) -> list[str]:
     """BM25 terms of ``text``: stemmed, stop words dropped; a hyphenated word yields itself and its parts."""
     stop = _stopwords()
     words = []
-    for m in _WORD.finditer(text.lower()):
+    for m in _WORD.finditer(_SCRIPT_CHANGE.sub(" ", text.lower())):
         w = m.group(0)
         if "-" in w:
             words.extend(p for p in w.split("-") if len(p) > 1)
