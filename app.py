@@ -218,7 +218,12 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     import tempfile
     import uuid
 
+    import atexit
+    import shutil
+
     export_dir = tempfile.mkdtemp(prefix="paper-assistant-export-")
+    # Downloads are served from here while the app runs; nothing should outlive the process.
+    atexit.register(shutil.rmtree, export_dir, True)
 
     def list_chat(message: str, history: list):
         from assistant.listing import list_papers

@@ -63,3 +63,23 @@ def test_graded_ndcg_and_question_loader(tmp_path):
     with pytest.raises(ValueError, match=":2: invalid JSON"):
         load_questions(f)
     assert len(load_questions(DEV)) == 68
+
+
+def test_csfcube_mode_on_a_tiny_pool(tmp_path, encoder):
+    import json
+
+    from assistant.evaluate import run_csfcube
+
+    docs = {"c:1": "Morphology learning. We induce word morphology from a lexicon without morphemes.",
+            "c:2": "Protein folding. We predict protein structures with diffusion models.",
+            "c:3": "Word formation. A learner of morphological relations between words.",
+            "c:q": "Whole word morphology. We learn morphology without morphemes."}
+    (tmp_path / "corpus.jsonl").write_text("\n".join(json.dumps({"id": k, "title": "", "abstract": v}) for k, v in docs.items()))
+    q = {"qid": "q", "query": docs["c:q"], "facet": "method", "facet_text": "We learn morphology without morphemes.",
+         "query_paper_id": "c:q", "gold_ids": ["c:1", "c:3"], "candidate_ids": ["c:2", "c:1", "c:3", "c:q"],
+         "graded_relevance": {"c:1": 3, "c:3": 2, "c:2": 0}}
+    (tmp_path / "queries.jsonl").write_text(json.dumps(q))
+    res = run_csfcube(encoder, tmp_path)
+    assert res["queries"] == 1
+    assert res["R@20"] == 1.0
+    assert res["NDCG@20"] > 0.9  # the protein paper must come last
