@@ -266,9 +266,10 @@ def evaluate_cmd(
 
     settings = _settings(index)
     if csfcube is not None:
-        from vectorstore.embedding import get_encoder
+        from vectorstore.embedding import get_encoder, resolve_backend
 
-        res = run_csfcube(get_encoder(settings.embedding.model), csfcube)
+        e = settings.embedding
+        res = run_csfcube(get_encoder(e.model, e.batch_size, resolve_backend(e.model, e.backend)), csfcube)
         if as_json:
             typer.echo(json.dumps(res, indent=2))
         else:

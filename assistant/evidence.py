@@ -3,7 +3,9 @@
 Hybrid sentence scoring: dense cosine (question ↔ sentence, MiniLM) plus an idf-weighted lexical
 coverage of the question's terms, with extra weight for terms that carry numbers or names
 (capitals/digits) and a small bonus for sentences with figures when the question asks for a quantity.
-Sentence embeddings are computed once per paper and cached in-process.
+Sentence embeddings are contextual (pooled from the chunk's forward pass, see
+vectorstore.sentences): read from the index, where ingest stored them, and computed only for papers
+stored without them; either way cached in-process.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vectorstore.chunking import sentence_spans
+from vectorstore.chunking import Chunker, sentence_spans
 from vectorstore.embedding import Encoder
+from vectorstore.sentences import embed_chunks, merge_paper, unpack
 from vectorstore.lexical import LexicalIndex, tokenize
 from vectorstore.papers import Paper
 
@@ -45,13 +48,20 @@ class Sentence:
 
 
 class SentenceCache:
-    """Sentences and their embeddings per paper (LRU, ``capacity`` papers). Thread-safe."""
+    """Sentences and their embeddings per paper (LRU, ``capacity`` papers). Thread-safe.
 
-    def __init__(self, encoder: Encoder, capacity: int = 4096):
+    ``store`` (a ChunkStore, optional) supplies the vectors ingest stored; papers it lacks (or all,
+    without a store) are embedded here with the same chunking and pooling as ingest.
+    """
+
+    def __init__(self, encoder: Encoder, store=None, capacity: int = 4096):
         self.encoder = encoder
+        self.store = store
         self.capacity = capacity
+        self._chunker = Chunker(encoder.count_tokens, encoder.max_tokens)
         self._data: OrderedDict[str, tuple[list[Sentence], np.ndarray]] = OrderedDict()
         self._lock = threading.Lock()
+        self.computed = 0  # papers whose sentence vectors had to be computed (not found in the store)
 
     def get(self, papers: list[Paper]) -> dict[str, tuple[list[Sentence], np.ndarray]]:
         """``{paper id: (sentences, embeddings of shape (n_sentences, dim))}`` for ``papers``."""
@@ -65,19 +75,49 @@ class SentenceCache:
                 else:
                     missing.append((key, p))
         if missing:
-            sents = {key: [Sentence(p.id, p.text[s:e], s, e) for s, e in sentence_spans(p.text)] for key, p in missing}
-            flat = [s.text for key, _ in missing for s in sents[key]]
-            vecs = self.encoder.encode(flat)
-            pos = 0
+            found = self._from_store([p for _, p in missing])
+            todo = [p for _, p in missing if p.id not in found]
+            if todo:
+                found.update(self._compute(todo))
             with self._lock:
                 for key, p in missing:
-                    n = len(sents[key])
-                    entry = (sents[key], vecs[pos : pos + n])
-                    pos += n
+                    sents = [Sentence(p.id, p.text[s:e], s, e) for s, e in sentence_spans(p.text)]
+                    entry = (sents, found[p.id])
                     self._data[key] = entry
                     out[p.id] = entry
                 while len(self._data) > self.capacity:
                     self._data.popitem(last=False)
+        return out
+
+    def _from_store(self, papers: list[Paper]) -> dict[str, np.ndarray]:
+        if self.store is None:
+            return {}
+        try:
+            metas = self.store.chunk_metadata_by_paper([p.id for p in papers])
+        except Exception:  # the store is a cache here; a failed read just means computing
+            return {}
+        out = {}
+        for p in papers:
+            parts = [u for m in metas.get(p.id, []) if (u := unpack(m, self.encoder.dim)) is not None]
+            vecs = merge_paper(p, parts, self.encoder.dim) if parts else None
+            if vecs is not None:
+                out[p.id] = vecs
+        return out
+
+    def _compute(self, papers: list[Paper]) -> dict[str, np.ndarray]:
+        chunks = [c for p in papers for c in self._chunker.split(p)]
+        by_id = {p.id: p for p in papers}
+        _, spans, span_vecs = embed_chunks(chunks, by_id, self.encoder)
+        parts: dict[str, list] = {}
+        for c, sp, sv in zip(chunks, spans, span_vecs):
+            parts.setdefault(c.paper_id, []).append((sp, sv))
+        self.computed += len(papers)
+        out = {}
+        for p in papers:
+            vecs = merge_paper(p, parts.get(p.id, []), self.encoder.dim)
+            if vecs is None:  # cannot happen with one splitter on both sides; keep answers working
+                vecs = self.encoder.encode([p.text[s:e] for s, e in sentence_spans(p.text)])
+            out[p.id] = vecs
         return out
 
 

@@ -54,7 +54,7 @@ class ListBar:
     """The knobs of the per-paper bar (see the module docstring for how they were set)."""
 
     pool: int = 20
-    relative_bar: float = 0.65
+    relative_bar: float = 0.62
     lexical_weight: float = 0.5
     near_misses: int = 3
 

@@ -55,9 +55,9 @@ class RelevanceEvidence:
 class AbstentionRule:
     """Thresholds of the abstention rule (see module docstring)."""
 
-    none_dense: float = 0.30
-    none_sentence: float = 0.34
-    weak_sum: float = 0.80
+    none_dense: float = 0.28
+    none_sentence: float = 0.335
+    weak_sum: float = 0.745
 
     def decide(self, ev: RelevanceEvidence | None) -> Verdict:
         """The verdict for the top paper's evidence; None (nothing retrieved) → Verdict.none."""

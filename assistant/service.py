@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 
 from assistant.settings import Settings
-from vectorstore.embedding import get_encoder
+from vectorstore.embedding import get_encoder, resolve_backend
 from vectorstore.index import Index, open_index
+from vectorstore.store import built_with, make_client
 
 _lock = threading.Lock()
 _indexes: dict[tuple, Index] = {}
@@ -15,7 +16,19 @@ _indexes: dict[tuple, Index] = {}
 def _key(settings: Settings) -> tuple:
     s = settings.store
     return (str(settings.index.resolve()), s.collection, s.host, s.port, settings.embedding.model,
-            getattr(settings.embedding, "backend", "torch"))
+            settings.embedding.backend)
+
+
+def index_backend(settings: Settings) -> str:
+    """The concrete embedding backend for the configured index (see resolve_backend's ``auto``)."""
+    e, s = settings.embedding, settings.store
+    if e.backend != "auto":
+        return e.backend
+    existing = None
+    if s.host or (settings.index / "chroma").exists():
+        existing = built_with(make_client(settings.index, host=s.host, port=s.port, ssl=s.ssl, headers=s.headers),
+                              s.collection)
+    return resolve_backend(e.model, e.backend, existing)
 
 
 def get_index(settings: Settings, create: bool = False) -> Index:
@@ -27,8 +40,7 @@ def get_index(settings: Settings, create: bool = False) -> Index:
     with _lock:
         if key in _indexes:
             return _indexes[key]
-        encoder = get_encoder(settings.embedding.model, settings.embedding.batch_size,
-                              getattr(settings.embedding, "backend", "torch"))
+        encoder = get_encoder(settings.embedding.model, settings.embedding.batch_size, index_backend(settings))
         s = settings.store
         index = open_index(settings.index, encoder, collection=s.collection, create=create, host=s.host,
                            port=s.port, ssl=s.ssl, headers=s.headers)

@@ -34,9 +34,10 @@ class EmbeddingSettings(BaseModel):
         None, ge=16, description="chunk budget in word pieces; None = the model's max_seq_length"
     )
     backend: str = Field(
-        "torch", pattern="^(torch|onnx|onnx-int8)$",
-        description="torch (sentence-transformers), onnx (local fp32 export, same vectors) or onnx-int8 "
-                    "(dynamic int8, ~3x faster; a separate index identity)",
+        "auto", pattern="^(auto|torch|onnx|onnx-int8)$",
+        description="auto (an existing index's own backend; onnx-int8 for a new one when the model is a "
+                    "local mean-pooling folder, else torch), torch (sentence-transformers), onnx (local fp32 "
+                    "export, same vectors as torch) or onnx-int8 (dynamic int8, ~3x faster; its own index identity)",
     )
 
 

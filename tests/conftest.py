@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -31,6 +36,37 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """(host, port) of a fresh `chroma run` server; killed by its PID at the end of the session."""
+    exe = Path(sys.executable).parent / "chroma"
+    data = tmp_path_factory.mktemp("chroma-server")
+    port = free_port()
+    log = open(data / "server.log", "w")
+    proc = subprocess.Popen([str(exe), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, ANONYMIZED_TELEMETRY="False"))
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"chroma server did not start: {(data / 'server.log').read_text()[-2000:]}")
+        time.sleep(0.2)
+    yield "127.0.0.1", port
+    os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    log.close()
 
 
 @pytest.fixture(scope="session")

@@ -26,14 +26,14 @@ def test_abstention_never_drops_answerable_questions(report):
     a = report.abstention
     assert a.none_questions == 10 and a.answerable_questions == 58
     assert a.answerable_abstained <= 0.03
-    assert a.answerable_flagged <= 0.12
-    assert a.none_abstained >= 0.3
+    assert a.answerable_flagged <= 0.10
+    assert a.none_abstained >= 0.2
     assert len(a.tradeoff) == 6 and a.tradeoff[2]["scale"] == 1.0
 
 
 def test_evidence_accuracy_on_lookups(report):
     assert report.evidence_n == 17
-    assert report.evidence_accuracy >= 0.6
+    assert report.evidence_accuracy >= 0.7
 
 
 def test_report_text_has_all_modes(report):

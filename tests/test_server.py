@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
@@ -27,37 +24,6 @@ pytestmark = pytest.mark.server
 
 OMNIMOE_Q = "Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?"
 OMNIMOE = "000_12a0d7b1c5c902c5#13"
-
-
-@pytest.fixture(scope="session")
-def chroma_server(tmp_path_factory):
-    """(host, port) of a fresh `chroma run` server; killed by its PID at the end of the session."""
-    exe = Path(sys.executable).parent / "chroma"
-    data = tmp_path_factory.mktemp("chroma-server")
-    port = free_port()
-    log = open(data / "server.log", "w")
-    proc = subprocess.Popen([str(exe), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, ANONYMIZED_TELEMETRY="False"))
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"chroma server did not start: {(data / 'server.log').read_text()[-2000:]}")
-        time.sleep(0.2)
-    yield "127.0.0.1", port
-    os.kill(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    log.close()
 
 
 @pytest.fixture(scope="session")

