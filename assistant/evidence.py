@@ -150,7 +150,8 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
     + result_bonus·[s reports a finding] + position_weight·relative position − centrality_penalty·cos(s, abstract
     centroid)``. The last three encode that a question naming a paper by its gist asks about a detail,
     and details sit in later, less central, result-reporting sentences rather than the opening summary.
-    Weights were set on the lookup questions of dev.jsonl (11 of 17 gold sentences first; dense alone: 6).
+    Weights were set on the lookup questions of dev.jsonl (12 of 17 gold sentences first with the
+    contextual sentence vectors stored at ingest; 11 with separately encoded sentences; dense alone: 6).
     """
     n = len(sentences)
     if not n:

@@ -43,6 +43,9 @@ def test_pack_round_trip_and_malformed_metadata():
     got_spans, got = unpack(pack(spans, v), 384)
     assert got_spans == spans
     assert np.min(np.sum(got * v, axis=1)) > 0.999
+    # A chunk whose sentences all went to its neighbours (overlap, or one long sentence split in three).
+    empty_spans, empty = unpack(pack([], np.zeros((0, 384), np.float32)), 384)
+    assert empty_spans == [] and empty.shape == (0, 384)
     assert unpack({}, 384) is None
     assert unpack({**pack(spans, v), "sentence_vecs": "bm90IHZlY3M="}, 384) is None
     assert unpack(pack(spans, v), 128) is None
@@ -100,3 +103,21 @@ def test_an_index_without_sentence_vectors_still_answers_and_is_upgraded_by_inge
     again = SentenceCache(encoder, idx.store)
     again.get(list(mini.values()))
     assert again.computed == 0
+
+
+def test_a_sentence_longer_than_a_chunk_is_stored_once(tmp_path, encoder):
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    long_sentence = "We study " + ", ".join(f"the effect of factor {i} on model calibration" for i in range(40)) + "."
+    src = tmp_path / "long.txt"
+    src.write_text(f"ICML 2026\n\n{long_sentence} It works.\n")
+    idx = open_index(tmp_path / "idx", encoder)
+    report = ingest([src], idx, chunker=Chunker(encoder.count_tokens, 60, overlap_tokens=15))
+    assert report.chunks_total >= 4
+    metas = idx.store.chunks.get(include=["metadatas"])["metadatas"]
+    stored = [unpack(m, encoder.dim)[0] for m in metas]
+    assert sum(len(s) for s in stored) == 2 and sum(1 for s in stored if not s) >= 2
+    cache = SentenceCache(encoder, idx.store)
+    sents, vecs = cache.get(list(idx.store.get_papers(["long#1"]).values()))["long#1"]
+    assert cache.computed == 0 and [s.text for s in sents] == [long_sentence, "It works."] and vecs.shape == (2, 384)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,13 +132,18 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
             on_total(len(todo))
         # Similar lengths in one batch waste less padding in the encoder.
         todo.sort(key=lambda ph: len(ph[0].text))
-        for i in range(0, len(todo), paper_batch):
-            batch = todo[i : i + paper_batch]
-            written, reused = _write_batch(batch, index, chunker, write_batch)
-            report.chunks_written += written
-            report.chunks_reused += reused
-            if progress:
-                progress(len(batch))
+        # Batch i is written to Chroma on a second thread while batch i+1 is embedded (the encoder
+        # releases the GIL); batches still commit in order, and at most two are in flight.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer") as writer:
+            pending = None
+            for i in range(0, len(todo), paper_batch):
+                batch = todo[i : i + paper_batch]
+                embedded = _embed_batch(batch, index, chunker)
+                if pending is not None:
+                    _finish(pending, report, progress)
+                pending = writer.submit(_store_batch, embedded, index, write_batch)
+            if pending is not None:
+                _finish(pending, report, progress)
         if todo or gone or orphans:
             store.bump_generation()
         report.papers_total, report.chunks_total = store.counts()
@@ -149,12 +155,29 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         lock.release()
 
 
-def _write_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker,
-                 write_batch: int = 4096) -> tuple[int, int]:
-    """Store one batch of papers: chunks first, then the paper records (the commit marks).
+def _finish(pending, report: IngestReport, progress) -> None:
+    written, reused, n_papers = pending.result()  # re-raises the writer's error here
+    report.chunks_written += written
+    report.chunks_reused += reused
+    if progress:
+        progress(n_papers)
 
-    Returns ``(chunks written, of which re-used from the store without embedding)``.
-    """
+
+@dataclass
+class _Embedded:
+    """One batch ready to store: its chunks, their vectors and packed sentence vectors."""
+
+    batch: list[tuple[Paper, str]]
+    papers: dict[str, Paper]
+    chunks: list[Chunk]
+    vecs: np.ndarray
+    sentence_meta: list[dict]
+    stale: list[str]
+    reused: int
+
+
+def _embed_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker) -> _Embedded:
+    """Chunk and embed one batch of papers, re-using stored vectors where the store has them."""
     store = index.store
     papers = {p.id: p for p, _ in batch}
     chunks: list[Chunk] = [c for p, _ in batch for c in chunker.split(p)]
@@ -165,9 +188,11 @@ def _write_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker,
     # vector, and its sentences' vectors if the paper's sentence assignment still matches.
     known = store.chunk_records([c.id for c in chunks if c.id in have])
     spans_by_chunk = {}
-    for pid, paper in papers.items():
-        own = [c for c in chunks if c.paper_id == pid]
-        for c, sp in zip(own, assign_sentences(paper, own)):
+    by_paper: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        by_paper.setdefault(c.paper_id, []).append(c)
+    for pid, own in by_paper.items():
+        for c, sp in zip(own, assign_sentences(papers[pid], own)):
             spans_by_chunk[c.id] = sp
     reusable = {}
     for cid, (vec, meta) in known.items():
@@ -189,18 +214,27 @@ def _write_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker,
             vecs[k] = vec
             sentence_meta[k] = {SPANS_KEY: meta[SPANS_KEY], VECS_KEY: meta[VECS_KEY]}
     stale = [cid for cid in have if cid not in new_ids]
-    if stale:
-        store.delete_chunks(stale)
+    return _Embedded(batch, papers, chunks, vecs, sentence_meta, stale, len(chunks) - len(fresh))
+
+
+def _store_batch(e: _Embedded, index: Index, write_batch: int = 4096) -> tuple[int, int, int]:
+    """Store one embedded batch: chunks first, then the paper records (the commit marks).
+
+    Returns ``(chunks written, of which re-used from the store without embedding, papers)``.
+    """
+    store = index.store
+    if e.stale:
+        store.delete_chunks(e.stale)
     step = max(1, min(write_batch, store.max_batch_size()))
-    for j in range(0, len(chunks), step):
-        store.upsert_chunks(chunks[j : j + step], vecs[j : j + step], papers, sentence_meta[j : j + step])
+    for j in range(0, len(e.chunks), step):
+        store.upsert_chunks(e.chunks[j : j + step], e.vecs[j : j + step], e.papers, e.sentence_meta[j : j + step])
     # Paper records last: they are the commit marks.
     rows: dict[str, list[int]] = {}
-    for k, c in enumerate(chunks):
+    for k, c in enumerate(e.chunks):
         rows.setdefault(c.paper_id, []).append(k)
     paper_vecs = []
-    for p, _ in batch:
-        v = vecs[rows[p.id]].mean(axis=0)
+    for p, _ in e.batch:
+        v = e.vecs[rows[p.id]].mean(axis=0)
         paper_vecs.append(v / (np.linalg.norm(v) or 1.0))
-    store.upsert_papers([p for p, _ in batch], [h for _, h in batch], np.vstack(paper_vecs))
-    return len(chunks), len(chunks) - len(fresh)
+    store.upsert_papers([p for p, _ in e.batch], [h for _, h in e.batch], np.vstack(paper_vecs))
+    return len(e.chunks), e.reused, len(e.batch)

@@ -70,7 +70,8 @@ def pack(spans: list[tuple[int, int]], vecs: np.ndarray) -> dict[str, str]:
 
     Rows are unit vectors, so int8 with a per-row max-abs scale keeps cosines within ~2e-3.
     """
-    vecs = np.asarray(vecs, dtype=np.float32).reshape(len(spans), -1)
+    vecs = np.asarray(vecs, dtype=np.float32)
+    vecs = vecs.reshape(len(spans), -1) if len(spans) else np.zeros((0, 0), np.float32)
     scale = np.abs(vecs).max(axis=1, keepdims=True) if len(spans) else np.zeros((0, 1), np.float32)
     scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
     q = np.round(vecs / scale * 127).astype(np.int8)
