@@ -188,7 +188,8 @@ class Assistant:
     def __init__(self, settings: Settings, index: Index, rule: AbstentionRule | None = None):
         self.settings = settings
         self.index = index
-        self.retriever = HybridRetriever(index, settings.retrieval.candidates, settings.retrieval.rrf_k)
+        self.retriever = HybridRetriever(index, settings.retrieval.candidates, settings.retrieval.rrf_k,
+                                         settings.retrieval.coverage_weight)
         self.sentences = SentenceCache(index.encoder, index.store)
         self.rule = rule or AbstentionRule()
         self.llm = make_chat_model(settings.llm) if settings.llm.configured else None

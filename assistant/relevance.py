@@ -62,7 +62,7 @@ class AbstentionRule:
 
     none_dense: float = 0.28
     none_sentence: float = 0.335
-    weak_sum: float = 0.745
+    weak_sum: float = 0.72
 
     def decide(self, ev: RelevanceEvidence | None) -> Verdict:
         """The verdict for the top paper's evidence; None (nothing retrieved) → Verdict.none."""

@@ -15,6 +15,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
+from assistant.evidence import lexical_coverage, term_weights
 from vectorstore.index import Index
 from vectorstore.papers import Paper
 
@@ -89,6 +90,21 @@ def reciprocal_rank_fusion(rankings: list[list[str]], k: int = 60, weights: list
     return ids, [fused[d] for d in ids]
 
 
+def coverage_fusion(ids: list[str], scores: list[float], coverage: list[float], weight: float) -> Ranking:
+    """Fused scores plus ``weight`` × query-term coverage, re-sorted: ``(ids, scores)`` best first.
+
+    ``coverage[i]`` in [0, 1] is the idf-weighted share of the query's terms that occur anywhere in
+    paper ``ids[i]`` (assistant.evidence.lexical_coverage over the whole abstract). RRF and BM25 see
+    the best chunk's terms; coverage rewards the paper that mentions *all* of the question's parts
+    (coordination-level matching, as in early IR; Salton & McGill 1983). With RRF's 1/(60+rank)
+    scores, 0.005 × a coverage gap of 0.3 is worth about six ranks. Measured on dev.jsonl: hybrid MRR
+    0.974 → 0.978 (R@5 0.984 → 0.990); with 23k distractors, MRR 0.50 → 0.59.
+    """
+    fused = [s + weight * c for s, c in zip(scores, coverage)]
+    order = sorted(range(len(ids)), key=lambda i: -fused[i])
+    return [ids[i] for i in order], [fused[i] for i in order]
+
+
 def mmr(query_vec: np.ndarray, doc_vecs: np.ndarray, relevance: list[float], k: int, lam: float = 0.7) -> list[int]:
     """Maximal marginal relevance order: indices into ``doc_vecs`` (shape ``(n, dim)``, normalized).
 
@@ -121,10 +137,13 @@ class HybridRetriever:
     ``candidates`` chunk hits are fetched from each ranker; ``rrf_k`` is the RRF constant.
     """
 
-    def __init__(self, index: Index, candidates: int = 50, rrf_k: int = 60):
+    def __init__(self, index: Index, candidates: int = 50, rrf_k: int = 60, coverage_weight: float = 0.005,
+                 coverage_pool: int = 30):
         self.index = index
         self.candidates = candidates
         self.rrf_k = rrf_k
+        self.coverage_weight = coverage_weight
+        self.coverage_pool = coverage_pool
 
     # --- rankers, each (paper_ids, scores) ------------------------------------------------------
     def dense(self, query_vec: np.ndarray, filters: Filters | None = None,
@@ -178,8 +197,15 @@ class HybridRetriever:
             ids, scores = reciprocal_rank_fusion([d_ids, b_ids], k=self.rrf_k)
         dense_of = dict(zip(d_ids, d_scores))
         bm25_of = dict(zip(b_ids, b_scores))
-        pool = ids[: max(k * 3, k) if use_mmr else k]
+        rerank = mode == "hybrid" and self.coverage_weight > 0
+        pool = ids[: max(k * 3 if use_mmr else k, self.coverage_pool if rerank else 0)]
         papers = self.index.store.get_papers(pool)
+        if rerank:
+            weights = term_weights(query, self.index.lexical())
+            kept = [(pid, sc) for pid, sc in zip(ids, scores) if pid in papers]
+            ids, scores = coverage_fusion([pid for pid, _ in kept], [sc for _, sc in kept],
+                                          [lexical_coverage(papers[pid].text, weights) for pid, _ in kept],
+                                          self.coverage_weight)
         out = [
             ScoredPaper(papers[pid], s, dense_of.get(pid, 0.0), bm25_of.get(pid, 0.0),
                         sorted(chunk_hits.get(pid, []), key=lambda c: -c.score))

@@ -54,6 +54,8 @@ class RetrievalSettings(BaseModel):
     k: int = Field(5, ge=1, le=100, description="papers returned by a normal question")
     candidates: int = Field(50, ge=5, description="chunk hits fetched from each ranker before fusion")
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant (Cormack et al. 2009)")
+    coverage_weight: float = Field(0.005, ge=0.0, description="hybrid: weight of the abstract's query-term coverage "
+                                   "added to the RRF score of the top 30 papers (0 = plain RRF)")
     mode: str = Field("hybrid", pattern="^(hybrid|dense|bm25)$")
     mmr: bool = False
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
