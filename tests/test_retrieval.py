@@ -1,11 +1,31 @@
 from assistant.metrics import ranking_metrics
-from assistant.retrieval import Filters, PaperRetriever, reciprocal_rank_fusion
+from assistant.retrieval import Filters, HybridRetriever, PaperRetriever, coverage_fusion, reciprocal_rank_fusion
 
 
 def test_rrf_orders_by_summed_reciprocal_ranks():
     ids, scores = reciprocal_rank_fusion([["a", "b", "c"], ["c", "a"]], k=60)
     assert ids == ["a", "c", "b"]
     assert abs(scores[0] - (1 / 61 + 1 / 62)) < 1e-12
+
+
+def test_coverage_fusion_reorders_only_by_a_real_coverage_gap():
+    ids, scores = coverage_fusion(["a", "b", "c"], [1 / 61, 1 / 62, 1 / 63], [0.2, 0.9, 0.2], 0.005)
+    assert ids == ["b", "a", "c"] and abs(scores[0] - (1 / 62 + 0.0045)) < 1e-9
+    ids, _ = coverage_fusion(["a", "b"], [1 / 61, 1 / 62], [0.5, 0.55], 0.005)  # 0.05 apart: worth < 1 rank
+    assert ids == ["a", "b"]
+    assert coverage_fusion(["a", "b"], [1 / 61, 1 / 62], [0.0, 1.0], 0.0)[0] == ["a", "b"]
+
+
+def test_coverage_rerank_changes_only_hybrid_and_only_by_coverage(assistant):
+    idx = assistant.index
+    q = "Which language model was used for the gradient-free prompt optimization experiment?"
+    plain = HybridRetriever(idx, coverage_weight=0.0).search(q, k=10)
+    covered = HybridRetriever(idx).search(q, k=10)
+    assert {p.id for p in covered} <= {p.id for p in HybridRetriever(idx, coverage_weight=0.0).search(q, k=30)}
+    assert [p.id for p in HybridRetriever(idx).search(q, k=10, mode="dense")] == \
+        [p.id for p in HybridRetriever(idx, coverage_weight=0.0).search(q, k=10, mode="dense")]
+    assert [p.score for p in covered] == sorted((p.score for p in covered), reverse=True)
+    assert all(c.score >= 0 for c in covered) and len(plain) == len(covered) == 10
 
 
 def test_papers_not_chunks_each_once(assistant):
