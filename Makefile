@@ -14,8 +14,8 @@ export TOKENIZERS_PARALLELISM := false
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
-	# torch first, from the CPU wheel on local disk, so nothing can pull a CUDA build.
-	$(PIP) install --disable-pip-version-check -q torch==2.13.0
+	# torch first, the CPU build ("+cpu": no CUDA wheel can match) from the wheel on local disk.
+	$(PIP) install --disable-pip-version-check -q "torch==2.13.0+cpu"
 	$(PIP) install --disable-pip-version-check -q -e '.[test]'
 	touch $(STAMP)
 
@@ -52,3 +52,4 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) data/index tests/artifacts
+	@echo "the ONNX export cache stays in ~/.cache/paper-assistant/onnx (shared by every checkout)"

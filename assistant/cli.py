@@ -313,7 +313,7 @@ def serve(
 
 def main() -> None:
     """Console entry point: run the app, turning known errors into one line on stderr."""
-    from assistant.errors import USER_ERRORS
+    from assistant.errors import USER_ERRORS, one_line
 
     try:
         # Without standalone mode click returns (not raises) the code of a `typer.Exit(n)`.
@@ -326,7 +326,7 @@ def main() -> None:
         typer.echo("aborted", err=True)
         sys.exit(130)
     except USER_ERRORS as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {one_line(exc)}", err=True)
         sys.exit(2)
     except Exception as exc:  # click usage errors and anything unexpected: still one line
         import click

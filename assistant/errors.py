@@ -14,3 +14,17 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     QuestionError, UnknownPaperError, CorpusError, StoreError, EmbeddingModelError, ValidationError,
     FileNotFoundError, ValueError,
 )
+
+
+def one_line(exc: BaseException) -> str:
+    """A user error as one line; a settings ValidationError names each bad field and its input."""
+    if isinstance(exc, ValidationError):
+        parts = []
+        for err in exc.errors():
+            where = ".".join(str(x) for x in err.get("loc", ())) or "settings"
+            got = err.get("input")
+            shown = "" if isinstance(got, dict) else f" (got {got!r})"
+            parts.append(f"{where}: {err.get('msg', 'invalid')}{shown}")
+        return "invalid setting " + "; ".join(parts)
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__

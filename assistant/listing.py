@@ -47,7 +47,7 @@ from vectorstore.papers import Paper
 _LEAD = re.compile(
     r"^\s*(?:please\s+)?(?:which|what|list|find|show(?:\s+me)?|give\s+me|are\s+there(?:\s+any)?|is\s+there(?:\s+any)?|all)\s+"
     r"(?:of\s+)?(?:all\s+|the\s+|any\s+|other\s+)?(?:papers|works|studies|approaches|methods|articles|abstracts)\s+"
-    r"(?:that\s+|which\s+|who\s+|in\s+the\s+index\s+)?", re.I)
+    r"(?:that\s+|which\s+|who\s+|in\s+the\s+index\s+)?(?:(?:are|is)\s+(?:about|on)\s+)?", re.I)
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def bar_note(result: ListResult) -> str:
     """How the bar was set and what it may miss, in one paragraph."""
     b = result.bar
     head = (f"Listed every paper whose evidence reaches {b.relative_bar:.0%} of the best match's "
-            f"(equal parts keyword match, BM25, and best-sentence similarity to “{result.topic}”), "
+            f"(equal parts keyword match by BM25 and best-sentence similarity to “{result.topic}”), "
             f"among the {result.pool_size} top-ranked of {result.indexed} indexed papers.")
     if not result.papers:
         head = (f"No paper found: the best of the {result.pool_size} top-ranked of {result.indexed} indexed papers "

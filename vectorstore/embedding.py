@@ -331,10 +331,9 @@ def export_onnx(model_dir: str | Path, quantized: bool = False, cache: str | Pat
         raise EmbeddingModelError(f"no model weights in {model_dir}")
     import onnxruntime
 
-    st = weights.stat()
-    # "v1": the export recipe below; change it when the recipe changes, so old files are not reused.
-    key = hashlib.sha1(json.dumps(["v1", str(weights.resolve()), st.st_size, int(st.st_mtime),
-                                   onnxruntime.__version__]).encode()).hexdigest()[:16]
+    # Keyed by the weights' content (not their path), so every checkout and venv of the same model
+    # shares one export. "v1": the export recipe below; change it when the recipe changes.
+    key = hashlib.sha1(json.dumps(["v1", _weights_digest(weights), onnxruntime.__version__]).encode()).hexdigest()[:16]
     folder = Path(cache) if cache else default_onnx_cache()
     folder = folder / key
     fp32, int8 = folder / "model.onnx", folder / "model-int8.onnx"
@@ -362,6 +361,13 @@ def export_onnx(model_dir: str | Path, quantized: bool = False, cache: str | Pat
         except Exception as exc:
             raise EmbeddingModelError(f"cannot export {model_dir} to ONNX: {exc}") from exc
     return target
+
+
+@lru_cache(maxsize=8)
+def _weights_digest(path: Path) -> str:
+    """SHA-1 of a weights file (about 0.1 s for MiniLM's 90 MB), once per process."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha1").hexdigest()
 
 
 def _export_fp32(model_dir: Path, out: Path) -> None:

@@ -252,9 +252,13 @@ class ChunkStore:
             meta = self.chunks.metadata or {}
             built_with, built_dim = meta.get("embedding_model"), meta.get("embedding_dim")
             if built_with is not None and (built_with != model or int(built_dim) != dim):
+                same_weights = built_with.split("+")[0] == model.split("+")[0]
+                fix = ("set PAPER_ASSISTANT_EMBEDDING__BACKEND=auto (it opens an index with the backend it was "
+                       "built with), or re-ingest into a new --index" if same_weights else
+                       "set the model back, or re-ingest into a new --index")
                 raise EmbeddingMismatchError(
                     f"index {collection!r} was built with embedding model {built_with!r} ({built_dim} dims), "
-                    f"but {model!r} ({dim} dims) is configured: set the model back, or re-ingest into a new --index"
+                    f"but {model!r} ({dim} dims) is configured: {fix}"
                 )
         else:
             self.chunks = client.create_collection(
