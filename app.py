@@ -371,7 +371,7 @@ def prepare_assistant(settings: Settings, ingest_default: bool = True) -> Assist
 
     if ingest_default:
         index = get_index(settings, create=True)
-        report = ingest(settings.corpus, index)
+        report = ingest(settings.corpus, index, write_batch=settings.store.write_batch)
         if report.added or report.updated or report.removed:
             print(f"ingested the corpus: {report.summary()}", file=sys.stderr)
     return get_assistant(settings)

@@ -77,7 +77,7 @@ def ingest(
                   transient=True, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task("papers", total=None)
         report = run_ingest(paths, idx, on_total=lambda n: bar.update(task, total=n),
-                            progress=lambda n: bar.advance(task, n))
+                            progress=lambda n: bar.advance(task, n), write_batch=settings.store.write_batch)
     for reason in report.skipped:
         typer.echo(f"skipped: {reason}", err=True)
     typer.echo(report.summary())
@@ -142,7 +142,7 @@ def related(
     paper: Annotated[Optional[str], typer.Option("--paper", help="an indexed paper id, e.g. 000_x#3")] = None,
     index: IndexOpt = None,
     as_json: JsonOpt = False,
-    k: Annotated[int, typer.Option("-k", help="papers to list")] = 10,
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="papers to list")] = 10,
     explain: Annotated[int, typer.Option("--explain", min=0, help="with an LLM configured: a cited paragraph for the top N papers")] = 3,
 ):
     """Rank indexed papers related to a text or a paper: what each shares with it and where it differs."""
@@ -331,7 +331,8 @@ def main() -> None:
     except Exception as exc:  # click usage errors and anything unexpected: still one line
         import click
 
-        if isinstance(exc, click.ClickException):
+        # typer may carry its own copy of click: recognise click's exceptions by their shape too.
+        if isinstance(exc, click.ClickException) or (hasattr(exc, "show") and hasattr(exc, "exit_code")):
             exc.show()
             sys.exit(exc.exit_code)
         typer.echo(f"error: unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", err=True)

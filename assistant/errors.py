@@ -25,6 +25,7 @@ def one_line(exc: BaseException) -> str:
             got = err.get("input")
             shown = "" if isinstance(got, dict) else f" (got {got!r})"
             parts.append(f"{where}: {err.get('msg', 'invalid')}{shown}")
-        return "invalid setting " + "; ".join(parts)
+        what = "setting" if exc.title == "Settings" else exc.title.lower()
+        return f"invalid {what} " + "; ".join(parts)
     text = str(exc)
     return text.splitlines()[0] if text else type(exc).__name__

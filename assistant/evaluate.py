@@ -94,7 +94,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
         corpus = list(corpus or settings.corpus)
         settings = distractor_settings(settings, corpus, Path(distractors))
         idx = get_index(settings, create=True)
-        ingest([*corpus, distractors], idx)
+        ingest([*corpus, distractors], idx, write_batch=settings.store.write_batch)
     else:
         idx = get_index(settings)
     assistant = Assistant(settings, idx)

@@ -34,6 +34,14 @@ _NUMBER_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|
 _HAS_NUMBER = re.compile(rf"\d|\b{_NUMBER_WORDS}\b", re.I)
 _FIGURE = re.compile(rf"\d+(?:\.\d+)?|\b{_NUMBER_WORDS}\b", re.I)
 _COUNT = re.compile(rf"\b(\d+|{_NUMBER_WORDS})\b", re.I)
+# Cross-references ("Sec. 5", "Table 2", "Eq. (3)") and bracketed citations are not quantities.
+_XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)?s?|appendix|app|thm|theorems?|"
+                   r"lemmas?|alg(?:orithm)?s?|chapters?|ch)\.?\s*\(?\d+(?:\.\d+)*\)?|\[\d+(?:[,\u2013-]\s*\d+)*\]", re.I)
+
+
+def _figures(text: str) -> set[str]:
+    """Figures in ``text`` (numbers and number words), cross-references left out."""
+    return {m.lower() for m in _FIGURE.findall(_XREF.sub(" ", text))}
 _NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
 
 
@@ -143,12 +151,13 @@ def lexical_coverage(sentence: str, weights: dict[str, float]) -> float:
 def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], vecs: np.ndarray,
                     weights: dict[str, float], lexical_weight: float = 0.25, number_bonus: float = 0.3,
                     result_bonus: float = 0.1, position_weight: float = 0.2,
-                    centrality_penalty: float = 0.5) -> np.ndarray:
+                    centrality_penalty: float = 0.5, brevity_penalty: float = 0.3,
+                    min_terms: int = 6) -> np.ndarray:
     """Hybrid support score of each sentence for ``question``: shape ``(len(sentences),)``.
 
     ``cos(q, s) + lexical_weight·coverage(s) + number_bonus·[quantity question ∧ s has a figure]
     + result_bonus·[s reports a finding] + position_weight·relative position − centrality_penalty·cos(s, abstract
-    centroid)``. The last three encode that a question naming a paper by its gist asks about a detail,
+    centroid) − brevity_penalty·max(0, 1 − content terms(s) / min_terms)``. The last three encode that a question naming a paper by its gist asks about a detail,
     and details sit in later, less central, result-reporting sentences rather than the opening summary.
     Weights were set on the lookup questions of dev.jsonl (12 of 17 gold sentences first with the
     contextual sentence vectors stored at ingest; 11 with separately encoded sentences; dense alone: 6).
@@ -161,9 +170,8 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
     score = dense + lexical_weight * lex
     if _QUANTITY_CUE.search(question):
         # Only figures the question does not already state can answer it ("360-degree" is not an answer).
-        known = {m.lower() for m in _FIGURE.findall(question)}
-        score += np.array([number_bonus if {m.lower() for m in _FIGURE.findall(s.text)} - known else 0.0
-                           for s in sentences], dtype=np.float32)
+        known = _figures(question)
+        score += np.array([number_bonus if _figures(s.text) - known else 0.0 for s in sentences], dtype=np.float32)
     score += np.array([result_bonus if _RESULT_CUE.search(s.text) else 0.0 for s in sentences], dtype=np.float32)
     # "Which three abilities…": a sentence enumerating the same count is likely the answer.
     counts = {c.lower() for c in _COUNT.findall(question)}
@@ -171,6 +179,10 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
         score += np.array([number_bonus if counts & {c.lower() for c in _COUNT.findall(s.text)} else 0.0
                            for s in sentences], dtype=np.float32)
     score += position_weight * (np.arange(n, dtype=np.float32) / max(1, n - 1))
+    # A contextual sentence vector carries its chunk's meaning, so filler ("We show more in Sec. 5.")
+    # scores like its neighbours; a sentence with few content terms cannot hold much of an answer.
+    terms = np.array([len(tokenize(s.text)) for s in sentences], dtype=np.float32)
+    score -= brevity_penalty * np.clip(1.0 - terms / min_terms, 0.0, 1.0)
     centroid = vecs.mean(axis=0)
     centroid /= np.linalg.norm(centroid) or 1.0
     return score - centrality_penalty * (vecs @ centroid)

@@ -30,9 +30,6 @@ class EmbeddingSettings(BaseModel):
         description="sentence-transformers model name or local path; the default is the packaged MiniLM.",
     )
     batch_size: int = Field(32, ge=1, description="texts per encoder call")
-    max_tokens: int | None = Field(
-        None, ge=16, description="chunk budget in word pieces; None = the model's max_seq_length"
-    )
     backend: str = Field(
         "auto", pattern="^(auto|torch|onnx|onnx-int8)$",
         description="auto (an existing index's own backend; onnx-int8 for a new one when the model is a "
@@ -47,14 +44,14 @@ class StoreSettings(BaseModel):
     port: int = 8000
     ssl: bool = False
     headers: dict[str, str] = Field(default_factory=dict, description="extra HTTP headers (auth) for the server")
-    write_batch: int = Field(512, ge=1, description="chunks per Chroma upsert / commit")
+    write_batch: int = Field(4096, ge=1, description="records per Chroma write (capped by the client's limit)")
 
 
 class RetrievalSettings(BaseModel):
     k: int = Field(5, ge=1, le=100, description="papers returned by a normal question")
     candidates: int = Field(50, ge=5, description="chunk hits fetched from each ranker before fusion")
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant (Cormack et al. 2009)")
-    coverage_weight: float = Field(0.005, ge=0.0, description="hybrid: weight of the abstract's query-term coverage "
+    coverage_weight: float = Field(0.005, ge=0.0, le=1.0, allow_inf_nan=False, description="hybrid: weight of the abstract's query-term coverage "
                                    "added to the RRF score of the top 30 papers (0 = plain RRF)")
     mode: str = Field("hybrid", pattern="^(hybrid|dense|bm25)$")
     mmr: bool = False

@@ -1,3 +1,5 @@
+import pytest
+
 from vectorstore.chunking import Chunker, sentence_spans
 from vectorstore.papers import Paper
 
@@ -32,3 +34,17 @@ def test_sentence_spans_keep_abbreviations():
     text = "We use e.g. BERT and GPT. Results improve by 3.5 points. Finally, we release code."
     sents = [text[s:e] for s, e in sentence_spans(text)]
     assert sents == ["We use e.g. BERT and GPT.", "Results improve by 3.5 points.", "Finally, we release code."]
+
+
+@pytest.mark.parametrize("text", ["Sparse attention is fast. " * 300, "模型" * 3000 + "。", "a " * 8000,
+                                  "We propose a new method for graph learning. " * 112])
+def test_periodic_text_gets_offsets_that_tile_the_abstract(encoder, text):
+    from vectorstore.chunking import Chunker
+    from vectorstore.papers import Paper
+
+    paper = Paper(id="rep#1", text=text.strip())
+    chunks = Chunker(encoder.count_tokens, encoder.max_tokens).split(paper)
+    assert len(chunks) > 1
+    assert all(paper.text[c.start:c.end] == c.text for c in chunks)
+    assert chunks[0].start == 0 and chunks[-1].end == len(paper.text)
+    assert all(b.start <= a.end + 1 and b.start > a.start for a, b in zip(chunks, chunks[1:]))  # no gaps

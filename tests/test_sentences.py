@@ -1,5 +1,7 @@
 """Sentence vectors pooled from the chunks' forward pass, stored at ingest, read back at question time."""
 
+import json
+
 import numpy as np
 
 from assistant.evidence import SentenceCache
@@ -121,3 +123,24 @@ def test_a_sentence_longer_than_a_chunk_is_stored_once(tmp_path, encoder):
     cache = SentenceCache(encoder, idx.store)
     sents, vecs = cache.get(list(idx.store.get_papers(["long#1"]).values()))["long#1"]
     assert cache.computed == 0 and [s.text for s in sents] == [long_sentence, "It works."] and vecs.shape == (2, 384)
+
+
+def test_filler_and_cross_references_are_not_quoted_as_the_answer(tmp_path, encoder):
+    """Contextual vectors give filler its neighbours' meaning; "Sec. 5" is no quantity."""
+    from assistant.evidence import _figures, best_sentence, term_weights
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    assert _figures("We show more in Sec. 5, Table 2 and Eq. (3) [12, 14].") == set()
+    assert _figures("five edit types; 73ms to 6.7ms") == {"five", "73", "6.7"}
+    first = r"We show that $\ell_1$-regularized logistic regression recovers the support with $n = O(s \log p)$ samples."
+    src = tmp_path / "l1.jsonl"
+    src.write_text(json.dumps({"id": "l1reg", "abstract": f"{first} $\\lambda$ is tuned by cross-validation. "
+                                                         "We show more in Sec. 5."}) + "\n")
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([src], idx)
+    paper = idx.store.get_papers(["l1reg"])["l1reg"]
+    sents, vecs = SentenceCache(encoder, idx.store).get([paper])["l1reg"]
+    q = "How many samples does l1-regularized logistic regression need to recover the support?"
+    best, _ = best_sentence(q, encoder.encode_one(q), sents, vecs, term_weights(q, idx.lexical()))
+    assert best.text == first

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from collections.abc import Callable
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
@@ -70,6 +71,51 @@ class Chunk(BaseModel):
         return f"{paper_id}::{digest}"
 
 
+def _place(pieces: list[str], text: str, cover_end: bool = True) -> list[int] | None:
+    """Start offset of each piece in ``text``, in order, or None when they cannot be placed.
+
+    Each piece starts after the previous start and, overlap or not, no later than just past the
+    previous end; the first starts at the text's first match, the last ends where the text's
+    content ends. Usually each piece has one such match. Text that repeats a phrase can offer
+    several: a depth-first search tries the latest first and backtracks (memoized on the piece and
+    its start), so periodic text ("X. X. X. …") still gets offsets that tile the whole abstract.
+    """
+    if not pieces:
+        return []
+    end_of_text = len(text.rstrip())
+    failed: set[tuple[int, int]] = set()
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), len(pieces) + 100))
+
+    def candidates(i: int, prev_start: int, prev_end: int) -> list[int]:
+        piece, out = pieces[i], []
+        # Between pieces there is only whitespace (the splitter strips it); relaxed: any 16 chars.
+        gap = prev_end
+        while gap < len(text) and text[gap].isspace():
+            gap += 1
+        hi = (gap if cover_end else prev_end + 16) + len(piece)
+        pos = text.rfind(piece, prev_start + 1, hi)
+        while pos > prev_start:
+            out.append(pos)
+            pos = text.rfind(piece, prev_start + 1, pos + len(piece) - 1)
+        return out
+
+    def search(i: int, start: int) -> list[int] | None:
+        end = start + len(pieces[i])
+        if i == len(pieces) - 1:
+            return [start] if end >= end_of_text or not cover_end else None
+        if (i, start) in failed:
+            return None
+        for nxt in candidates(i + 1, start, end):
+            rest = search(i + 1, nxt)
+            if rest is not None:
+                return [start, *rest]
+        failed.add((i, start))
+        return None
+
+    first = text.find(pieces[0])
+    return search(0, first) if first >= 0 else None
+
+
 class Chunker:
     """Splits papers into chunks that fit ``max_tokens`` word pieces.
 
@@ -104,20 +150,15 @@ class Chunker:
             pieces = [text]
         else:
             pieces = self._splitter.split_text(text)
+        starts = _place(pieces, text)
+        if starts is None:  # pieces that stop short of the end (never seen): place them anyway
+            starts = _place(pieces, text, cover_end=False)
+        if starts is None:
+            raise ValueError(f"chunk of {paper.id} is not a substring of its abstract")
         chunks: list[Chunk] = []
-        prev_start, prev_end = -1, 0
-        for piece in pieces:
-            # The next piece starts after the previous start and, overlap or not, no later than just
-            # past the previous end; the last such occurrence is right even for repetitive text.
-            start = text.rfind(piece, prev_start + 1, prev_end + len(piece) + 16) if chunks else text.find(piece)
-            if start < 0:
-                start = text.find(piece, prev_start + 1)
-            if start < 0:
-                raise ValueError(f"chunk of {paper.id} is not a substring of its abstract")
-            end = start + len(piece)
-            prev_start, prev_end = start, end
+        for piece, start in zip(pieces, starts):
             chunks.append(
                 Chunk(id=Chunk.make_id(paper.id, piece, start), paper_id=paper.id, index=len(chunks),
-                      text=piece, start=start, end=end)
+                      text=piece, start=start, end=start + len(piece))
             )
         return chunks

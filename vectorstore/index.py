@@ -71,7 +71,14 @@ class Index:
                 return self._lexical
             loaded = LexicalIndex.load(self.lexical_dir)
             if loaded is None or loaded.stamp != stamp:
-                loaded = LexicalIndex.build(list(self.store.iter_chunks()), stamp)
+                try:
+                    loaded = LexicalIndex.build(list(self.store.iter_chunks()), stamp)
+                except Exception:
+                    # Another process is writing mid-read: keep answering from the previous BM25
+                    # index if there is one; a later question rebuilds it.
+                    if self._lexical is not None:
+                        return self._lexical
+                    raise
                 try:
                     loaded.save(self.lexical_dir)
                 except OSError:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 
 class CorpusError(ValueError):
@@ -229,20 +229,19 @@ def load_jsonl(path: str | Path) -> list[Paper]:
         except (TypeError, ValueError):
             year = None
         title = _as_text(rec.get("title"))
-        papers.append(
-            Paper(
-                id=str(pid).strip(),
-                text=abstract.strip(),
-                title=title,
-                label=title or derive_label(abstract),
-                authors=_as_authors(rec.get("authors")),
-                venue=_as_text(rec.get("venue")),
-                year=year,
-                url=_as_text(rec.get("url")),
-                source=path.name,
-            )
-        )
+        try:
+            papers.append(_jsonl_paper(rec, pid, abstract, title, year, path))
+        except ValidationError as exc:  # e.g. a lone surrogate (\ud800) that is no valid text
+            raise CorpusError(f"{path}:{lineno}: invalid record ({exc.errors()[0].get('msg', 'invalid')})") from exc
     return papers
+
+
+def _jsonl_paper(rec: dict, pid, abstract: str, title: str, year, path: Path) -> Paper:
+    return Paper(
+        id=str(pid).strip(), text=abstract.strip(), title=title, label=title or derive_label(abstract),
+        authors=_as_authors(rec.get("authors")), venue=_as_text(rec.get("venue")), year=year,
+        url=_as_text(rec.get("url")), source=path.name,
+    )
 
 
 SUPPORTED_SUFFIXES = (".txt", ".jsonl")

@@ -95,6 +95,8 @@ def unpack(meta: dict, dim: int) -> tuple[list[tuple[int, int]], np.ndarray] | N
         q = np.frombuffer(blob[n * 4 :], dtype=np.int8).reshape(n, dim).astype(np.float32)
     except (ValueError, TypeError):
         return None
+    if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+        return None
     v = q * scale / 127
     v /= np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None)
     return spans, v.astype(np.float32)

@@ -489,7 +489,12 @@ class ChunkStore:
             folder = self.cache_dir / f"dense-{self.name}" if self.cache_dir else None
             loaded = DenseMatrix.load(folder) if folder else None
             if loaded is None or loaded.stamp != stamp:
-                loaded = self._build_dense(stamp)
+                try:
+                    loaded = self._build_dense(stamp)
+                except Exception:  # noqa: BLE001
+                    # Another process is writing mid-read (Chroma: "Error finding id"). Answer from
+                    # the previous snapshot, or from HNSW when there is none; a later question rebuilds.
+                    return self._dense
                 if folder:
                     try:
                         loaded.save(folder)
