@@ -387,9 +387,10 @@ def launch(settings: Settings, ingest_default: bool = True, block: bool = True):
     assistant = prepare_assistant(settings, ingest_default)
     demo = build_app(settings, assistant)
     demo.queue(default_concurrency_limit=20)
+    # Our own line instead of Gradio's banner, which suggests share=True (never used here).
     print(f"Paper Assistant on http://{host}:{settings.ui.port}" + (" (login required)" if auth else ""), file=sys.stderr)
     return demo.launch(server_name=host, server_port=settings.ui.port, auth=auth, share=False,
-                       show_error=True, prevent_thread_lock=not block, **page_options())
+                       show_error=True, prevent_thread_lock=not block, quiet=True, **page_options())
 
 
 if __name__ == "__main__":
