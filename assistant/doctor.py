@@ -32,7 +32,7 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     except Exception as exc:
         return False, f"index: {exc}"
     where = f"{settings.store.host}:{settings.store.port}" if settings.store.host else str(settings.index)
-    return papers > 0, f"index at {where}: {papers} papers in {chunks} chunks (embedding model {idx.encoder.name})"
+    return papers > 0, f"index at {where}: {papers} papers in {chunks} chunks (embedding model {idx.encoder.model_name}, backend {idx.encoder.backend})"
 
 
 def _check_llm(cfg: LLMSettings) -> Iterator[tuple[bool, str]]:
