@@ -12,7 +12,6 @@ import ipaddress
 import os
 import re
 import sys
-import uuid
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -193,7 +192,6 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
 
     def related(text: str, paper_id: str | None):
         from assistant.related import related_work
-        from assistant.render import related_records
 
         if not paper_id and text and len(text) > MAX_RELATED_CHARS:
             return (f"⚠ the text is {len(text):,} characters long; the limit is {MAX_RELATED_CHARS:,}: "

@@ -4,7 +4,6 @@ with an LLM, :func:`assistant.related_llm.llm_explanation` writes a short paragr
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np

@@ -2,7 +2,6 @@ import shutil
 
 import pytest
 
-from vectorstore.embedding import Encoder
 from vectorstore.index import open_index
 from vectorstore.ingest import ingest
 from vectorstore.store import EmbeddingMismatchError
@@ -49,7 +48,6 @@ def test_edited_abstract_replaces_its_chunks_and_removed_paper_is_deleted(tmp_pa
 
 def test_opening_with_another_model_names_both(tmp_path, encoder):
     idx = open_index(tmp_path / "idx", encoder)
-    from vectorstore.papers import Paper
 
     from tests.conftest import CORPUS
 
