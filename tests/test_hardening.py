@@ -519,7 +519,8 @@ def test_an_endpoint_that_echoes_the_key_does_not_put_it_on_the_page(settings, i
     with FakeOpenAI(models=["test-model"]) as fake:
         fake.script(Reply(status=403, error_message=f"Key {key} may not use this model."),
                     Reply(status=400, error_message=f"Bad request from {key}"))
-        base = fake.base_url.replace("http://", "http://user:hunter22@")
+        base = fake.base_url.replace("http://127.0.0.1:", "http://user:hunter22@127.0.0.1:")
+        assert base.startswith("http://user:hunter22@127.0.0.1:")  # credentials on the loopback URL
         cfg = settings.model_copy(update={"llm": settings.llm.model_copy(
             update={"base_url": base, "model": "test-model", "api_key": SecretStr(key), "max_retries": 0})})
         a = Assistant(cfg, index)
