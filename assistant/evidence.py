@@ -19,7 +19,7 @@ import numpy as np
 
 from vectorstore.chunking import Chunker, sentence_spans
 from vectorstore.embedding import Encoder
-from vectorstore.sentences import embed_chunks, merge_paper, unpack
+from vectorstore.sentences import embed_chunks, merge_paper, spans_by_chunk, unpack
 from vectorstore.lexical import LexicalIndex, tokenize
 from vectorstore.papers import Paper
 
@@ -115,10 +115,11 @@ class SentenceCache:
     def _compute(self, papers: list[Paper]) -> dict[str, np.ndarray]:
         chunks = [c for p in papers for c in self._chunker.split(p)]
         by_id = {p.id: p for p in papers}
-        _, spans, span_vecs = embed_chunks(chunks, by_id, self.encoder)
+        spans = spans_by_chunk(chunks, by_id)
+        _, span_vecs = embed_chunks(chunks, spans, self.encoder)
         parts: dict[str, list] = {}
-        for c, sp, sv in zip(chunks, spans, span_vecs):
-            parts.setdefault(c.paper_id, []).append((sp, sv))
+        for c, sv in zip(chunks, span_vecs):
+            parts.setdefault(c.paper_id, []).append((spans[c.id], sv))
         self.computed += len(papers)
         out = {}
         for p in papers:

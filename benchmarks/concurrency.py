@@ -35,13 +35,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
 
-QUESTIONS = [
-    ("Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?",
-     "000_12a0d7b1c5c902c5#13"),
-    ("What is SyPE?", "000_12a0d7b1c5c902c5#15"),
-    ("Which paper audits reward models with a Reward Auditor?", "000_12a0d7b1c5c902c5#1"),
-    ("What is OmniMoE?", "000_12a0d7b1c5c902c5#13"),
-]
+from tests.smoke_questions import QUESTIONS  # noqa: E402  (after sys.path)
 
 
 class _NoLock:

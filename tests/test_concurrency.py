@@ -18,15 +18,8 @@ import time
 import pytest
 
 from tests.conftest import free_port
+from tests.smoke_questions import QUESTIONS
 
-# (question, paper its first source must be)
-QUESTIONS = [
-    ("Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?",
-     "000_12a0d7b1c5c902c5#13"),
-    ("What is SyPE?", "000_12a0d7b1c5c902c5#15"),
-    ("Which paper audits reward models with a Reward Auditor?", "000_12a0d7b1c5c902c5#1"),
-    ("What is OmniMoE?", "000_12a0d7b1c5c902c5#13"),
-]
 SLOW_MARK = "(take your time)"
 SLOW_SECONDS = 4.0
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sys
 from collections.abc import Callable
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
@@ -84,7 +83,6 @@ def _place(pieces: list[str], text: str, cover_end: bool = True) -> list[int] | 
         return []
     end_of_text = len(text.rstrip())
     failed: set[tuple[int, int]] = set()
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), len(pieces) + 100))
 
     def candidates(i: int, prev_start: int, prev_end: int) -> list[int]:
         piece, out = pieces[i], []

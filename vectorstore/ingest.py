@@ -21,7 +21,7 @@ import numpy as np
 from vectorstore.chunking import Chunk, Chunker
 from vectorstore.index import Index
 from vectorstore.papers import CorpusError, Paper, iter_paper_files, load_jsonl, load_paper_list
-from vectorstore.sentences import SPANS_KEY, VECS_KEY, assign_sentences, pack, pooling_spans, unpack
+from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
 
 
 @dataclass
@@ -187,27 +187,19 @@ def _embed_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker)
     # Chunk ids hash the paper id, the offset and the text: a stored id holds this very chunk's
     # vector, and its sentences' vectors if the paper's sentence assignment still matches.
     known = store.chunk_records([c.id for c in chunks if c.id in have])
-    spans_by_chunk = {}
-    by_paper: dict[str, list[Chunk]] = {}
-    for c in chunks:
-        by_paper.setdefault(c.paper_id, []).append(c)
-    for pid, own in by_paper.items():
-        for c, sp in zip(own, assign_sentences(papers[pid], own)):
-            spans_by_chunk[c.id] = sp
+    spans = spans_by_chunk(chunks, papers)
     reusable = {}
     for cid, (vec, meta) in known.items():
         stored = unpack(meta, index.encoder.dim)
-        if stored is not None and stored[0] == spans_by_chunk.get(cid):
+        if stored is not None and stored[0] == spans.get(cid):
             reusable[cid] = (vec, meta)
     fresh = [k for k, c in enumerate(chunks) if c.id not in reusable]
     vecs = np.zeros((len(chunks), index.encoder.dim), dtype=np.float32)
     sentence_meta: list[dict] = [{} for _ in chunks]
     if fresh:
-        fresh_chunks = [chunks[k] for k in fresh]
-        local = [pooling_spans(c, spans_by_chunk[c.id]) for c in fresh_chunks]
-        vecs[fresh], span_vecs = index.encoder.encode_spans([c.text for c in fresh_chunks], local)
+        vecs[fresh], span_vecs = embed_chunks([chunks[k] for k in fresh], spans, index.encoder)
         for k, sv in zip(fresh, span_vecs):
-            sentence_meta[k] = pack(spans_by_chunk[chunks[k].id], sv)
+            sentence_meta[k] = pack(spans[chunks[k].id], sv)
     for k, c in enumerate(chunks):
         if c.id in reusable:
             vec, meta = reusable[c.id]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -19,6 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from vectorstore.cachedir import replace_folder
 
 FORMAT = 3
 """Version of the saved layout; a saved index of another version is rebuilt."""
@@ -86,15 +87,12 @@ class LexicalIndex:
 
     def save(self, folder: Path) -> None:
         """Write to ``folder`` atomically (a temp folder renamed into place)."""
-        tmp = folder.with_name(folder.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        if self.chunk_ids:
-            self.retriever.save(str(tmp / "bm25"))
-        (tmp / "ids.json").write_text(json.dumps({"format": FORMAT, "stamp": self.stamp, "chunk_ids": self.chunk_ids,
-                                                  "paper_ids": self.paper_ids, "doc_freq": self.doc_freq}))
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
+        with replace_folder(folder) as tmp:
+            if self.chunk_ids:
+                self.retriever.save(str(tmp / "bm25"))
+            (tmp / "ids.json").write_text(json.dumps({"format": FORMAT, "stamp": self.stamp,
+                                                      "chunk_ids": self.chunk_ids, "paper_ids": self.paper_ids,
+                                                      "doc_freq": self.doc_freq}))
 
     @classmethod
     def load(cls, folder: Path) -> "LexicalIndex | None":

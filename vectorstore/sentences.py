@@ -45,24 +45,26 @@ def pooling_spans(chunk: Chunk, spans: list[tuple[int, int]]) -> list[tuple[int,
     return [(max(s, chunk.start) - chunk.start, min(e, chunk.end) - chunk.start) for s, e in spans]
 
 
-def embed_chunks(chunks: list[Chunk], papers: dict[str, Paper], encoder: Encoder
-                 ) -> tuple[np.ndarray, list[list[tuple[int, int]]], list[np.ndarray]]:
-    """Embed ``chunks`` and their sentences in one pass.
+def spans_by_chunk(chunks: list[Chunk], papers: dict[str, Paper]) -> dict[str, list[tuple[int, int]]]:
+    """``{chunk id: absolute spans of the sentences it carries}`` (:func:`assign_sentences` over all
+    of each paper's chunks, which ``chunks`` must hold). ``papers`` maps paper ids to papers."""
+    by_paper: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        by_paper.setdefault(c.paper_id, []).append(c)
+    out: dict[str, list[tuple[int, int]]] = {}
+    for pid, own in by_paper.items():
+        for c, sp in zip(own, assign_sentences(papers[pid], own)):
+            out[c.id] = sp
+    return out
 
-    Returns ``(chunk vectors (n, dim), per chunk its sentence spans (absolute offsets), per chunk
-    its sentence vectors (len(spans), dim))``. ``papers`` maps each chunk's paper id to the paper.
+
+def embed_chunks(chunks: list[Chunk], spans: dict[str, list[tuple[int, int]]], encoder: Encoder
+                 ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Embed ``chunks`` and their sentences (``spans``, from :func:`spans_by_chunk`) in one pass.
+
+    Returns ``(chunk vectors (n, dim), per chunk its sentence vectors (len(spans[id]), dim))``.
     """
-    by_paper: dict[str, list[int]] = {}
-    for k, c in enumerate(chunks):
-        by_paper.setdefault(c.paper_id, []).append(k)
-    spans: list[list[tuple[int, int]]] = [[] for _ in chunks]
-    for pid, rows in by_paper.items():
-        # Assignment needs all of a paper's chunks; the caller may pass only some (re-used others).
-        for k, sp in zip(rows, assign_sentences(papers[pid], [chunks[k] for k in rows])):
-            spans[k] = sp
-    vecs, span_vecs = encoder.encode_spans([c.text for c in chunks],
-                                           [pooling_spans(c, sp) for c, sp in zip(chunks, spans)])
-    return vecs, spans, span_vecs
+    return encoder.encode_spans([c.text for c in chunks], [pooling_spans(c, spans[c.id]) for c in chunks])
 
 
 def pack(spans: list[tuple[int, int]], vecs: np.ndarray) -> dict[str, str]:

@@ -10,7 +10,6 @@ another model raises :class:`EmbeddingMismatchError` naming both.
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vectorstore.cachedir import replace_folder
 from vectorstore.chunking import Chunk
 from vectorstore.papers import Paper
 
@@ -181,15 +181,12 @@ class DenseMatrix:
     FIELDS = ("venue", "year", "source", "paper_id")
 
     def save(self, folder: Path) -> None:
-        tmp = folder.with_name(folder.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        np.save(tmp / "matrix.npy", self.matrix)
-        (tmp / "chunks.json").write_text(json.dumps(
-            {"stamp": self.stamp, "ids": self.ids, "paper_ids": self.paper_ids, "texts": self.texts,
-             "starts": self.starts.tolist(), "ends": self.ends.tolist(), "fields": self.fields}, ensure_ascii=False))
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
+        with replace_folder(folder) as tmp:
+            np.save(tmp / "matrix.npy", self.matrix)
+            (tmp / "chunks.json").write_text(json.dumps(
+                {"stamp": self.stamp, "ids": self.ids, "paper_ids": self.paper_ids, "texts": self.texts,
+                 "starts": self.starts.tolist(), "ends": self.ends.tolist(), "fields": self.fields},
+                ensure_ascii=False))
 
     @classmethod
     def load(cls, folder: Path) -> "DenseMatrix | None":
@@ -365,10 +362,6 @@ class ChunkStore:
         for page in self._iter_get(self.chunks, ["metadatas"]):
             out.update(m["paper_id"] for m in page["metadatas"])
         return out
-
-    def chunk_embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
-        """``{chunk id: stored embedding}`` for the ids that exist."""
-        return {cid: vec for cid, (vec, _) in self.chunk_records(ids).items()}
 
     def chunk_records(self, ids: list[str]) -> dict[str, tuple[np.ndarray, dict]]:
         """``{chunk id: (stored embedding, metadata)}`` for the ids that exist."""
