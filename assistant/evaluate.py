@@ -115,7 +115,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
         top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
         (answerable if q["gold"] else nones).append((prep.verdict, top))
         if q["kind"] == "lookup" and q.get("evidence"):
-            ans = assistant.ask(q["question"])
+            ans = assistant.answer_prepared(prep)
             evidence_n += 1
             if ans.sources and ans.sources[0].paper_id in q["gold"] and _norm(ans.sources[0].sentence) == _norm(q["evidence"]):
                 evidence_hits += 1

@@ -42,6 +42,8 @@ _XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)
 def _figures(text: str) -> set[str]:
     """Figures in ``text`` (numbers and number words), cross-references left out."""
     return {m.lower() for m in _FIGURE.findall(_XREF.sub(" ", text))}
+# A link or a code-availability pointer states no finding ("Code is at https://github.com/x/y.").
+_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
 _NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
 
 
@@ -182,7 +184,7 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
     score += position_weight * (np.arange(n, dtype=np.float32) / max(1, n - 1))
     # A contextual sentence vector carries its chunk's meaning, so filler ("We show more in Sec. 5.")
     # scores like its neighbours; a sentence with few content terms cannot hold much of an answer.
-    terms = np.array([len(tokenize(s.text)) for s in sentences], dtype=np.float32)
+    terms = np.array([len(tokenize(_URL.sub(" ", s.text))) for s in sentences], dtype=np.float32)
     score -= brevity_penalty * np.clip(1.0 - terms / min_terms, 0.0, 1.0)
     centroid = vecs.mean(axis=0)
     centroid /= np.linalg.norm(centroid) or 1.0

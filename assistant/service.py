@@ -19,16 +19,17 @@ def _key(settings: Settings) -> tuple:
             settings.embedding.backend)
 
 
-def index_backend(settings: Settings) -> str:
-    """The concrete embedding backend for the configured index (see resolve_backend's ``auto``)."""
+def index_backend(settings: Settings):
+    """``(backend, client)``: the concrete embedding backend for the configured index (see
+    resolve_backend's ``auto``), and the Chroma client opened to read it (None if none was needed)."""
     e, s = settings.embedding, settings.store
     if e.backend != "auto":
-        return e.backend
-    existing = None
+        return e.backend, None
+    existing = client = None
     if s.host or (settings.index / "chroma").exists():
-        existing = built_with(make_client(settings.index, host=s.host, port=s.port, ssl=s.ssl, headers=s.headers),
-                              s.collection)
-    return resolve_backend(e.model, e.backend, existing)
+        client = make_client(settings.index, host=s.host, port=s.port, ssl=s.ssl, headers=s.headers)
+        existing = built_with(client, s.collection)
+    return resolve_backend(e.model, e.backend, existing), client
 
 
 def get_index(settings: Settings, create: bool = False) -> Index:
@@ -40,10 +41,11 @@ def get_index(settings: Settings, create: bool = False) -> Index:
     with _lock:
         if key in _indexes:
             return _indexes[key]
-        encoder = get_encoder(settings.embedding.model, settings.embedding.batch_size, index_backend(settings))
+        backend, client = index_backend(settings)
+        encoder = get_encoder(settings.embedding.model, settings.embedding.batch_size, backend)
         s = settings.store
         index = open_index(settings.index, encoder, collection=s.collection, create=create, host=s.host,
-                           port=s.port, ssl=s.ssl, headers=s.headers)
+                           port=s.port, ssl=s.ssl, headers=s.headers, client=client)
         _indexes[key] = index
         return index
 

@@ -69,3 +69,36 @@ def test_related_work_for_a_paper_excludes_it_and_explains(assistant):
     assert all(r.pairs and -1 <= r.pairs[0].similarity <= 1 for r in items)
     with pytest.raises(UnknownPaperError):
         related_work(assistant.retriever, assistant.sentences, paper_id="nope#1")
+
+
+def test_list_question_quotes_on_topic_sentences(assistant, index):
+    """Each quote of a list answer is among the paper's sentences closest to the topic, not a
+    result or filler sentence preferred by the detail cues."""
+    from assistant.answer import TOPIC_MARGIN
+    from assistant.listing import question_topic
+
+    question = "Which papers use reinforcement learning to train language models?"
+    ans = assistant.ask(question)
+    assert len(ans.sources) >= 3
+    tvec = index.encoder.encode_one(question_topic(question))
+    for src in ans.sources:
+        paper = index.store.get_papers([src.paper_id])[src.paper_id]
+        sents, vecs = assistant.sentences.get([paper])[paper.id]
+        sims = vecs @ tvec
+        quoted = next(i for i, s in enumerate(sents) if s.text == src.sentence)
+        assert sims[quoted] >= sims.max() - TOPIC_MARGIN - 1e-6, src.sentence
+    assert not any("We validate the proposed method through extensive experiments" in s.sentence for s in ans.sources)
+
+
+def test_code_availability_sentence_scores_below_a_claim_with_the_same_vector():
+    import numpy as np
+
+    from assistant.evidence import Sentence, score_sentences
+
+    texts = ["Our code is available at https://github.com/example/project.",
+             "We introduce a sparse router that cuts inference latency tenfold."]
+    sents = [Sentence("p", t, 0, len(t)) for t in texts]
+    vecs = np.tile(np.eye(1, 8, dtype=np.float32), (2, 1))  # same vector: only the text cues differ
+    q = np.eye(1, 8, dtype=np.float32)[0]
+    scores = score_sentences("what does it introduce", q, sents, vecs, {}, position_weight=0, result_bonus=0)
+    assert scores[1] > scores[0]

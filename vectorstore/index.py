@@ -116,8 +116,10 @@ class Index:
 
 def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts", create: bool = True,
                host: str | None = None, port: int = 8000, ssl: bool = False,
-               headers: dict[str, str] | None = None) -> Index:
+               headers: dict[str, str] | None = None, client=None) -> Index:
     """Open (or, with ``create``, start) the index in ``directory`` or on a Chroma server.
+
+    ``client``: an already made :func:`make_client` for the same place (saves a second connection).
 
     Raises IndexNotFoundError (create=False and nothing there), EmbeddingMismatchError (built with
     another model) or StoreError (server unreachable, files unreadable).
@@ -127,7 +129,7 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
         from vectorstore.store import IndexNotFoundError
 
         raise IndexNotFoundError(f"no index at {directory}: run `paper-assistant ingest PATH --index {directory}` first")
-    client = make_client(directory, host=host, port=port, ssl=ssl, headers=headers)
+    client = client or make_client(directory, host=host, port=port, ssl=ssl, headers=headers)
     store = ChunkStore(client, collection, encoder.name, encoder.dim, create=create)
     store.cache_dir = directory
     return Index(directory=directory, store=store, encoder=encoder, remote=bool(host))
