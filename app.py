@@ -20,6 +20,7 @@ import gradio as gr  # noqa: E402
 
 from assistant.answer import Assistant, CitedAnswer, Source  # noqa: E402
 from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
+from assistant.render import inert  # noqa: E402
 from assistant.settings import Settings  # noqa: E402
 
 MAX_HISTORY_TURNS = 6
@@ -84,10 +85,32 @@ def page_options() -> dict:
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
-def link_citations(markdown: str, key: str) -> str:
-    """``[1, 2]`` → ``[[1](#pa-src-KEY-1), [2](#pa-src-KEY-2)]``: citations that open their source."""
-    return _CITATION.sub(lambda m: "[" + ", ".join(f"[{n}](#pa-src-{key}-{n})" for n in re.split(r"\s*,\s*", m.group(1)))
-                         + "]", markdown)
+ANY = "any"
+
+
+def make_filters(venue: str | None = ANY, year: str | int | None = ANY, source: str | None = ANY):
+    """The chat's filter dropdowns as retrieval Filters (``"any"`` or empty: no filter)."""
+    from assistant.retrieval import Filters
+
+    def value(v):
+        return None if v in (None, "", ANY) else v
+
+    y = value(year)
+    return Filters(venue=value(venue), year=int(y) if y is not None else None, source=value(source))
+
+
+def link_citations(markdown: str, key: str, sources: set[int]) -> str:
+    """``[1, 2]`` → ``[[1](#pa-src-KEY-1), [2](#pa-src-KEY-2)]``: citations that open their source.
+
+    Only numbers in ``sources`` (the answer's shown sources) become links; any other stays plain text.
+    """
+    def link(m: re.Match) -> str:
+        nums = re.split(r"\s*,\s*", m.group(1))
+        if not all(int(n) in sources for n in nums):
+            return m.group(0)
+        return "[" + ", ".join(f"[{n}](#pa-src-{key}-{n})" for n in nums) + "]"
+
+    return _CITATION.sub(link, markdown)
 
 
 def trim_display(history: list) -> list:
@@ -140,14 +163,14 @@ def answer_markdown(ans: CitedAnswer) -> str:
     """The chat bubble: answer text, supporting quotes per citation, and flags."""
     out = []
     if ans.note:
-        out.append(f"> ⚠ {ans.note}\n")
-    out.append(ans.answer)
+        out.append(f"> ⚠ {inert(ans.note)}\n")
+    out.append(inert(ans.answer))
     if ans.verdict == Verdict.weak and VERDICT_TEXT[Verdict.weak] not in ans.answer:
         out.append(f"\n_{VERDICT_TEXT[Verdict.weak]}_")
     checked = [s for s in ans.sources if s.support]  # citations the LLM made, checked against the abstract
     if checked:
         out.append("\n" + "\n".join(
-            f"- [{s.n}] {s.title or s.label}: “{s.sentence}”"
+            f"- [{s.n}] {inert(s.title or s.label)}: “{inert(s.sentence)}”"
             + (f" ⚠ weak support (similarity {s.similarity:.2f})" if s.support == "weak" else "")
             for s in checked))
     if ans.removed_citations:
@@ -160,35 +183,41 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     """The Blocks app over ``assistant`` (not launched)."""
     papers, _ = assistant.index.store.all_papers()
     choices = sorted((f"{p.display()} — {p.id}", p.id) for p in papers)
+    facets = {f: sorted({str(getattr(p, f)) for p in papers if getattr(p, f) not in (None, "")})
+              for f in ("venue", "year", "source")}
 
-    def chat(message: str, history: list, turns: list):
+    def chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY):
         turns = list(turns or [])[-MAX_HISTORY_TURNS:]
         message = message or ""
-        history = trim_display(list(history or []) + [{"role": "user", "content": message}])
+        history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
         try:
-            stream = assistant.ask_stream(message, history=turns[-MAX_HISTORY_TURNS:])
+            stream = assistant.ask_stream(message, history=turns[-MAX_HISTORY_TURNS:],
+                                          filters=make_filters(venue, year, source))
             text = ""
             history.append({"role": "assistant", "content": ""})
             final = None
             for piece in stream:
                 if isinstance(piece, str):
                     text += piece
-                    history[-1]["content"] = text
+                    history[-1]["content"] = inert(text)
                     yield "", history, turns, gr.update()
                 else:
                     final = piece
             key = uuid.uuid4().hex[:8]  # citation links of this answer open this answer's sources
-            history[-1]["content"] = link_citations(answer_markdown(final), key)
+            history[-1]["content"] = link_citations(answer_markdown(final), key, {s.n for s in final.sources})
             turns.append((final.standalone_question or final.question, final))
             yield "", history, turns[-MAX_HISTORY_TURNS:], sources_html(final, key)
         except (ValueError, KeyError) as exc:  # QuestionError and friends: one clear line
             if history and history[-1]["role"] == "assistant":
                 history.pop()
-            history.append({"role": "assistant", "content": f"⚠ {exc}"})
+            history.append({"role": "assistant", "content": f"⚠ {inert(str(exc))}"})
             yield message, history, turns, gr.update()
 
     def ask_api(question: str) -> dict:
-        return assistant.ask(question).model_dump(mode="json")
+        try:
+            return assistant.ask(question).model_dump(mode="json")
+        except (ValueError, KeyError) as exc:  # QuestionError: the client gets the line, the log no traceback
+            raise gr.Error(str(exc), print_exception=False) from None
 
     def related(text: str, paper_id: str | None):
         from assistant.related import related_work
@@ -200,16 +229,16 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             items = related_work(assistant.retriever, assistant.sentences,
                                  text=None if paper_id else text, paper_id=paper_id or None, k=10)
         except (ValueError, KeyError) as exc:
-            return f"⚠ {exc}"
+            return f"⚠ {inert(str(exc))}"
         from assistant.render import related_markdown
 
         if assistant.llm is not None and items:
             from assistant.related_llm import add_llm_summaries
 
             query = text if not paper_id else assistant.index.store.get_papers([paper_id])[paper_id].text
-            failed = add_llm_summaries(assistant.llm, settings.prompts_dir, query, items)
+            failed = add_llm_summaries(assistant.llm, settings.llm, settings.prompts_dir, query, items)
             if failed:
-                return f"⚠ {failed}\n\n" + related_markdown(items)
+                return f"⚠ {inert(failed)}\n\n" + related_markdown(items)
         return related_markdown(items)
 
     # --- list mode, exports, paper map (issue 6) ---------------------------------------------
@@ -223,26 +252,27 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     # Downloads are served from here while the app runs; nothing should outlive the process.
     atexit.register(shutil.rmtree, export_dir, True)
 
-    def list_chat(message: str, history: list):
+    def list_chat(message: str, history: list, venue: str = ANY, year: str = ANY, source: str = ANY):
         from assistant.listing import list_papers
         from assistant.render import list_html, list_markdown
 
-        history = trim_display(list(history or []) + [{"role": "user", "content": message or ""}])
+        history = trim_display(list(history or []) + [{"role": "user", "content": inert(message or "")}])
         try:
-            result = list_papers(assistant, message)
+            result = list_papers(assistant, message, filters=make_filters(venue, year, source))
         except (ValueError, KeyError) as exc:
-            history.append({"role": "assistant", "content": f"⚠ {exc}"})
+            history.append({"role": "assistant", "content": f"⚠ {inert(str(exc))}"})
             return message, history, gr.update(), None
         history.append({"role": "assistant", "content": list_markdown(result)})
         return "", history, list_html(result), result
 
-    def route(message: str, history: list, turns: list, list_mode: bool, last_list):
+    def route(message: str, history: list, turns: list, list_mode: bool, last_list, venue: str = ANY,
+              year: str = ANY, source: str = ANY):
         """Enter in the question box: list every matching paper in list mode, else answer."""
         if list_mode:
-            box_v, hist, panel_v, result = list_chat(message, history)
+            box_v, hist, panel_v, result = list_chat(message, history, venue, year, source)
             yield box_v, hist, turns, panel_v, result
             return
-        for out in chat(message, history, turns):
+        for out in chat(message, history, turns, venue, year, source):
             yield (*out, last_list)
 
     def refresh_exports(turns: list, last_list, list_mode: bool):
@@ -279,11 +309,11 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             elif turns:
                 hits, what = [s.paper_id for s in turns[-1][1].sources], turns[-1][1].question
         except (ValueError, KeyError) as exc:
-            return gr.update(), f"⚠ {exc}"
+            return gr.update(), f"⚠ {inert(str(exc))}"
         info = [f"**{len(pmap.points)} papers**, {len(pmap.clusters)} clusters (PCA of the abstract embeddings; "
                 f"KMeans; keywords by class-based TF-IDF)."]
         if what:
-            info.append(f"Highlighted (★): {len(hits)} paper{'s' if len(hits) != 1 else ''} for “{html.escape(what)}”.")
+            info.append(f"Highlighted (★): {len(hits)} paper{'s' if len(hits) != 1 else ''} for “{inert(what)}”.")
         info += [f"{c.id + 1}. {', '.join(c.keywords)} ({c.size})" for c in pmap.clusters]
         return map_figure(pmap, hits), "\n\n".join(info[:2]) + "\n\n" + "\n".join(f"- {x}" for x in info[2:])
 
@@ -301,6 +331,14 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                         list_send = gr.Button("List all", variant="primary", scale=1, visible=False, elem_id="pa-list-go")
                     list_mode = gr.Checkbox(False, label="List mode: every paper that matches, with the count",
                                             elem_id="pa-list-mode")
+                    with gr.Accordion("Filters", open=False, elem_id="pa-filters"):
+                        with gr.Row():
+                            f_venue = gr.Dropdown([ANY] + facets["venue"], value=ANY, label="Venue",
+                                                  elem_id="pa-filter-venue")
+                            f_year = gr.Dropdown([ANY] + facets["year"], value=ANY, label="Year",
+                                                 elem_id="pa-filter-year")
+                            f_source = gr.Dropdown([ANY] + facets["source"], value=ANY, label="Source file",
+                                                   elem_id="pa-filter-source")
                     clear = gr.Button("New chat", size="sm")
                 with gr.Column(scale=2):
                     gr.Markdown("### Sources")
@@ -309,11 +347,12 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                         exp_bib = gr.DownloadButton("BibTeX", value=None, size="sm", interactive=False, elem_id="pa-export-bib")
                         exp_md = gr.DownloadButton("Markdown", value=None, size="sm", interactive=False, elem_id="pa-export-md")
             turns = gr.State([])
-            send.click(chat, [box, chatbot, turns], [box, chatbot, turns, panel], api_name="chat")
+            filters = [f_venue, f_year, f_source]
+            send.click(chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel], api_name="chat")
             last_list = gr.State(None)
-            box.submit(route, [box, chatbot, turns, list_mode, last_list], [box, chatbot, turns, panel, last_list],
-                       api_name=False)
-            list_send.click(list_chat, [box, chatbot], [box, chatbot, panel, last_list], api_name="list")
+            box.submit(route, [box, chatbot, turns, list_mode, last_list, *filters],
+                       [box, chatbot, turns, panel, last_list], api_name=False)
+            list_send.click(list_chat, [box, chatbot, *filters], [box, chatbot, panel, last_list], api_name="list")
             list_mode.change(lambda on: (gr.update(visible=not on), gr.update(visible=on)), list_mode, [send, list_send],
                              api_name=False)
             panel.change(refresh_exports, [turns, last_list, list_mode], [exp_bib, exp_md], api_name=False)

@@ -27,7 +27,8 @@ from pydantic import BaseModel, Field
 
 from assistant.citations import CitationRewriter, claims_with_citations, strip_markers
 from assistant.evidence import Sentence, SentenceCache, score_sentences, term_weights
-from assistant.llm import explain_llm_error, iter_with_deadline, make_chat_model, rejects_stream_options
+from assistant.llm import (LLMStreamIncomplete, explain_llm_error, iter_with_deadline, make_chat_model,
+                           rejects_stream_options)
 from assistant.prompts import answer_prompt, condense_prompt
 from assistant.listing import question_topic
 from assistant.relevance import (VERDICT_TEXT, AbstentionRule, RelevanceEvidence, Verdict, names_in,
@@ -404,15 +405,21 @@ class Assistant:
         for attempt in range(2):
             chain = answer_prompt(self.settings.prompts_dir) | self.llm
             sent = False
+            finish = None
             try:
                 for chunk in iter_with_deadline(lambda: chain.stream(inputs), cfg.timeout):
                     if chunk.usage_metadata:
                         run.usage = {k: int(chunk.usage_metadata[k])
                                      for k in ("input_tokens", "output_tokens", "total_tokens")}
+                    finish = chunk.response_metadata.get("finish_reason") or finish
                     text = chunk.text
                     if text:
                         sent = True
                         yield text
+                # Every compatible server ends a finished answer with a finish_reason ("stop"); a
+                # stream that just stops, or stops at the token budget, is a cut answer.
+                if sent and finish in (None, "length"):
+                    raise LLMStreamIncomplete(finish)
                 return
             except Exception as exc:
                 if attempt == 0 and not sent and rejects_stream_options(exc):

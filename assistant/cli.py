@@ -86,6 +86,22 @@ def ingest(
 
 
 @app.command()
+def remove(
+    files: Annotated[list[str], typer.Argument(help="names of ingested paper files, e.g. papers.txt")],
+    index: IndexOpt = None,
+):
+    """Remove every paper ingested from these files (say, after renaming one and ingesting it again)."""
+    from assistant.service import get_index
+    from vectorstore.ingest import remove_sources
+
+    idx = get_index(_settings(index))
+    for name, n in remove_sources(files, idx).items():
+        typer.echo(f"{name}: {n} papers removed")
+    papers, chunks = idx.store.counts()
+    typer.echo(f"index holds {papers} papers in {chunks} chunks")
+
+
+@app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="the question")],
     index: IndexOpt = None,
@@ -160,7 +176,7 @@ def related(
         from assistant.related_llm import add_llm_summaries
 
         query = text if paper is None else a.index.store.get_papers([paper])[paper].text
-        failed = add_llm_summaries(a.llm, a.settings.prompts_dir, query, items, n=explain)
+        failed = add_llm_summaries(a.llm, a.settings.llm, a.settings.prompts_dir, query, items, n=explain)
         if failed:
             typer.echo(f"note: {failed}", err=True)
     typer.echo(related_json(items) if as_json else related_text(items))

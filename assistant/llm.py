@@ -28,6 +28,15 @@ class LLMDeadlineError(TimeoutError):
         self.timeout = timeout
 
 
+class LLMStreamIncomplete(RuntimeError):
+    """The answer stream ended without the protocol's end mark: ``finish_reason`` is None (the server
+    stopped sending) or ``"length"`` (the reply budget, ``max_tokens``, ran out)."""
+
+    def __init__(self, finish_reason: str | None):
+        super().__init__(f"stream ended with finish_reason={finish_reason!r}")
+        self.finish_reason = finish_reason
+
+
 def make_chat_model(cfg: LLMSettings, stream_usage: bool = True) -> ChatOpenAI:
     """A ChatOpenAI client for ``cfg``. Raises ValueError when no model is configured.
 
@@ -134,6 +143,11 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
     def _server_message(e: BaseException) -> str:  # the server's words, without the key it may echo
         return redact(_server_message_raw(e), cfg)
 
+    if isinstance(exc, LLMStreamIncomplete):
+        if exc.finish_reason == "length":
+            return (f"The LLM's answer reached the reply budget of {cfg.max_tokens} tokens and was cut "
+                    f"(raise PAPER_ASSISTANT_LLM__MAX_TOKENS).")
+        return f"The LLM endpoint {where} ended the stream before the answer was finished (no finish reason)."
     if isinstance(exc, openai.AuthenticationError):
         return f"The LLM endpoint {where} rejected the API key (401): check OPENAI_API_KEY."
     if isinstance(exc, openai.NotFoundError):

@@ -14,6 +14,8 @@ from assistant.related import RelatedPaper
 from vectorstore.chunking import split_sentences
 
 _CITE = re.compile(r"\[([QP])(\d+)\]")
+# Answer-style numeric citations ("[7]", "[2, 9]") point at nothing in this prompt's numbering.
+_NUMERIC_CITE = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
 
 
 def related_prompt(prompts_dir):
@@ -29,13 +31,16 @@ def related_prompt(prompts_dir):
     return ChatPromptTemplate.from_messages([("system", system), ("human", user)])
 
 
-def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper) -> str:
-    """The paragraph for ``item``; citations of sentences that do not exist are removed.
+def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper, timeout: float | None = None) -> str:
+    """The paragraph for ``item``; citations of sentences that do not exist, and numeric ones
+    (``[7]``), are removed.
 
-    ``llm`` is a LangChain chat model. Raises whatever the endpoint raises (callers fall back to the
-    sentence pairs).
+    ``llm`` is a LangChain chat model; ``timeout`` (seconds) bounds the whole call, retries included.
+    Raises whatever the endpoint raises, or LLMDeadlineError (callers fall back to the sentence pairs).
     """
     from langchain_core.output_parsers import StrOutputParser
+
+    from assistant.llm import iter_with_deadline
 
     q_sents = split_sentences(query_text)
     p_sents = split_sentences(item.paper.text)
@@ -44,18 +49,25 @@ def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper) -> st
         return "\n".join(f"[{tag}{i}] {s}" for i, s in enumerate(sents, 1))
 
     chain = related_prompt(prompts_dir) | llm | StrOutputParser()
-    text = chain.invoke({"query": number("Q", q_sents), "paper": number("P", p_sents),
-                         "label": item.paper.display()}).strip()
+    inputs = {"query": number("Q", q_sents), "paper": number("P", p_sents), "label": item.paper.display()}
+    if timeout is None:
+        text = chain.invoke(inputs)
+    else:
+        text = next(iter(iter_with_deadline(lambda: [chain.invoke(inputs)], timeout)))
     limit = {"Q": len(q_sents), "P": len(p_sents)}
-    return _CITE.sub(lambda m: m.group(0) if 1 <= int(m.group(2)) <= limit[m.group(1)] else "", text).strip()
+    text = _CITE.sub(lambda m: m.group(0) if 1 <= int(m.group(2)) <= limit[m.group(1)] else "", text.strip())
+    return _NUMERIC_CITE.sub("", text).strip()
 
 
-def add_llm_summaries(llm, prompts_dir, query_text: str, items: list[RelatedPaper], n: int = 3) -> str:
-    """Fill ``summary`` of the first ``n`` items. Returns "" or, when the endpoint fails, a one-line
-    note (the sentence pairs remain the explanation)."""
+def add_llm_summaries(llm, cfg, prompts_dir, query_text: str, items: list[RelatedPaper], n: int = 3) -> str:
+    """Fill ``summary`` of the first ``n`` items, each call bounded by ``cfg.timeout`` (``cfg``: the
+    LLMSettings). Returns "" or, when the endpoint fails, a one-line note naming what went wrong
+    (the sentence pairs remain the explanation)."""
+    from assistant.llm import explain_llm_error
+
     for item in items[:n]:
         try:
-            item.summary = llm_explanation(llm, prompts_dir, query_text, item)
+            item.summary = llm_explanation(llm, prompts_dir, query_text, item, timeout=cfg.timeout)
         except Exception as exc:  # any endpoint failure: keep the extractive explanation
-            return f"the LLM explanation failed ({type(exc).__name__}); showing sentence pairs only"
+            return f"{explain_llm_error(exc, cfg)} Showing sentence pairs only."
     return ""

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
 from assistant.answer import CitedAnswer
 from assistant.related import RelatedPaper
 from assistant.relevance import VERDICT_TEXT, Verdict
+
+
+_IMAGE = re.compile(r"!(?=\[)")
+
+
+def inert(text: str) -> str:
+    """Untrusted text (abstracts, titles, LLM replies) made safe to put in Markdown the page renders:
+    HTML is escaped and image syntax ``![alt](url)`` is broken (``!\\[``), so nothing in a paper or a
+    reply can make the browser fetch a URL. Links stay links: they load only when clicked."""
+    return _IMAGE.sub("!\\\\", html.escape(text, quote=False))
 
 
 def answer_text(ans: CitedAnswer, show_abstract: bool = False) -> str:
@@ -101,11 +113,11 @@ def list_markdown(result) -> str:
     """A list result for a chat bubble: the count, then one line with its evidence sentence per paper."""
     n = result.count
     if not n:
-        return f"**0 papers** match “{result.topic}”.\n\n_{result.note}_"
-    lines = [f"**{n} paper{'s' if n != 1 else ''}** match “{result.topic}”:", ""]
+        return f"**0 papers** match “{inert(result.topic)}”.\n\n_{inert(result.note)}_"
+    lines = [f"**{n} paper{'s' if n != 1 else ''}** match “{inert(result.topic)}”:", ""]
     for p in result.papers:
-        quote = f" — “{p.sentence.text}”" if p.sentence else ""
-        lines.append(f"{p.rank}. **{p.paper.display()}** `{p.id}` ({p.score:.2f}){quote}")
+        quote = f" — “{inert(p.sentence.text)}”" if p.sentence else ""
+        lines.append(f"{p.rank}. **{inert(p.paper.display())}** `{p.id}` ({p.score:.2f}){quote}")
     return "\n".join(lines)
 
 
@@ -136,10 +148,8 @@ def list_html(result) -> str:
 def related_markdown(items: list[RelatedPaper]) -> str:
     """Related work as a Markdown table: paper, score, what it shares (sentence pairs) and where it
     differs (sentences with no good match), plus the LLM's paragraph when there is one."""
-    import html
-
-    def esc(text: str) -> str:  # a table cell: HTML-escaped, no bare "|"
-        return html.escape(text).replace("|", "&#124;")
+    def esc(text: str) -> str:  # a table cell: inert, no bare "|"
+        return inert(text).replace("|", "&#124;")
 
     if not items:
         return "No related papers found."

@@ -7,6 +7,7 @@ Büttcher (SIGIR 2009); maximal marginal relevance, Carbonell & Goldstein (SIGIR
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,6 +65,34 @@ class Filters:
 
     def active(self) -> bool:
         return any(v is not None for v in (self.venue, self.year, self.source))
+
+
+class FilterError(ValueError):
+    """A metadata filter matches no indexed paper; the message lists the values the index holds."""
+
+
+def resolve_filters(filters: Filters, values: Callable[[str], set]) -> Filters:
+    """``filters`` with each value replaced by the index's own spelling of it: venue ignoring case,
+    source with or without its file extension (``000_x`` → ``000_x.txt``). ``values(field)`` gives
+    the distinct values the index holds. Raises FilterError naming them when a value matches none.
+    """
+    out = {}
+    for field, want in (("venue", filters.venue), ("year", filters.year), ("source", filters.source)):
+        if want is None:
+            out[field] = None
+            continue
+        have = values(field)
+        if field == "venue":
+            match = [v for v in have if str(v).casefold() == str(want).casefold()]
+        elif field == "source":
+            match = [v for v in have if v == want] or [v for v in have if str(v).rsplit(".", 1)[0] == want]
+        else:
+            match = [v for v in have if v == want]
+        if not match:
+            listed = ", ".join(sorted(map(str, have))[:12]) + (", …" if len(have) > 12 else "")
+            raise FilterError(f"no indexed paper has {field} {want!r}; the index has: {listed or 'none'}")
+        out[field] = sorted(match, key=str)[0]
+    return Filters(**out)
 
 
 def group_by_paper(chunk_paper_ids: list[str], chunk_scores: list[float]) -> Ranking:
@@ -181,10 +210,13 @@ class HybridRetriever:
         """Top ``k`` papers for ``query`` (``mode``: hybrid | dense | bm25), no paper twice.
 
         Returns ScoredPaper records best first with their dense and BM25 scores and the chunks that
-        matched (dense hits). Raises ValueError for an unknown mode.
+        matched (dense hits). Raises ValueError for an unknown mode, FilterError for a filter value
+        no paper has (venue matches ignoring case, source with or without its extension).
         """
         if mode not in ("hybrid", "dense", "bm25"):
             raise ValueError(f"unknown retrieval mode {mode!r}: use hybrid, dense or bm25")
+        if filters is not None and filters.active():
+            filters = resolve_filters(filters, self.index.store.field_values)
         qvec = self.index.encoder.encode_one(query) if query_vec is None else query_vec
         chunk_hits: dict[str, list[ChunkMatch]] = {}
         d_ids, d_scores = self.dense(qvec, filters, chunk_hits)

@@ -64,6 +64,8 @@ class Reply:
     - ``chunk_delay``: seconds to sleep between SSE chunks (slow-stream tests).
     - ``error_message``: overrides the default message of an error reply.
     - ``headers``: extra response headers, e.g. ``{"retry-after-ms": "10"}`` for fast retries.
+    - ``finish_reason``: of the last SSE chunk (``"length"``: the budget ran out); None sends no
+      finish chunk. ``done``: False leaves out ``data: [DONE]`` (the body still ends cleanly).
     """
 
     text: str = "This is the fake assistant's reply."
@@ -76,6 +78,8 @@ class Reply:
     chunk_delay: float = 0.0
     error_message: str | None = None
     headers: dict[str, str] = dataclasses.field(default_factory=dict)
+    finish_reason: str | None = "stop"
+    done: bool = True
 
     def __post_init__(self) -> None:
         if self.chunk_size < 1:
@@ -240,7 +244,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "index": 0,
                     "message": {"role": "assistant", "content": reply.text, "refusal": None},
                     "logprobs": None,
-                    "finish_reason": "stop",
+                    "finish_reason": reply.finish_reason,
                 }
             ],
         }
@@ -293,11 +297,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.connection.shutdown(socket.SHUT_RDWR)
             return
-        event(choice({}, "stop"))
+        if reply.finish_reason is not None:
+            event(choice({}, reply.finish_reason))
         stream_options = body.get("stream_options") or {}
         if reply.usage and stream_options.get("include_usage"):
             event([], usage=self._usage(body, reply))
-        self._write_chunk(b"data: [DONE]\n\n")
+        if reply.done:
+            self._write_chunk(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
 
 

@@ -68,7 +68,7 @@ def llm_page_url(settings, index):
         cfg = settings.model_copy(update={"llm": settings.llm.model_copy(
             update={"base_url": fake.base_url, "model": "test-model", "api_key": None, "timeout": 30})})
         url, demo = _launch(cfg, Assistant(cfg, index))
-        yield url
+        yield url, fake
         demo.close()
 
 
@@ -139,7 +139,7 @@ def test_question_answer_sources_and_citation_click(browser, page_url):
 
 
 def test_answer_streams_into_the_chat(browser, llm_page_url):
-    page = open_page(browser, llm_page_url)
+    page = open_page(browser, llm_page_url[0])
     # Record every text the answer bubble shows, as the page renders it.
     page.evaluate("""() => {
       window.paSeen = [];
@@ -197,5 +197,30 @@ def test_bad_question_shows_one_line_in_the_chat(browser, page_url):
     bot.wait_for(state="visible")
     page.wait_for_function("() => document.querySelector('#pa-chat').innerText.includes('the question is empty')")
     assert bot.inner_text().strip() == "⚠ the question is empty: type a question about the papers"
+    assert_clean(page)
+    page.close()
+
+
+def test_images_in_a_reply_are_never_fetched(browser, llm_page_url):
+    """Markdown image syntax or HTML in an LLM reply (or an abstract) is shown as text: the page loads
+    nothing it names, not even from 127.0.0.1."""
+    from tests.fake_openai import Reply
+
+    url, fake = llm_page_url
+    port = fake.base_url.split(":")[2].split("/")[0]
+    fake.script(Reply(text=f"SyPE extends rotary embeddings [1]. ![chart](http://127.0.0.1:{port}/pixel.png) "
+                           f'<img src="http://127.0.0.1:{port}/tag.png"> a < b [7]'))
+    page = open_page(browser, url)
+    ask(page, "What is SyPE?")
+    page.locator("#pa-sources details.pa-source").first.wait_for(state="attached")
+    bot = last_bot(page)
+    page.wait_for_function("() => document.querySelector('#pa-chat').innerText.includes('Removed citations')")
+    text = bot.inner_text()
+    assert "![chart](" in text and "a < b" in text  # shown literally
+    assert bot.locator("img").count() == 0
+    assert not [u for u in page.requests_seen if "pixel.png" in u or "tag.png" in u]
+    # [1] opens its source; the removed [7] is plain text, not a link to a source that is not shown.
+    links = [a.inner_text() for a in bot.locator('a[href*="#pa-src-"]').all()]
+    assert "1" in links and "7" not in links
     assert_clean(page)
     page.close()

@@ -137,3 +137,15 @@ def test_chat_answer_exports_its_sources_and_enter_lists_in_list_mode(page, tmp_
     page.press("#pa-question textarea", "Enter")
     page.wait_for_selector("#pa-sources .pa-list-count", timeout=60_000)
     assert page.inner_text("#pa-sources .pa-list-count").startswith("2 papers found")
+
+
+def test_source_filter_limits_the_answer_to_one_file(page):
+    page.locator("#pa-filters").get_by_text("Filters").first.click()
+    page.locator("#pa-filter-source input").click()
+    page.get_by_role("option", name="004_9268713af81d21d3.txt").click()
+    page.fill("#pa-question textarea", "Which papers use reinforcement learning to train language models?")
+    page.click("#pa-ask")
+    page.wait_for_selector("#pa-sources details.pa-source", timeout=60_000)
+    ids = [c.inner_text() for c in page.locator("#pa-sources details.pa-source summary code").all()]
+    shot(page, "workflow-filtered-answer.png")
+    assert ids and all(i.startswith("004_9268713af81d21d3#") for i in ids), ids

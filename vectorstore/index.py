@@ -125,6 +125,10 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
     another model) or StoreError (server unreachable, files unreadable).
     """
     directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        from vectorstore.store import StoreError
+
+        raise StoreError(f"the index location {directory} is a file, not a folder: choose another --index")
     if not create and not host and not (directory / "chroma").exists():
         from vectorstore.store import IndexNotFoundError
 

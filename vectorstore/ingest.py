@@ -155,6 +155,37 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         lock.release()
 
 
+def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
+    """Remove every paper (and its chunks) ingested from the paper files named ``names`` (file names
+    such as ``papers.txt``; a path counts by its name). Returns ``{name: papers removed}``.
+
+    The counterpart of ingest for a file that was renamed or is no longer wanted (ingest only ever
+    looks at the files it is given). Takes the writer lock (IndexInUseError); raises CorpusError,
+    removing nothing, when a name matches no indexed file (the message lists the indexed ones).
+    """
+    wanted = [Path(n).name for n in names]
+    store = index.store
+    lock = index.writer_lock()
+    try:
+        stored = store.paper_hashes()
+        by_source: dict[str, list[str]] = {}
+        for pid, (_, src) in stored.items():
+            by_source.setdefault(src, []).append(pid)
+        unknown = [n for n in wanted if n not in by_source]
+        if unknown:
+            have = ", ".join(sorted(by_source)) or "none"
+            raise CorpusError(f"no indexed papers come from {', '.join(unknown)}; indexed files: {have}")
+        ids = [pid for n in dict.fromkeys(wanted) for pid in by_source[n]]
+        if ids:
+            store.delete_papers(ids)
+            store.bump_generation()
+            index.lexical()
+            store.dense_matrix()
+        return {n: len(by_source[n]) for n in dict.fromkeys(wanted)}
+    finally:
+        lock.release()
+
+
 def _finish(pending, report: IngestReport, progress) -> None:
     written, reused, n_papers = pending.result()  # re-raises the writer's error here
     report.chunks_written += written

@@ -248,17 +248,27 @@ SUPPORTED_SUFFIXES = (".txt", ".jsonl")
 
 
 def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Expand files and folders into supported paper files (sorted within a folder).
+    """Expand files and folders into supported paper files (sorted within a folder), each file once
+    however often it is named (``data/x.txt``, ``./data/x.txt`` and ``data/`` are one file).
 
     Raises CorpusError for a path that does not exist or a file of an unsupported type.
     """
+    seen: set[Path] = set()
+
+    def once(files: Iterable[Path]) -> Iterator[Path]:
+        for f in files:
+            real = f.resolve()
+            if real not in seen:
+                seen.add(real)
+                yield f
+
     for p in map(Path, paths):
         if p.is_dir():
-            yield from sorted(f for f in p.iterdir() if f.suffix in SUPPORTED_SUFFIXES and f.is_file())
+            yield from once(sorted(f for f in p.iterdir() if f.suffix in SUPPORTED_SUFFIXES and f.is_file()))
         elif p.is_file():
             if p.suffix not in SUPPORTED_SUFFIXES:
                 raise CorpusError(f"{p}: unsupported file type {p.suffix!r} (use .txt paper lists or .jsonl)")
-            yield p
+            yield from once([p])
         else:
             raise CorpusError(f"{p}: no such file or folder")
 

@@ -384,6 +384,14 @@ class ChunkStore:
                 out.setdefault(m["paper_id"], []).append(m)
         return out
 
+    def field_values(self, field: str) -> set:
+        """Distinct values of a paper field (``venue``, ``year``, ``source``) across the index."""
+        dense = self.dense_matrix()
+        if dense is not None and field in dense.fields:
+            return {v for v in dense.fields[field] if v is not None}
+        return {m[field] for page in self._iter_get(self.papers, ["metadatas"]) for m in page["metadatas"]
+                if m.get(field) is not None}
+
     def max_batch_size(self) -> int:
         """The largest number of records one Chroma write may carry (client-dependent)."""
         try:
