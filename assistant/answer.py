@@ -69,6 +69,8 @@ HISTORY_TOKENS = 1200
 
 INCOMPLETE_MARK = " … [incomplete]"
 FALLBACK_NOTE = "Showing the extractive answer from the abstracts instead."
+UNCITED_NOTE = ("The LLM's answer cites none of the given abstracts, so nothing in it was checked against "
+                "them; the retrieved papers are listed below.")
 CUT_NOTE = "The text received before the cut is kept and marked incomplete; the extractive answer follows."
 
 _MULTI = re.compile(r"\b(which|what|list|all|any|find)\b[^?]*\b(papers|works|studies|approaches|methods)\b|"
@@ -461,6 +463,8 @@ class Assistant:
             shown.append(rewriter.flush())
             yield shown[-1]
             run.llm_text, run.removed = "".join(shown), rewriter.removed
+            if run.llm_text.strip() and not run.numbering:
+                run.note = UNCITED_NOTE
             if not run.llm_text.strip():  # a reply with no content (some servers stop at once)
                 run.mode = "extractive"
                 run.note = f"The LLM endpoint {self.settings.llm.base_url or 'the OpenAI API'} returned an empty answer. {FALLBACK_NOTE}"

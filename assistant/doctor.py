@@ -1,7 +1,7 @@
 """`paper-assistant doctor`: checks of the index and the LLM endpoint, each a (passed, message) line.
 
 The endpoint checks are the two things an answer needs: the server lists the configured model
-(``GET /models``) and answers one tiny completion with it. Every request uses the configured
+(``GET /models``) and streams one tiny completion with it, non-empty and ending with a finish reason. Every request uses the configured
 timeout and no retries, so a dead endpoint is reported in at most two timeouts.
 """
 
@@ -39,7 +39,7 @@ def _check_llm(cfg: LLMSettings) -> Iterator[tuple[bool, str]]:
     """The model list, then one tiny completion; stops after a failure that the second would repeat."""
     import openai
 
-    from assistant.llm import explain_llm_error, make_chat_model
+    from assistant.llm import explain_llm_error, iter_with_deadline, make_chat_model
 
     where = cfg.base_url or "the OpenAI API"
     client = openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key.get_secret_value() if cfg.api_key else "not-needed",
@@ -57,9 +57,20 @@ def _check_llm(cfg: LLMSettings) -> Iterator[tuple[bool, str]]:
         else:
             shown = ", ".join(repr(n) for n in names[:5]) + (", …" if len(names) > 5 else "")
             yield False, f"LLM endpoint {where} does not list model {cfg.model!r} (it lists: {shown or 'none'})"
+    # Streamed, as answers are: a server whose streaming is broken fails here, not mid-answer.
+    text, finish = "", None
     try:
-        reply = make_chat_model(cfg.model_copy(update={"max_tokens": 8, "max_retries": 0})).invoke("Say OK.")
+        model = make_chat_model(cfg.model_copy(update={"max_tokens": 8, "max_retries": 0}))
+        for chunk in iter_with_deadline(lambda: model.stream("Say OK."), cfg.timeout):
+            text += chunk.text
+            finish = chunk.response_metadata.get("finish_reason") or finish
     except Exception as exc:
         yield False, explain_llm_error(exc, cfg)
         return
-    yield True, f"LLM model {cfg.model!r} answered: {str(reply.content)[:40]!r}"
+    if not text.strip():
+        yield False, f"LLM model {cfg.model!r} at {where} streamed an empty reply: answers would fall back to extractive"
+    elif finish is None:
+        yield False, (f"LLM model {cfg.model!r} at {where} ended its stream without a finish reason: every answer "
+                      f"would be marked incomplete")
+    else:
+        yield True, f"LLM model {cfg.model!r} answered: {text[:40]!r} (streamed)"

@@ -50,7 +50,8 @@ class EvalReport(BaseModel):
 
 
 def load_questions(path: Path) -> list[dict]:
-    """Questions of a dev.jsonl-format file. Raises ValueError naming the line for bad JSON or fields."""
+    """Questions of a dev.jsonl-format file. Raises ValueError naming the line for bad JSON or fields,
+    or for a file with no questions."""
     out = []
     for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -64,6 +65,8 @@ def load_questions(path: Path) -> list[dict]:
         q.setdefault("qid", f"q{i}")
         q.setdefault("kind", "none" if not q["gold"] else "lookup")
         out.append(q)
+    if not out:
+        raise ValueError(f"{path}: no questions in the file")
     return out
 
 

@@ -168,4 +168,5 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
         return f"The LLM endpoint {where} failed with a server error ({getattr(exc, 'status_code', 500)})."
     if isinstance(exc, openai.APIStatusError):
         return f"The LLM endpoint {where} answered with HTTP {exc.status_code}: {_server_message(exc)}"
-    return f"The LLM call failed: {type(exc).__name__}: {_server_message(exc)}"
+    # Anything else came from reading the reply (a malformed stream, a server that ignores "stream").
+    return f"The LLM endpoint {where} sent a reply this client could not read ({type(exc).__name__}: {_server_message(exc)})"

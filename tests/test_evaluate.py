@@ -83,3 +83,14 @@ def test_csfcube_mode_on_a_tiny_pool(tmp_path, encoder):
     assert res["queries"] == 1
     assert res["R@20"] == 1.0
     assert res["NDCG@20"] > 0.9  # the protein paper must come last
+
+
+def test_a_question_file_without_questions_is_an_error(tmp_path):
+    import pytest
+
+    from assistant.evaluate import load_questions
+
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n  \n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no questions in the file"):
+        load_questions(empty)

@@ -397,7 +397,8 @@ def test_doctor_passes_against_a_working_endpoint(settings, index, fake):
     assert [ok for ok, _ in lines] == [True, True, True]
     assert lines[0][1].startswith(f"index at {settings.index}: 38 papers")
     assert lines[1][1] == f"LLM endpoint {fake.base_url}: 1 models listed, including 'test-model'"
-    assert lines[2][1] == "LLM model 'test-model' answered: 'OK'"
+    assert lines[2][1] == "LLM model 'test-model' answered: 'OK' (streamed)"
+    assert fake.requests[-1]["stream"] is True
     assert 8 in (fake.requests[0].get("max_tokens"), fake.requests[0].get("max_completion_tokens"))
 
 
@@ -412,6 +413,13 @@ def test_doctor_says_what_is_wrong(settings, index, fake):
         False, f"The LLM endpoint {fake.base_url} rejected the API key (401): check OPENAI_API_KEY.")
     dead = f"http://127.0.0.1:{free_port()}/v1"
     assert _doctor(settings, dead)[1:] == [(False, f"Cannot connect to the LLM endpoint {dead}: is the server running?")]
+    fake.script(Reply(text=""))
+    assert _doctor(settings, fake.base_url)[2] == (
+        False, f"LLM model 'test-model' at {fake.base_url} streamed an empty reply: answers would fall back to extractive")
+    fake.script(Reply(text="OK", finish_reason=None, done=False))
+    assert _doctor(settings, fake.base_url)[2] == (
+        False, f"LLM model 'test-model' at {fake.base_url} ended its stream without a finish reason: every answer "
+               "would be marked incomplete")
 
 
 def test_doctor_command_exit_codes(index_dir, index, fake):
@@ -511,3 +519,22 @@ def test_ui_chat_streams_and_keeps_a_cut_answer(settings, make_assistant, fake, 
     streamed = [content_text(o[1][-1]["content"]) for o in outputs[:-1] if o[1] and o[1][-1]["role"] == "assistant"]
     assert any(s and GOOD_CLAIM not in s for s in streamed)  # partial text was shown while streaming
     assert "closed the connection mid-answer" in panel and OMNIMOE in panel
+
+
+def test_an_answer_citing_nothing_says_it_is_unchecked(fake, make_assistant):
+    from assistant.answer import UNCITED_NOTE
+
+    fake.script(Reply(text="OmniMoE is a fast mixture-of-experts layer."))
+    ans = make_assistant(fake.base_url).ask(OMNIMOE_Q)
+    assert ans.mode == "llm" and not ans.sources and ans.note == UNCITED_NOTE
+    assert ans.also_retrieved and ans.also_retrieved[0].paper_id == OMNIMOE
+
+
+def test_an_unreadable_reply_is_explained_with_the_endpoint():
+    from assistant.llm import explain_llm_error
+    from assistant.settings import LLMSettings
+
+    cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m")
+    msg = explain_llm_error(ValueError("No generation chunks were returned"), cfg)
+    assert msg == ("The LLM endpoint http://127.0.0.1:9/v1 sent a reply this client could not read "
+                   "(ValueError: No generation chunks were returned.)")
