@@ -102,3 +102,19 @@ def test_code_availability_sentence_scores_below_a_claim_with_the_same_vector():
     q = np.eye(1, 8, dtype=np.float32)[0]
     scores = score_sentences("what does it introduce", q, sents, vecs, {}, position_weight=0, result_bonus=0)
     assert scores[1] > scores[0]
+
+
+def test_a_number_inside_a_modifier_is_not_a_count_the_answer_must_repeat():
+    """"360-degree" names a kind of image; only "which three …"-style numbers ask for a count."""
+    import numpy as np
+
+    from assistant.evidence import Sentence, score_sentences
+
+    texts = ["The system supports five distinct editing operations in one model.",
+             "It enables flexible 360° scene creation with unified editing control."]
+    sents = [Sentence("p", t, 0, len(t)) for t in texts]
+    vecs = np.tile(np.eye(1, 8, dtype=np.float32), (2, 1))
+    q = np.eye(1, 8, dtype=np.float32)[0]
+    question = "How many kinds of edits does the 360-degree panorama editing system handle?"
+    scores = score_sentences(question, q, sents, vecs, {}, position_weight=0, result_bonus=0)
+    assert scores[0] > scores[1]

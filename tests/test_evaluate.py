@@ -33,7 +33,8 @@ def test_abstention_never_drops_answerable_questions(report):
 
 def test_evidence_accuracy_on_lookups(report):
     assert report.evidence_n == 17
-    assert report.evidence_accuracy >= 0.7
+    # 14/17 measured (target 0.8); one borderline flip is tolerated, since int8 kernels differ slightly by CPU.
+    assert report.evidence_accuracy >= 13 / 17 - 1e-9
 
 
 def test_report_text_has_all_modes(report):
