@@ -28,7 +28,7 @@ MAX_HISTORY_TURNS = 6
 MAX_DISPLAY_TURNS = 30
 """Turns the chat shows. Older ones are dropped from the page: the whole chat travels with every
 request, so an unbounded one would make each question slower than the last."""
-MAX_RELATED_CHARS = 50_000
+from assistant.related import MAX_TEXT_CHARS as MAX_RELATED_CHARS  # noqa: E402
 
 CSS = """
 .pa-sources { max-height: 640px; overflow-y: auto; padding-right: 4px; }
@@ -86,6 +86,19 @@ _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
 ANY = "any"
+
+
+def ui_error(exc: BaseException) -> str:
+    """One line for the page. User errors (an empty question, an unknown paper, a filter that matches
+    nothing) are shown as they are; anything else, such as a Chroma server that went away, is named
+    and logged as one line, so the page and the log stay readable and the next question can succeed."""
+    from assistant.errors import USER_ERRORS, one_line
+
+    if isinstance(exc, USER_ERRORS) or isinstance(exc, KeyError):
+        return one_line(exc)
+    line = f"{type(exc).__name__}: {one_line(exc)}"
+    print(f"paper-assistant: request failed: {line}", file=sys.stderr)
+    return f"the request failed ({line}); if the index is on a Chroma server, check that it is running"
 
 
 def make_filters(venue: str | None = ANY, year: str | int | None = ANY, source: str | None = ANY):
@@ -207,29 +220,26 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             history[-1]["content"] = link_citations(answer_markdown(final), key, {s.n for s in final.sources})
             turns.append((final.standalone_question or final.question, final))
             yield "", history, turns[-MAX_HISTORY_TURNS:], sources_html(final, key)
-        except (ValueError, KeyError) as exc:  # QuestionError and friends: one clear line
+        except Exception as exc:  # noqa: BLE001 - one clear line in the chat, never a traceback
             if history and history[-1]["role"] == "assistant":
                 history.pop()
-            history.append({"role": "assistant", "content": f"⚠ {inert(str(exc))}"})
+            history.append({"role": "assistant", "content": f"⚠ {inert(ui_error(exc))}"})
             yield message, history, turns, gr.update()
 
     def ask_api(question: str) -> dict:
         try:
             return assistant.ask(question).model_dump(mode="json")
-        except (ValueError, KeyError) as exc:  # QuestionError: the client gets the line, the log no traceback
-            raise gr.Error(str(exc), print_exception=False) from None
+        except Exception as exc:  # noqa: BLE001 - the client gets the line, the log no traceback
+            raise gr.Error(ui_error(exc), print_exception=False) from None
 
     def related(text: str, paper_id: str | None):
         from assistant.related import related_work
 
-        if not paper_id and text and len(text) > MAX_RELATED_CHARS:
-            return (f"⚠ the text is {len(text):,} characters long; the limit is {MAX_RELATED_CHARS:,}: "
-                    "paste an abstract or a few paragraphs")
         try:
             items = related_work(assistant.retriever, assistant.sentences,
                                  text=None if paper_id else text, paper_id=paper_id or None, k=10)
-        except (ValueError, KeyError) as exc:
-            return f"⚠ {inert(str(exc))}"
+        except Exception as exc:  # noqa: BLE001
+            return f"⚠ {inert(ui_error(exc))}"
         from assistant.render import related_markdown
 
         if assistant.llm is not None and items:
@@ -259,8 +269,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message or "")}])
         try:
             result = list_papers(assistant, message, filters=make_filters(venue, year, source))
-        except (ValueError, KeyError) as exc:
-            history.append({"role": "assistant", "content": f"⚠ {inert(str(exc))}"})
+        except Exception as exc:  # noqa: BLE001
+            history.append({"role": "assistant", "content": f"⚠ {inert(ui_error(exc))}"})
             return message, history, gr.update(), None
         history.append({"role": "assistant", "content": list_markdown(result)})
         return "", history, list_html(result), result
@@ -299,17 +309,17 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         from assistant.listing import list_papers
         from assistant.paper_map import index_map, map_figure
 
-        pmap = index_map(assistant.index.store)
         hits, what = [], ""
         try:
+            pmap = index_map(assistant.index.store)
             if question and question.strip():
                 hits, what = [p.id for p in list_papers(assistant, question).papers], question.strip()
             elif last_list is not None:
                 hits, what = [p.id for p in last_list.papers], last_list.question
             elif turns:
                 hits, what = [s.paper_id for s in turns[-1][1].sources], turns[-1][1].question
-        except (ValueError, KeyError) as exc:
-            return gr.update(), f"⚠ {inert(str(exc))}"
+        except Exception as exc:  # noqa: BLE001
+            return gr.update(), f"⚠ {inert(ui_error(exc))}"
         info = [f"**{len(pmap.points)} papers**, {len(pmap.clusters)} clusters (PCA of the abstract embeddings; "
                 f"KMeans; keywords by class-based TF-IDF)."]
         if what:
@@ -356,7 +366,9 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             list_mode.change(lambda on: (gr.update(visible=not on), gr.update(visible=on)), list_mode, [send, list_send],
                              api_name=False)
             panel.change(refresh_exports, [turns, last_list, list_mode], [exp_bib, exp_md], api_name=False)
-            clear.click(lambda: ([], [], sources_html(None)), None, [chatbot, turns, panel], api_name=False)
+            # A new chat forgets the last list too: exports and the map's highlight follow it.
+            clear.click(lambda: ([], [], sources_html(None), None), None, [chatbot, turns, panel, last_list],
+                        api_name=False)
             api_out = gr.JSON(visible=False)
             api_in = gr.Textbox(visible=False)
             api_btn = gr.Button(visible=False)
@@ -416,18 +428,40 @@ def prepare_assistant(settings: Settings, ingest_default: bool = True) -> Assist
 
 def launch(settings: Settings, ingest_default: bool = True, block: bool = True):
     """Ingest if needed, build and launch the app. Raises ValueError for an exposed bind without auth."""
-    host = settings.ui.host
+    host, port = settings.ui.host, settings.ui.port
     auth = parse_auth(settings.ui.auth)
+    if ":" in host:
+        raise ValueError(f"cannot serve on the IPv6 address {host}: use 127.0.0.1 (or an IPv4 address with --auth)")
     if not is_loopback(host) and not auth:
         raise ValueError(f"refusing to bind {host} without authentication: pass --auth user:pass "
                          "(or PAPER_ASSISTANT_UI__AUTH)")
+    check_port_free(host, port)  # before ingesting, not after
     assistant = prepare_assistant(settings, ingest_default)
     demo = build_app(settings, assistant)
     demo.queue(default_concurrency_limit=20)
-    # Our own line instead of Gradio's banner, which suggests share=True (never used here).
-    print(f"Paper Assistant on http://{host}:{settings.ui.port}" + (" (login required)" if auth else ""), file=sys.stderr)
-    return demo.launch(server_name=host, server_port=settings.ui.port, auth=auth, share=False,
-                       show_error=True, prevent_thread_lock=not block, quiet=True, **page_options())
+    try:
+        result = demo.launch(server_name=host, server_port=port, auth=auth, share=False, show_error=True,
+                             prevent_thread_lock=True, quiet=True, **page_options())
+    except OSError as exc:  # lost a race for the port since the check
+        raise ValueError(f"cannot serve on {host}:{port}: {exc}".splitlines()[0]) from None
+    # Our own line instead of Gradio's banner (which suggests share=True), once the page is up.
+    print(f"Paper Assistant on http://{host}:{port}" + (" (login required)" if auth else ""), file=sys.stderr)
+    if block:
+        demo.block_thread()
+    return result
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Raise ValueError (one line, what to do) when ``host:port`` cannot be bound, e.g. already in use."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise ValueError(f"cannot serve on {host}:{port} ({exc.strerror or exc}): choose another port with "
+                             "--port (or PAPER_ASSISTANT_UI__PORT)") from None
 
 
 if __name__ == "__main__":

@@ -106,7 +106,8 @@ def ask(
     question: Annotated[str, typer.Argument(help="the question")],
     index: IndexOpt = None,
     as_json: JsonOpt = False,
-    k: Annotated[int, typer.Option("-k", help="papers to retrieve")] = 5,
+    k: Annotated[Optional[int], typer.Option("-k", min=1, max=100,
+                                             help="papers to retrieve (default: the retrieval.k setting, 5)")] = None,
     venue: Annotated[Optional[str], typer.Option(help="only papers of this venue")] = None,
     year: Annotated[Optional[int], typer.Option(help="only papers of this year")] = None,
     source: Annotated[Optional[str], typer.Option(help="only papers from this file name")] = None,
@@ -349,7 +350,15 @@ def main() -> None:
 
         # typer may carry its own copy of click: recognise click's exceptions by their shape too.
         if isinstance(exc, click.ClickException) or (hasattr(exc, "show") and hasattr(exc, "exit_code")):
-            exc.show()
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            typer.echo(f"error: {exc.format_message()}{hint}", err=True)
             sys.exit(exc.exit_code)
-        typer.echo(f"error: unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", err=True)
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        if type(exc).__module__.split(".")[0] == "httpx" or isinstance(exc, ConnectionError):
+            # The Chroma server went away mid-command (ingest resumes where it stopped when run again).
+            typer.echo(f"error: lost the connection to the Chroma server ({type(exc).__name__}: {first}); "
+                       "run the command again once the server is back", err=True)
+            sys.exit(2)
+        typer.echo(f"error: unexpected {type(exc).__name__}: {first}", err=True)
         sys.exit(2)

@@ -79,9 +79,13 @@ def _norm(s: str) -> str:
 
 
 def distractor_settings(settings: Settings, corpus: list[Path], distractors: Path) -> Settings:
-    """Settings for the separate evaluation index (corpus + distractors), keyed by their names."""
+    """Settings for the separate evaluation index (corpus + distractors), keyed by their names: a
+    folder beside the index and, on a Chroma server (shared by every folder), its own collection."""
     key = hashlib.sha1(json.dumps([str(p.resolve()) for p in corpus] + [str(distractors.resolve())]).encode()).hexdigest()[:10]
-    return settings.model_copy(update={"index": settings.index.parent / f"eval-index-{key}"})
+    update: dict = {"index": settings.index.parent / f"eval-index-{key}"}
+    if settings.store.host:
+        update["store"] = settings.store.model_copy(update={"collection": f"{settings.store.collection}-eval-{key}"})
+    return settings.model_copy(update=update)
 
 
 def run_eval(settings: Settings, questions: Path, distractors: Path | None = None,
@@ -202,12 +206,17 @@ def run_csfcube(encoder, folder: Path) -> dict:
     from vectorstore.chunking import split_sentences
 
     folder = Path(folder)
+    for need in ("corpus.jsonl", "queries.jsonl"):
+        if not (folder / need).is_file():
+            raise FileNotFoundError(f"{folder} is not a CSFCube folder: {need} is missing (see shared/corpora/csfcube)")
     corpus = {}
     for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             r = json.loads(line)
             corpus[r["id"]] = ((r.get("title") or "") + ". " + (r.get("abstract") or "")).strip()
     queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines() if line.strip()]
+    if not queries:
+        raise ValueError(f"{folder / 'queries.jsonl'}: no queries in the file")
     needed = sorted({c for q in queries for c in q["candidate_ids"] if c in corpus})
     sents = {c: split_sentences(corpus[c]) or [corpus[c]] for c in needed}
     flat = [s for c in needed for s in sents[c]]

@@ -100,13 +100,17 @@ def explain(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str], p
     return pairs
 
 
+MAX_TEXT_CHARS = 50_000
+"""Longest pasted text for related work (a long draft section; a whole paper is not a query)."""
+
+
 def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = None, paper_id: str | None = None,
                  k: int = 10, n_pairs: int = 2) -> list[RelatedPaper]:
     """Papers related to ``text`` or to the indexed paper ``paper_id`` (which is left out), best first.
 
     Ranking: RRF of dense similarity (paper-level, the query text's mean chunk embedding against the
     papers' mean chunk embeddings) and BM25 over chunks. Raises UnknownPaperError for an unknown id,
-    ValueError when neither or both inputs are given or the text is empty.
+    ValueError when neither or both inputs are given or the text is empty or over MAX_TEXT_CHARS.
     """
     if (text is None) == (paper_id is None):
         raise ValueError("give either a text or a paper id")
@@ -122,6 +126,9 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     else:
         if not text or not text.strip():
             raise ValueError("the text is empty: paste an abstract or a paragraph")
+        if len(text) > MAX_TEXT_CHARS:
+            raise ValueError(f"the text is {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}: "
+                             "paste an abstract or a few paragraphs")
         qvec = text_embedding(retriever, text)
     n = min(store.papers.count(), k + len(exclude) + 40)
     res = store.papers.query(query_embeddings=[qvec], n_results=max(n, 1), include=["distances"]) if n else None

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+import json
+import os
+from typing import Annotated
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = PROJECT_ROOT / "data" / "icml2026"
@@ -76,7 +80,7 @@ class LLMSettings(BaseModel):
 
 class UISettings(BaseModel):
     host: str = "127.0.0.1"
-    port: int = 7860
+    port: int = Field(7860, ge=1, le=65535)
     auth: str | None = Field(None, description="user:pass, required when binding a non-loopback address")
 
 
@@ -91,13 +95,27 @@ class Settings(BaseSettings):
     )
 
     index: Path = Field(DEFAULT_INDEX, description="index directory (Chroma + BM25 + lock)")
-    corpus: list[Path] = Field(default_factory=lambda: [DEFAULT_CORPUS])
+    corpus: Annotated[list[Path], NoDecode] = Field(
+        default_factory=lambda: [DEFAULT_CORPUS],
+        description="paper files/folders `serve` ingests: a path, several joined by the OS path separator "
+                    "(':' on Linux), or a JSON list")
     prompts_dir: Path = PROMPTS_DIR
     embedding: EmbeddingSettings = EmbeddingSettings()
     store: StoreSettings = StoreSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     llm: LLMSettings = LLMSettings()
     ui: UISettings = UISettings()
+
+    @field_validator("corpus", mode="before")
+    @classmethod
+    def _split_corpus(cls, value):
+        """``PAPER_ASSISTANT_CORPUS=/a/x.txt`` or ``/a:/b`` as well as a JSON list."""
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [part for part in text.split(os.pathsep) if part.strip()]
+        return value
 
 
 class _OpenAIEnv(BaseSettings):

@@ -137,6 +137,12 @@ def test_chat_answer_exports_its_sources_and_enter_lists_in_list_mode(page, tmp_
     page.press("#pa-question textarea", "Enter")
     page.wait_for_selector("#pa-sources .pa-list-count", timeout=60_000)
     assert page.inner_text("#pa-sources .pa-list-count").startswith("2 papers found")
+    page.wait_for_function("() => /BibTeX \\(2\\)/.test(document.querySelector('#pa-export-bib').innerText)",
+                           timeout=60_000)
+    # New chat forgets the list as well: nothing left to export.
+    page.get_by_role("button", name="New chat").click()
+    page.wait_for_function("() => document.querySelector('#pa-export-bib').disabled", timeout=30_000)
+    assert page.locator("#pa-sources .pa-list-count").count() == 0
 
 
 def test_source_filter_limits_the_answer_to_one_file(page):

@@ -62,3 +62,50 @@ def test_index_location_that_is_a_file_is_one_clear_error(tmp_path, encoder):
         with pytest.raises(StoreError, match="is a file, not a folder"):
             open_index(a_file, encoder, create=create)
     assert a_file.read_text() == "x"
+
+
+def test_usage_errors_are_one_line_and_k_comes_from_the_settings(index, index_dir):
+    bad = run_cli("related", "foo", "--venue", "icml")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().startswith("error: No such option: --venue (see `")
+    assert bad.stderr.strip().endswith(" related --help`)") and len(bad.stderr.strip().splitlines()) == 1
+    out = run_cli("ask", "What is SyPE?", "--index", str(index_dir), "--json",
+                  env_extra={"PAPER_ASSISTANT_RETRIEVAL__K": "2"})
+    data = json.loads(out.stdout)
+    assert len(data["sources"]) + len(data["also_retrieved"]) == 2
+
+
+def test_corpus_setting_takes_a_plain_path_or_several(monkeypatch, tmp_path):
+    import os
+
+    from assistant.settings import load_settings
+
+    monkeypatch.setenv("PAPER_ASSISTANT_CORPUS", str(tmp_path / "a.txt"))
+    assert load_settings().corpus == [tmp_path / "a.txt"]
+    monkeypatch.setenv("PAPER_ASSISTANT_CORPUS", os.pathsep.join([str(tmp_path / "a.txt"), str(tmp_path / "b")]))
+    assert load_settings().corpus == [tmp_path / "a.txt", tmp_path / "b"]
+    monkeypatch.setenv("PAPER_ASSISTANT_CORPUS", json.dumps([str(tmp_path / "c.jsonl")]))
+    assert load_settings().corpus == [tmp_path / "c.jsonl"]
+
+
+def test_serve_refuses_a_busy_port_before_ingesting():
+    import socket
+
+    import pytest
+
+    import app as web
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(ValueError, match=rf"cannot serve on 127.0.0.1:{port} .*choose another port with --port"):
+            web.check_port_free("127.0.0.1", port)
+
+
+def test_an_unexpected_failure_in_the_page_is_one_line():
+    import app as web
+
+    msg = web.ui_error(ConnectionRefusedError(111, "Connection refused"))
+    assert msg.startswith("the request failed (ConnectionRefusedError: ") and "Chroma server" in msg
+    assert web.ui_error(ValueError("the question is empty: type a question")) == "the question is empty: type a question"

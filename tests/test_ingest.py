@@ -84,3 +84,33 @@ def test_a_renamed_file_ingested_again_leaves_the_old_papers_until_removed(tmp_p
     assert not any(pid.startswith("old#") for pid in idx.lexical().paper_ids)
     top = HybridRetriever(idx).search("What is SyPE?", k=3)
     assert top and all(p.id.startswith("new#") for p in top)
+
+
+def test_a_file_reusing_another_files_ids_is_skipped_not_merged(tmp_path, encoder):
+    import json
+
+    p = tmp_path / "p.jsonl"
+    q = tmp_path / "q.jsonl"
+    p.write_text(json.dumps({"id": "a", "abstract": "Alpha paper about graph kernels."}) + "\n"
+                 + json.dumps({"id": "b", "abstract": "Beta paper on diffusion samplers."}) + "\n")
+    q.write_text(json.dumps({"id": "a", "abstract": "Another file with the same id, about robots."}) + "\n")
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([p], idx)
+    later = ingest([q], idx)  # a later run
+    assert later.added == later.updated == 0 and len(later.skipped) == 1
+    assert "paper id 'a' already belongs to p.jsonl" in later.skipped[0]
+    assert "graph kernels" in idx.store.get_papers(["a"])["a"].text
+    both = ingest([p, q], open_index(tmp_path / "idx2", encoder))  # the same call: the later file is skipped
+    assert both.added == 2 and len(both.skipped) == 1 and "q.jsonl" in both.skipped[0]
+
+
+def test_distractor_eval_on_a_server_uses_its_own_collection(settings):
+    from pathlib import Path
+
+    from assistant.evaluate import distractor_settings
+
+    local = distractor_settings(settings, [Path("data/icml2026")], Path("d.jsonl"))
+    assert local.store.collection == settings.store.collection and local.index.name.startswith("eval-index-")
+    srv = settings.model_copy(update={"store": settings.store.model_copy(update={"host": "127.0.0.1"})})
+    remote = distractor_settings(srv, [Path("data/icml2026")], Path("d.jsonl"))
+    assert remote.store.collection.startswith(f"{settings.store.collection}-eval-")

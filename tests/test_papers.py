@@ -76,3 +76,24 @@ def test_a_file_named_twice_is_read_once(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     files = list(iter_paper_files([folder, folder / "a.txt", "./lists/a.txt", "lists"]))
     assert [f.name for f in files] == ["a.txt", "b.jsonl"]
+
+
+def test_utf16_or_binary_file_is_refused_in_one_line(tmp_path):
+    f = tmp_path / "utf16.txt"
+    f.write_bytes("ICML 2024\n\nWe propose FooNet.\n".encode("utf-16-le"))
+    with pytest.raises(CorpusError, match=r"NUL bytes \(line 1\): not UTF-8 text"):
+        load_paper_list(f)
+    g = tmp_path / "nul.jsonl"
+    g.write_bytes(b'{"id": "x", "abstract": "ok"}\n' + b"\x00" * 50)
+    with pytest.raises(CorpusError, match=r"NUL bytes \(line 2\)"):
+        load_jsonl(g)
+
+
+def test_author_strings_keep_last_first_names_whole(tmp_path):
+    f = tmp_path / "a.jsonl"
+    rows = [{"id": "1", "abstract": "x", "authors": "Smith, John and Doe, Jane"},
+            {"id": "2", "abstract": "x", "authors": "Vaswani, A.; Shazeer, N."},
+            {"id": "3", "abstract": "x", "authors": "A Smith, B Jones"}]
+    f.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    assert [p.authors for p in load_jsonl(f)] == [["Smith, John", "Doe, Jane"], ["Vaswani, A.", "Shazeer, N."],
+                                                  ["A Smith", "B Jones"]]

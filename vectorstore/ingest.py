@@ -55,25 +55,33 @@ def content_hash(paper: Paper, model: str, max_tokens: int) -> str:
     return hashlib.sha1(payload.encode()).hexdigest()
 
 
-def load_files(paths: Iterable[str | Path]) -> tuple[dict[str, list[Paper]], list[str]]:
+def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = None
+               ) -> tuple[dict[str, list[Paper]], list[str]]:
     """``({file name: papers}, [skip reasons])``: unreadable files are reported, not fatal.
 
-    Raises CorpusError only when a path does not exist or has an unsupported type, or when two
-    files give the same paper id.
+    A file is also skipped whole when one of its paper ids belongs to another file: one read
+    earlier in this call, or (``indexed``: ``{paper id: source file name}``) one already in the
+    index, whose paper it would otherwise silently replace. Raises CorpusError only when a path
+    does not exist or has an unsupported type.
     """
     by_file: dict[str, list[Paper]] = {}
     skipped: list[str] = []
     seen: dict[str, str] = {}
+    indexed = indexed or {}
     for f in iter_paper_files(paths):
         try:
             papers = load_jsonl(f) if f.suffix == ".jsonl" else load_paper_list(f)
         except CorpusError as exc:
             skipped.append(str(exc))
             continue
-        for p in papers:
-            if p.id in seen:
-                raise CorpusError(f"{f}: duplicate paper id {p.id!r} (also in {seen[p.id]})")
-            seen[p.id] = f.name
+        clash = next(((p.id, seen.get(p.id) or indexed.get(p.id)) for p in papers
+                      if seen.get(p.id, f.name) != f.name or indexed.get(p.id, f.name) != f.name), None)
+        if clash:
+            skipped.append(f"{f}: paper id {clash[0]!r} already belongs to {clash[1]}; ids must be unique across "
+                           f"files, so nothing of {f.name} was ingested (if the paper moved, run "
+                           f"`paper-assistant remove {clash[1]}` first)")
+            continue
+        seen.update((p.id, f.name) for p in papers)
         by_file[f.name] = papers
     return by_file, skipped
 
@@ -93,15 +101,16 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
 
     ``progress(n)`` is called with the number of papers just finished; ``on_total(n)`` once with the
     number of papers that need embedding. Raises IndexInUseError when another writer holds the
-    lock, CorpusError for a missing path; a file that cannot be parsed is skipped and reported.
+    lock, CorpusError for a missing path; a file that cannot be parsed, or that reuses another
+    file's paper ids, is skipped and reported.
     """
     encoder, store = index.encoder, index.store
     chunker = chunker or Chunker(encoder.count_tokens, encoder.max_tokens)
     lock = index.writer_lock()
     try:
-        by_file, skipped = load_files(paths)
-        report = IngestReport(skipped=skipped)
         stored = store.paper_hashes()
+        by_file, skipped = load_files(paths, {pid: src for pid, (_, src) in stored.items()})
+        report = IngestReport(skipped=skipped)
         todo: list[tuple[Paper, str]] = []
         loaded_ids: set[str] = set()
         for papers in by_file.values():

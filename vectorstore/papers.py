@@ -122,8 +122,13 @@ def parse_heading(line: str) -> tuple[str, int | None]:
 
 
 def read_text(path: Path) -> str:
-    """The file decoded as UTF-8 (a BOM is dropped). Raises CorpusError on invalid bytes."""
+    """The file decoded as UTF-8 (a BOM is dropped). Raises CorpusError on invalid bytes, and on NUL
+    bytes (UTF-16 text or a binary file decodes as "valid" UTF-8 full of NULs)."""
     data = path.read_bytes()
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise CorpusError(f"{path}: NUL bytes (line {line}): not UTF-8 text (UTF-16 or binary?); re-save the "
+                          "file as UTF-8")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -172,7 +177,9 @@ def _as_authors(value) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
-        return [a.strip() for a in re.split(r",| and ", value) if a.strip()]
+        # "A and B" and "A; B" keep "Last, First" names whole; only a plain list splits on commas.
+        sep = r"\s+and\s+" if re.search(r"\s+and\s+", value) else ";" if ";" in value else ","
+        return [a.strip() for a in re.split(sep, value) if a.strip()]
     if isinstance(value, list):
         out = []
         for a in value:

@@ -388,9 +388,9 @@ class ChunkStore:
         """Distinct values of a paper field (``venue``, ``year``, ``source``) across the index."""
         dense = self.dense_matrix()
         if dense is not None and field in dense.fields:
-            return {v for v in dense.fields[field] if v is not None}
+            return {v for v in dense.fields[field] if v not in (None, "")}
         return {m[field] for page in self._iter_get(self.papers, ["metadatas"]) for m in page["metadatas"]
-                if m.get(field) is not None}
+                if m.get(field) not in (None, "")}
 
     def max_batch_size(self) -> int:
         """The largest number of records one Chroma write may carry (client-dependent)."""
