@@ -79,7 +79,7 @@ def test_a_renamed_file_ingested_again_leaves_the_old_papers_until_removed(tmp_p
     with pytest.raises(CorpusError, match="no indexed papers come from nope.txt; indexed files: new.txt, old.txt"):
         remove_sources(["old.txt", "nope.txt"], idx)
     assert idx.store.counts()[0] == 38  # nothing removed on a bad name
-    assert remove_sources([str(folder / "old.txt")], idx) == {"old.txt": 19}
+    assert remove_sources(["old"], idx) == {"old.txt": 19}  # the extension may be left out
     assert idx.store.counts()[0] == 19
     assert not any(pid.startswith("old#") for pid in idx.lexical().paper_ids)
     top = HybridRetriever(idx).search("What is SyPE?", k=3)

@@ -166,13 +166,13 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
 
 def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
     """Remove every paper (and its chunks) ingested from the paper files named ``names`` (file names
-    such as ``papers.txt``; a path counts by its name). Returns ``{name: papers removed}``.
+    such as ``papers.txt``, or without the extension; a path counts by its name). Returns
+    ``{file name: papers removed}``.
 
     The counterpart of ingest for a file that was renamed or is no longer wanted (ingest only ever
     looks at the files it is given). Takes the writer lock (IndexInUseError); raises CorpusError,
     removing nothing, when a name matches no indexed file (the message lists the indexed ones).
     """
-    wanted = [Path(n).name for n in names]
     store = index.store
     lock = index.writer_lock()
     try:
@@ -180,6 +180,8 @@ def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
         by_source: dict[str, list[str]] = {}
         for pid, (_, src) in stored.items():
             by_source.setdefault(src, []).append(pid)
+        stems = {Path(src).stem: src for src in by_source}
+        wanted = [n if n in by_source else stems.get(n, n) for n in (Path(x).name for x in names)]
         unknown = [n for n in wanted if n not in by_source]
         if unknown:
             have = ", ".join(sorted(by_source)) or "none"
