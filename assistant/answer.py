@@ -36,6 +36,7 @@ from assistant.relevance import (VERDICT_TEXT, AbstentionRule, RelevanceEvidence
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, reciprocal_rank_fusion
 from assistant.settings import Settings
 from vectorstore.index import Index
+from vectorstore.lexical import tokenize
 
 MAX_QUESTION_CHARS = 4000
 
@@ -79,6 +80,21 @@ _MULTI = re.compile(r"\b(which|what|list|all|any|find)\b[^?]*\b(papers|works|stu
 # standalone questions ("Is there work that …").
 _FOLLOW_UP = re.compile(r"\b(it|its|they|their|them|these|those|(this|that|the) (paper|work|method|model|approach|"
                         r"study|technique|dataset|benchmark|system|framework)|the authors|the same)\b", re.I)
+# "the second one", "the last paper", "[2]", "#2": one source of an earlier answer.
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1}
+_ORDINAL = re.compile(r"\bthe (first|second|third|fourth|fifth|last)(?= (?:one|paper|work|source|result)\b|\s*[?.!,]|\s*$)"
+                      r"|\[(\d+)\]|#(\d+)\b", re.I)
+_MORE = re.compile(r"\b(tell me more|more (about|on|details?)|elaborate|explain (it )?(more|further))\b", re.I)
+_REFERENCE_WORDS = {"one", "ones", "paper", "papers", "work", "source", "result", "tell", "me", "more", "about",
+                    "detail", "details", "elabor", "explain", "further", "what", "how", "and", "it", "they", "them",
+                    "last", "first", "second", "third", "fourth", "fifth"}
+
+
+def _bare_reference(question: str) -> bool:
+    """True when ``question`` only points back ("and the second one?", "tell me more about it")."""
+    return all(t in _REFERENCE_WORDS or t.isdigit() for t in tokenize(question))
+
+
 # Delimiter look-alikes inside abstracts are neutralised so a paper cannot close its own data block.
 _DELIMS = re.compile(r"<<<|>>>|</?abstracts>", re.I)
 
@@ -248,9 +264,9 @@ class Assistant:
         question = validate_question(question)
         history = self.bounded_history(history or [])
         query, rewritten, llm_error = self._condense(question, history)
-        follow_up = bool(history) and not rewritten and bool(_FOLLOW_UP.search(question))
-        if follow_up:
-            query = self._anchored(question, history[-1])
+        anchor = self._anchor(question, history) if history and not rewritten else None
+        if anchor is not None:
+            query = self._anchored(question, anchor)
         qvec = self.index.encoder.encode_one(query)
         multi = is_multi_question(query)
         k = k or self.settings.retrieval.k
@@ -258,28 +274,51 @@ class Assistant:
         papers = self.retriever.search(query, k=pool, mode=self.settings.retrieval.mode, filters=filters,
                                        use_mmr=self.settings.retrieval.mmr,
                                        mmr_lambda=self.settings.retrieval.mmr_lambda, query_vec=qvec)
-        if follow_up:
-            papers = self._condition_on_history(papers, history, k)
+        if anchor is not None:
+            papers = self._condition_on_history(papers, anchor, k)
         # A list question's lead-in ("Which papers …") carries no content: the relevance of its
         # sentences is judged against the topic alone.
         topic = question_topic(query) if multi else query
         tvec = self.index.encoder.encode_one(topic) if topic != query else qvec
         evidence, relevance = self.score_evidence(query, qvec, papers, relevance_vec=tvec, topical=multi)
         verdict = self.rule.decide(relevance[papers[0].id]) if papers else Verdict.none
+        if anchor is not None and papers and papers[0].id in {src.paper_id for src in anchor[2]}:
+            # The user points at a paper of an earlier answer: never "nothing found" for it, and a bare
+            # reference ("tell me more about the second one") asks about that paper as a whole.
+            verdict = Verdict.answered if _bare_reference(question) else max(
+                verdict, Verdict.weak, key=[Verdict.none, Verdict.weak, Verdict.answered].index)
         return Prepared(question, query, qvec, papers, evidence, relevance, verdict, multi=multi, llm_error=llm_error)
 
     @staticmethod
-    def _anchored(question: str, previous: tuple[str, CitedAnswer]) -> str:
-        """A follow-up made retrievable without an LLM: the names of the previous turn's cited papers
-        (what "it" refers to) appended, or, if it cited none, its question prepended. Bounded: the
-        anchor is never a previous anchored query, so turns do not pile up."""
-        q, ans = previous
-        names = [s.title or s.label for s in ans.sources[:2] if s.title or s.label]
+    def _anchor(question: str, history: list[tuple[str, CitedAnswer]]) -> tuple[str, CitedAnswer, list] | None:
+        """What a follow-up refers to, without an LLM: ``(question, answer, sources)`` of the latest turn
+        that cited papers (an abstained turn in between does not break the thread), narrowed to one
+        source for "the second one" / "[2]" / "the last paper"; None when ``question`` does not point
+        back ("it", "these papers", "tell me more", an ordinal)."""
+        ordinal = _ORDINAL.search(question)
+        if not (ordinal or _FOLLOW_UP.search(question) or _MORE.search(question)):
+            return None
+        q, ans = next((turn for turn in reversed(history) if turn[1].sources), history[-1])
+        sources = list(ans.sources)
+        if ordinal and sources:
+            word, *digits = ordinal.groups()
+            n = _ORDINALS[word.lower()] if word else int(next(d for d in digits if d))
+            picked = sources[n - 1] if 1 <= n <= len(sources) else sources[-1] if n == -1 else None
+            sources = [picked] if picked else sources
+        return q, ans, sources
+
+    @staticmethod
+    def _anchored(question: str, anchor: tuple[str, CitedAnswer, list]) -> str:
+        """A follow-up made retrievable without an LLM: the names of the anchor's papers (what "it"
+        refers to) appended, or, if it cited none, its question prepended. Bounded: the anchor is
+        never a previous anchored query, so turns do not pile up."""
+        q, ans, sources = anchor
+        names = [s.title or s.label for s in sources[:2] if s.title or s.label]
         return f"{question} ({'; '.join(names)})" if names else f"{ans.question or q} {question}"
 
-    def _condition_on_history(self, papers: list[ScoredPaper], history, k: int) -> list[ScoredPaper]:
-        """Fuse the previous turn's cited papers into the ranking (first-cited first)."""
-        prev = [s.paper_id for s in history[-1][1].sources]
+    def _condition_on_history(self, papers: list[ScoredPaper], anchor, k: int) -> list[ScoredPaper]:
+        """Fuse the anchor's cited papers into the ranking (first-cited first)."""
+        prev = [s.paper_id for s in anchor[2]]
         if not prev:
             return papers
         ids, scores = reciprocal_rank_fusion([[p.id for p in papers], prev], k=self.settings.retrieval.rrf_k,

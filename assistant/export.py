@@ -2,9 +2,10 @@
 
 BibTeX is written and read with bibtexparser (v2 API: ``Library``, ``model.Entry``, ``write_string``,
 ``parse_string``). Each entry carries the paper's index id in a ``paperid`` field, so an export can be
-matched back to the index. ``&`` and ``%`` are escaped in text fields (``_`` and ``#`` are left alone:
-abstracts carry inline math such as ``$x_i$``) and unbalanced braces dropped, so the file is valid BibTeX and typesets; :func:`read_bibtex` undoes the
-escaping.
+matched back to the index. ``&``, ``%``, ``_`` and ``#`` are escaped in text fields outside inline math
+(abstracts carry math such as ``$x_i$``, which stays as it is) and unbalanced braces dropped, so the file
+is valid BibTeX and typesets; :func:`read_bibtex` undoes the escaping. Markdown escapes the characters
+that would make links, emphasis or HTML of a title or quote.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from bibtexparser import model
 from vectorstore.papers import Paper
 
 FORMATS = {".bib": "bibtex", ".bibtex": "bibtex", ".md": "markdown", ".markdown": "markdown"}
-_SPECIAL = re.compile(r"(?<!\\)([&%])")
-_UNESCAPE = re.compile(r"\\([&%])")
+_SPECIAL = re.compile(r"(?<!\\)([&%_#])")
+_UNESCAPE = re.compile(r"\\([&%_#])")
+_MATH = re.compile(r"(?<!\\)(\$[^$]+\$)")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 _VERBATIM = {"paperid", "url"}
 
 
@@ -66,10 +69,14 @@ def _balanced(text: str) -> str:
 
 
 def bib_value(text: str, verbatim: bool = False) -> str:
-    """A field value safe for BibTeX and LaTeX: one line, balanced braces, ``&`` and ``%`` escaped
-    (not for ``verbatim`` fields such as ids and URLs)."""
+    """A field value safe for BibTeX and LaTeX: one line, balanced braces, ``& % _ #`` escaped outside
+    ``$…$`` (not for ``verbatim`` fields such as ids and URLs)."""
     value = " ".join(_balanced(str(text)).split())
-    return value if verbatim else _SPECIAL.sub(r"\\\1", value)
+    if verbatim:
+        return value
+    # Inline math ($x_i$) keeps its _ and #; text around it gets them escaped.
+    parts = _MATH.split(value)
+    return "".join(part if i % 2 else _SPECIAL.sub(r"\\\1", part) for i, part in enumerate(parts))
 
 
 def unescape(value: str) -> str:
@@ -129,16 +136,22 @@ def read_bibtex(text: str) -> list[dict]:
 # --- Markdown -------------------------------------------------------------------------------------
 def to_markdown(items: list[ExportItem], heading: str = "Papers") -> str:
     """A Markdown list: number, title, id, venue/year, link, the supporting sentence as a quote."""
-    lines = [f"# {heading}", "", f"{len(items)} paper{'s' if len(items) != 1 else ''}.", ""]
+    lines = [f"# {md_text(heading)}", "", f"{len(items)} paper{'s' if len(items) != 1 else ''}.", ""]
     for it in items:
         p = it.paper
-        meta = ", ".join(x for x in (", ".join(p.authors), p.venue, str(p.year or "")) if x)
-        title = f"[{p.display()}]({p.url})" if p.url else p.display()
-        lines.append(f"{it.n}. **{title}** — `{p.id}`" + (f" ({meta})" if meta else ""))
+        meta = md_text(", ".join(x for x in (", ".join(p.authors), p.venue, str(p.year or "")) if x))
+        url = re.sub(r"[<>\s]", lambda m: "%20" if m.group(0).isspace() else "", p.url)
+        title = f"[{md_text(p.display())}](<{url}>)" if url else md_text(p.display())
+        lines.append(f"{it.n}. **{title}** — `{p.id.replace('`', '')}`" + (f" ({meta})" if meta else ""))
         if it.sentence:
-            lines.append(f"   > {it.sentence}")
+            lines.append(f"   > {md_text(it.sentence)}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def md_text(text: str) -> str:
+    """``text`` shown literally in Markdown: link brackets, emphasis, code, table bars and HTML escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
 def export_format(path: str | Path) -> str:

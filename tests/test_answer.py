@@ -60,6 +60,21 @@ def test_follow_up_resolves_to_previous_papers_without_llm(assistant):
     assert second.sources[0].paper_id == "000_12a0d7b1c5c902c5#13"
 
 
+def test_ordinal_and_after_an_abstained_turn_follow_ups_keep_the_thread(assistant):
+    listed_q = "Which papers study personality in large language models?"
+    listed = assistant.ask(listed_q)
+    assert len(listed.sources) == 2
+    second = listed.sources[1].paper_id
+    ans = assistant.ask("and the second one?", history=[(listed_q, listed)])
+    assert ans.sources and ans.sources[0].paper_id == second
+    # A turn that found nothing in between does not break the thread: "it" is still the listed papers.
+    off = assistant.ask("Which papers improve protein structure prediction?", history=[(listed_q, listed)])
+    assert not off.sources
+    history = [(listed_q, listed), ("Which papers improve protein structure prediction?", off)]
+    more = assistant.ask("tell me more about the last one", history=history)
+    assert more.sources and more.sources[0].paper_id == listed.sources[-1].paper_id
+
+
 def test_related_work_for_a_paper_excludes_it_and_explains(assistant):
     from assistant.related import UnknownPaperError, related_work
 

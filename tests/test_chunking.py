@@ -48,3 +48,13 @@ def test_periodic_text_gets_offsets_that_tile_the_abstract(encoder, text):
     assert all(paper.text[c.start:c.end] == c.text for c in chunks)
     assert chunks[0].start == 0 and chunks[-1].end == len(paper.text)
     assert all(b.start <= a.end + 1 and b.start > a.start for a, b in zip(chunks, chunks[1:]))  # no gaps
+
+
+def test_chinese_sentences_split_at_full_width_stops_and_labels_stay_short():
+    from vectorstore.chunking import split_sentences
+    from vectorstore.papers import derive_label
+
+    text = "我们提出了一种新的方法。该方法在三个基准上取得了最好的结果！我们还发布了代码？"
+    assert split_sentences(text) == ["我们提出了一种新的方法。", "该方法在三个基准上取得了最好的结果！", "我们还发布了代码？"]
+    long = text * 5
+    assert len(derive_label(long)) <= 49 and derive_label(long).endswith("…")

@@ -47,13 +47,28 @@ def test_bibtex_escapes_latex_specials_and_balances_braces():
     assert back[1]["abstract"] == "Unbalanced brace and another."
     assert back[1]["key"] != back[2]["key"]
     assert bib_value("a {b") == "a b"
+    # _ and # typeset only inside math: escaped around it, kept inside it, undone on reading.
+    assert bib_value("net_work #1 with $x_i$") == r"net\_work \#1 with $x_i$"
+
+
+def test_markdown_shows_titles_and_links_literally():
+    from assistant.export import md_text
+
+    p = Paper(id="m1", text="x", title="Attention [is] *all* you `need` <script>x</script>",
+              url="http://127.0.0.1/a_(b) c")
+    md = to_markdown([ExportItem(1, p, "Uses $x_i$ and <b>bold</b>.")])
+    assert "**[Attention \\[is\\] \\*all\\* you \\`need\\` \\<script\\>x\\</script\\>](<http://127.0.0.1/a_(b)%20c>)**" in md
+    assert "> Uses $x\\_i$ and \\<b\\>bold\\</b\\>." in md
+    assert md_text("a|b") == "a\\|b"
 
 
 def test_markdown_lists_each_paper_with_its_sentence(listed):
+    from assistant.export import md_text
+
     md = to_markdown(items_from_list(listed), "Papers for: x")
     assert md.startswith("# Papers for: x") and f"{listed.count} papers." in md
     for p in listed.papers:
-        assert p.id in md and p.sentence.text in md
+        assert p.id in md and md_text(p.sentence.text) in md
 
 
 def test_export_format_by_suffix(tmp_path):

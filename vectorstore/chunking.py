@@ -19,8 +19,9 @@ from vectorstore.papers import Paper
 
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) before whitespace and
 # an upper-case letter, digit, quote or bracket. Abbreviations like "e.g." and "et al." are kept
-# inside their sentence because a lower-case word follows them.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"'“‘(\[$\\*])")
+# inside their sentence because a lower-case word follows them. The full-width 。！？ of Chinese and
+# Japanese end a sentence whatever follows (those scripts put no space after them).
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"'“‘(\[$\\*])|(?<=[。！？])[”’」』）]*\s*(?=\S)")
 _NO_BREAK_BEFORE = re.compile(r"(?:\b(?:e\.g|i\.e|et al|vs|cf|Fig|Eq|Sec|approx|resp)\.|\b[A-Z]\.)$")
 
 

@@ -106,7 +106,12 @@ def derive_label(text: str, max_words: int = 6) -> str:
         if best[1] >= 2:
             return best[0]
     words = head.split()
-    return " ".join(words[:max_words]) + ("…" if len(words) > max_words else "")
+    label = " ".join(words[:max_words])
+    # Scripts without spaces between words (Chinese, Japanese) would make the whole abstract one "word".
+    cut = 48
+    if len(label) > cut:
+        return label[:cut].rstrip() + "…"
+    return label + ("…" if len(words) > max_words else "")
 
 
 # --- paper-list text ---------------------------------------------------------------------------
