@@ -41,7 +41,8 @@ def make_chat_model(cfg: LLMSettings, stream_usage: bool = True) -> ChatOpenAI:
     """A ChatOpenAI client for ``cfg``. Raises ValueError when no model is configured.
 
     Timeout and retries are always set: the openai defaults (600 s, 2 retries) would leave a user
-    waiting ten minutes on a dead endpoint. ``stream_usage`` asks for token usage in streams
+    waiting ten minutes on a dead endpoint. A server other than OpenAI's also gets the reply budget
+    as ``max_tokens`` beside ``max_completion_tokens``. ``stream_usage`` asks for token usage in streams
     (``stream_options``); some servers reject that option, and the caller then retries without it.
     """
     if not cfg.model:
@@ -56,6 +57,9 @@ def make_chat_model(cfg: LLMSettings, stream_usage: bool = True) -> ChatOpenAI:
         timeout=cfg.timeout,
         max_retries=cfg.max_retries,
         stream_usage=stream_usage,
+        # langchain-openai sends the budget as max_completion_tokens, which some local servers
+        # (llama-cpp-python, older Ollama) ignore; they read the older max_tokens, so send both there.
+        extra_body={"max_tokens": cfg.max_tokens} if cfg.base_url and "api.openai.com" not in cfg.base_url else None,
     )
 
 

