@@ -74,8 +74,9 @@ def test_a_renamed_file_ingested_again_leaves_the_old_papers_until_removed(tmp_p
     idx = open_index(tmp_path / "idx", encoder)
     ingest([folder], idx)
     (folder / "old.txt").rename(folder / "new.txt")
-    ingest([folder], idx)
+    again = ingest([folder], idx)
     assert idx.store.counts()[0] == 38  # both names: ingest only looks at the files it is given
+    assert again.chunks_written == again.chunks_reused > 0  # same texts: stored vectors, no encoding
     with pytest.raises(CorpusError, match="no indexed papers come from nope.txt; indexed files: new.txt, old.txt"):
         remove_sources(["old.txt", "nope.txt"], idx)
     assert idx.store.counts()[0] == 38  # nothing removed on a bad name
@@ -114,3 +115,29 @@ def test_distractor_eval_on_a_server_uses_its_own_collection(settings):
     srv = settings.model_copy(update={"store": settings.store.model_copy(update={"host": "127.0.0.1"})})
     remote = distractor_settings(srv, [Path("data/icml2026")], Path("d.jsonl"))
     assert remote.store.collection.startswith(f"{settings.store.collection}-eval-")
+
+
+def test_deleting_an_abstract_mid_list_re_embeds_nothing(tmp_path, encoder):
+    """Ids in a .txt list are positions, so the papers after a deleted one get new ids; their texts
+    are unchanged, so their stored vectors (chunk and sentence) are found by content."""
+    from assistant.evidence import SentenceCache
+    from assistant.retrieval import HybridRetriever
+    from tests.conftest import CORPUS
+
+    f = tmp_path / "list.txt"
+    shutil.copy(CORPUS / "000_12a0d7b1c5c902c5.txt", f)
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([f], idx)
+    blocks = f.read_text().split("\n\n")
+    gone_text = blocks[3].strip()
+    f.write_text("\n\n".join(blocks[:3] + blocks[4:]))
+    r = ingest([f], idx)
+    assert (r.added, r.removed, idx.store.counts()[0]) == (0, 1, 18)
+    assert r.updated > 0 and r.chunks_written == r.chunks_reused > 0
+    papers, _ = idx.store.all_papers()
+    assert gone_text not in {p.text for p in papers}
+    cache = SentenceCache(encoder, idx.store)
+    cache.get(papers)
+    assert cache.computed == 0  # every paper's sentence vectors came back from the store
+    top = HybridRetriever(idx).search("What is SyPE?", k=1)[0]
+    assert "SyPE" in top.paper.text and top.id == "list#14"  # was list#15 before the deletion

@@ -22,6 +22,7 @@ from vectorstore.chunking import Chunk, Chunker
 from vectorstore.index import Index
 from vectorstore.papers import CorpusError, Paper, iter_paper_files, load_jsonl, load_paper_list
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
+from vectorstore.store import text_key
 
 
 @dataclass
@@ -128,6 +129,8 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
                     report.added += 1
         # A paper that vanished from a file we re-read was deleted or renumbered by its owner.
         gone = [pid for pid, (_, src) in stored.items() if src in by_file and pid not in loaded_ids]
+        # Before anything is deleted: stored vectors of chunks whose text reappears under another id.
+        chunks_of, by_text = _stored_by_text(todo, index, chunker)
         if gone:
             store.delete_papers(gone)
             report.removed = len(gone)
@@ -147,7 +150,7 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
             pending = None
             for i in range(0, len(todo), paper_batch):
                 batch = todo[i : i + paper_batch]
-                embedded = _embed_batch(batch, index, chunker)
+                embedded = _embed_batch(batch, index, chunker, chunks_of, by_text)
                 if pending is not None:
                     _finish(pending, report, progress)
                 pending = writer.submit(_store_batch, embedded, index, write_batch)
@@ -218,11 +221,28 @@ class _Embedded:
     reused: int
 
 
-def _embed_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker) -> _Embedded:
-    """Chunk and embed one batch of papers, re-using stored vectors where the store has them."""
+def _stored_by_text(todo: list[tuple[Paper, str]], index: Index, chunker: Chunker
+                    ) -> tuple[dict[str, list[Chunk]], dict[str, tuple[np.ndarray, dict]]]:
+    """``({paper id: its chunks}, {text key: stored (vector, metadata)})`` for the papers to ingest,
+    when the index already holds chunks: a paper list that was renumbered (an abstract deleted
+    from the middle) or renamed gives old texts new ids, and their vectors need no new encoding.
+    Both empty for an empty index (nothing to find)."""
+    if not todo or not index.store.counts()[1]:
+        return {}, {}
+    chunks_of = {p.id: chunker.split(p) for p, _ in todo}
+    keys = [text_key(c.text) for cs in chunks_of.values() for c in cs]
+    return chunks_of, index.store.chunk_records_by_text(keys)
+
+
+def _embed_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker,
+                 chunks_of: dict[str, list[Chunk]] | None = None,
+                 by_text: dict[str, tuple[np.ndarray, dict]] | None = None) -> _Embedded:
+    """Chunk and embed one batch of papers, re-using stored vectors where the store has them: by
+    chunk id, else (``by_text``, from :func:`_stored_by_text`) by the chunk's text."""
     store = index.store
     papers = {p.id: p for p, _ in batch}
-    chunks: list[Chunk] = [c for p, _ in batch for c in chunker.split(p)]
+    chunks_of, by_text = chunks_of or {}, by_text or {}
+    chunks: list[Chunk] = [c for p, _ in batch for c in (chunks_of.get(p.id) or chunker.split(p))]
     old = store.chunk_ids_by_paper(list(papers))
     have = {cid for ids in old.values() for cid in ids}
     new_ids = {c.id for c in chunks}
@@ -235,6 +255,17 @@ def _embed_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker)
         stored = unpack(meta, index.encoder.dim)
         if stored is not None and stored[0] == spans.get(cid):
             reusable[cid] = (vec, meta)
+    for c in chunks:
+        hit = by_text.get(text_key(c.text)) if c.id not in reusable else None
+        if hit is None:
+            continue
+        vec, meta = hit
+        stored = unpack(meta, index.encoder.dim)
+        # Same text, and its sentences cut the same way relative to the chunk: the same vectors.
+        old_start = int(meta.get("start", 0))
+        if stored is not None and [(a - old_start, b - old_start) for a, b in stored[0]] == \
+                [(a - c.start, b - c.start) for a, b in spans[c.id]]:
+            reusable[c.id] = (vec, {SPANS_KEY: json.dumps([list(sp) for sp in spans[c.id]]), VECS_KEY: meta[VECS_KEY]})
     fresh = [k for k, c in enumerate(chunks) if c.id not in reusable]
     vecs = np.zeros((len(chunks), index.encoder.dim), dtype=np.float32)
     sentence_meta: list[dict] = [{} for _ in chunks]

@@ -48,6 +48,16 @@ class ChunkHit:
 
 
 GET_PAGE = 5000
+TEXT_KEY = "text_sha"
+"""Chunk metadata field holding :func:`text_key` of the chunk's text, so a chunk that moved to another
+paper id (a renumbered or renamed paper list) finds its stored vectors by content."""
+
+
+def text_key(text: str) -> str:
+    """A short content hash of a chunk's text."""
+    import hashlib
+
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
 def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl: bool = False,
@@ -288,7 +298,7 @@ class ChunkStore:
         for k, c in enumerate(chunks):
             p = papers[c.paper_id]
             m = {"paper_id": c.paper_id, "index": c.index, "start": c.start, "end": c.end,
-                 "venue": p.venue, "source": p.source}
+                 "venue": p.venue, "source": p.source, TEXT_KEY: text_key(c.text)}
             if p.year is not None:
                 m["year"] = p.year
             if sentences is not None:
@@ -370,6 +380,18 @@ class ChunkStore:
             page = self.chunks.get(ids=list(ids[i : i + GET_PAGE]), include=["embeddings", "metadatas"])
             for cid, e, m in zip(page["ids"], page["embeddings"], page["metadatas"]):
                 out[cid] = (np.asarray(e, dtype=np.float32), m or {})
+        return out
+
+    def chunk_records_by_text(self, keys: list[str]) -> dict[str, tuple[np.ndarray, dict]]:
+        """``{text key: (stored embedding, metadata)}`` of one stored chunk per :func:`text_key` found."""
+        out: dict[str, tuple[np.ndarray, dict]] = {}
+        keys = list(dict.fromkeys(keys))
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            where = {TEXT_KEY: part[0]} if len(part) == 1 else {TEXT_KEY: {"$in": part}}
+            for page in self._iter_get(self.chunks, ["embeddings", "metadatas"], where=where):
+                for e, m in zip(page["embeddings"], page["metadatas"]):
+                    out.setdefault(m[TEXT_KEY], (np.asarray(e, dtype=np.float32), m))
         return out
 
     def chunk_metadata_by_paper(self, paper_ids: list[str]) -> dict[str, list[dict]]:
