@@ -19,6 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import gradio as gr  # noqa: E402
 
 from assistant.answer import Assistant, CitedAnswer, Source  # noqa: E402
+from assistant.related import MAX_TEXT_CHARS as MAX_RELATED_CHARS  # noqa: E402
 from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
 from assistant.render import inert  # noqa: E402
 from assistant.settings import Settings  # noqa: E402
@@ -28,7 +29,6 @@ MAX_HISTORY_TURNS = 6
 MAX_DISPLAY_TURNS = 30
 """Turns the chat shows. Older ones are dropped from the page: the whole chat travels with every
 request, so an unbounded one would make each question slower than the last."""
-from assistant.related import MAX_TEXT_CHARS as MAX_RELATED_CHARS  # noqa: E402
 
 CSS = """
 .pa-sources { max-height: 640px; overflow-y: auto; padding-right: 4px; }
