@@ -283,7 +283,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             yield box_v, hist, turns, panel_v, result
             return
         for out in chat(message, history, turns, venue, year, source):
-            yield (*out, last_list)
+            yield (*out, None)  # an answer replaces the last list (the map and exports follow the latest)
 
     def refresh_exports(turns: list, last_list, list_mode: bool):
         """Write the cited (or listed) papers as BibTeX and Markdown for the download buttons."""
@@ -297,7 +297,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         else:
             items = []
         if not items:
-            return gr.update(value=None, interactive=False), gr.update(value=None, interactive=False)
+            return (gr.update(value=None, interactive=False, label="BibTeX"),
+                    gr.update(value=None, interactive=False, label="Markdown"))
         folder = os.path.join(export_dir, uuid.uuid4().hex[:12])
         bib = write_export(os.path.join(folder, "papers.bib"), items, heading)
         md = write_export(os.path.join(folder, "papers.md"), items, heading)
@@ -358,8 +359,9 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                         exp_md = gr.DownloadButton("Markdown", value=None, size="sm", interactive=False, elem_id="pa-export-md")
             turns = gr.State([])
             filters = [f_venue, f_year, f_source]
-            send.click(chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel], api_name="chat")
             last_list = gr.State(None)
+            send.click(chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel], api_name="chat").then(
+                lambda: None, None, [last_list], api_name=False)
             box.submit(route, [box, chatbot, turns, list_mode, last_list, *filters],
                        [box, chatbot, turns, panel, last_list], api_name=False)
             list_send.click(list_chat, [box, chatbot, *filters], [box, chatbot, panel, last_list], api_name="list")

@@ -33,7 +33,7 @@ from assistant.prompts import answer_prompt, condense_prompt
 from assistant.listing import question_topic
 from assistant.relevance import (VERDICT_TEXT, AbstentionRule, RelevanceEvidence, Verdict, names_in,
                                  question_names)
-from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, reciprocal_rank_fusion
+from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, reciprocal_rank_fusion, resolve_filters
 from assistant.settings import Settings
 from vectorstore.index import Index
 from vectorstore.lexical import tokenize
@@ -82,12 +82,21 @@ _FOLLOW_UP = re.compile(r"\b(it|its|they|their|them|these|those|(this|that|the) 
                         r"study|technique|dataset|benchmark|system|framework)|the authors|the same)\b", re.I)
 # "the second one", "the last paper", "[2]", "#2": one source of an earlier answer.
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1}
-_ORDINAL = re.compile(r"\bthe (first|second|third|fourth|fifth|last)(?= (?:one|paper|work|source|result)\b|\s*[?.!,]|\s*$)"
+_ORDINAL = re.compile(r"\bthe (first|second|third|fourth|fifth|last)(?: (one|paper|work|source|result)\b|(?=\s*[?.!,]|\s*$))"
                       r"|\[(\d+)\]|#(\d+)\b", re.I)
+_MAX_OWN_TERMS = 3
+"""A question with a pronoun ("how does it work?") is a follow-up only if it names nothing itself and
+has at most this many content terms of its own; "Is it possible to make mixture-of-experts layers
+faster?" is a new question that happens to say "it"."""
 _MORE = re.compile(r"\b(tell me more|more (about|on|details?)|elaborate|explain (it )?(more|further))\b", re.I)
 _REFERENCE_WORDS = {"one", "ones", "paper", "papers", "work", "source", "result", "tell", "me", "more", "about",
                     "detail", "details", "elabor", "explain", "further", "what", "how", "and", "it", "they", "them",
                     "last", "first", "second", "third", "fourth", "fifth"}
+
+
+# Question words the BM25 tokenizer keeps (its stop list lacks them); stems, as tokenize gives them.
+_QUESTION_WORDS = {"how", "doe", "do", "did", "what", "which", "why", "when", "where", "who", "is", "ar", "can",
+                   "could", "would", "should", "use"}
 
 
 def _bare_reference(question: str) -> bool:
@@ -163,6 +172,21 @@ class Prepared:
     multi: bool = False
     llm_error: BaseException | None = None
     """The endpoint already failed while condensing: answer extractively without waiting again."""
+    pinned: list[str] = field(default_factory=list)
+    """Paper ids the question points at ("the second one"): the only ones cited."""
+    note: str = ""
+    """A remark from retrieval for the answer's note (e.g. an ordinal past the end of the list)."""
+
+
+@dataclass
+class _Anchor:
+    """What a follow-up refers to: an earlier turn and the sources of it meant (one, for an ordinal)."""
+
+    question: str
+    answer: "CitedAnswer"
+    sources: list
+    pinned: bool = False
+    note: str = ""
 
 
 @dataclass
@@ -264,7 +288,9 @@ class Assistant:
         question = validate_question(question)
         history = self.bounded_history(history or [])
         query, rewritten, llm_error = self._condense(question, history)
-        anchor = self._anchor(question, history) if history and not rewritten else None
+        if filters is not None and filters.active():
+            filters = resolve_filters(filters, self.index.store.field_values)
+        anchor = self._anchor(question, history, filters) if history and not rewritten else None
         if anchor is not None:
             query = self._anchored(question, anchor)
         qvec = self.index.encoder.encode_one(query)
@@ -282,43 +308,70 @@ class Assistant:
         tvec = self.index.encoder.encode_one(topic) if topic != query else qvec
         evidence, relevance = self.score_evidence(query, qvec, papers, relevance_vec=tvec, topical=multi)
         verdict = self.rule.decide(relevance[papers[0].id]) if papers else Verdict.none
-        if anchor is not None and papers and papers[0].id in {src.paper_id for src in anchor[2]}:
+        pinned: list[str] = []
+        if anchor is not None and papers and papers[0].id in {src.paper_id for src in anchor.sources}:
             # The user points at a paper of an earlier answer: never "nothing found" for it, and a bare
-            # reference ("tell me more about the second one") asks about that paper as a whole.
+            # reference ("tell me more about the second one") asks about that paper alone.
             verdict = Verdict.answered if _bare_reference(question) else max(
                 verdict, Verdict.weak, key=[Verdict.none, Verdict.weak, Verdict.answered].index)
-        return Prepared(question, query, qvec, papers, evidence, relevance, verdict, multi=multi, llm_error=llm_error)
+            if anchor.pinned:
+                pinned = [papers[0].id]
+        return Prepared(question, query, qvec, papers, evidence, relevance, verdict, multi=multi and not pinned,
+                        llm_error=llm_error, pinned=pinned, note=anchor.note if anchor else "")
 
-    @staticmethod
-    def _anchor(question: str, history: list[tuple[str, CitedAnswer]]) -> tuple[str, CitedAnswer, list] | None:
-        """What a follow-up refers to, without an LLM: ``(question, answer, sources)`` of the latest turn
-        that cited papers (an abstained turn in between does not break the thread), narrowed to one
-        source for "the second one" / "[2]" / "the last paper"; None when ``question`` does not point
-        back ("it", "these papers", "tell me more", an ordinal)."""
+    def _anchor(self, question: str, history: list[tuple[str, CitedAnswer]],
+                filters: Filters | None = None) -> _Anchor | None:
+        """What a follow-up refers to, without an LLM, or None for a question that stands alone.
+
+        A follow-up: "[2]" / "#2"; "the second one"; a bare reference ("tell me more", "and the last
+        paper?"); or a pronoun / "tell me more about" in a question that names nothing itself and has
+        at most ``_MAX_OWN_TERMS`` content terms. It refers to the latest turn that cited papers (an
+        abstained turn in between does not break the thread); an ordinal to the latest one that
+        listed several, narrowed to that source (past the end: all of them, with a note). Sources
+        outside ``filters`` (resolved) are left out.
+        """
         ordinal = _ORDINAL.search(question)
-        if not (ordinal or _FOLLOW_UP.search(question) or _MORE.search(question)):
-            return None
-        q, ans = next((turn for turn in reversed(history) if turn[1].sources), history[-1])
+        bare = _bare_reference(question)
+        explicit = ordinal is not None and (ordinal.group(3) or ordinal.group(4) or ordinal.group(2) in ("one", None)
+                                            or bare)
+        if not explicit and not bare:
+            if not (_FOLLOW_UP.search(question) or _MORE.search(question)):
+                return None
+            own = [t for t in tokenize(question) if t not in _REFERENCE_WORDS and t not in _QUESTION_WORDS]
+            if question_names(question) or len(own) > _MAX_OWN_TERMS:
+                return None
+        cited = [turn for turn in reversed(history) if turn[1].sources]
+        listed = [turn for turn in cited if len(turn[1].sources) > 1]
+        q, ans = (listed or cited or [history[-1]])[0] if explicit else (cited or [history[-1]])[0]
         sources = list(ans.sources)
-        if ordinal and sources:
-            word, *digits = ordinal.groups()
-            n = _ORDINALS[word.lower()] if word else int(next(d for d in digits if d))
-            picked = sources[n - 1] if 1 <= n <= len(sources) else sources[-1] if n == -1 else None
-            sources = [picked] if picked else sources
-        return q, ans, sources
+        if filters is not None and filters.active() and sources:
+            found = self.index.store.get_papers([src.paper_id for src in sources])
+            sources = [src for src in sources if src.paper_id in found and filters.admits(found[src.paper_id])]
+            if not sources:
+                return None
+        anchor = _Anchor(q, ans, sources)
+        if explicit and sources:
+            word, _, bracket, hashed = ordinal.groups()
+            n = _ORDINALS[word.lower()] if word else int(bracket or hashed)
+            if n == -1 or 1 <= n <= len(sources):
+                anchor.sources, anchor.pinned = [sources[-1] if n == -1 else sources[n - 1]], True
+            else:
+                anchor.note = (f"The earlier answer cites {len(sources)} paper{'s' if len(sources) != 1 else ''}, "
+                               f"so “{ordinal.group(0)}” matches none of them; answering about the papers it cited instead.")
+        return anchor
 
     @staticmethod
-    def _anchored(question: str, anchor: tuple[str, CitedAnswer, list]) -> str:
+    def _anchored(question: str, anchor: _Anchor) -> str:
         """A follow-up made retrievable without an LLM: the names of the anchor's papers (what "it"
         refers to) appended, or, if it cited none, its question prepended. Bounded: the anchor is
         never a previous anchored query, so turns do not pile up."""
-        q, ans, sources = anchor
-        names = [s.title or s.label for s in sources[:2] if s.title or s.label]
-        return f"{question} ({'; '.join(names)})" if names else f"{ans.question or q} {question}"
+        names = [s.title or s.label for s in anchor.sources[:2] if s.title or s.label]
+        return (f"{question} ({'; '.join(names)})" if names
+                else f"{anchor.answer.question or anchor.question} {question}")
 
-    def _condition_on_history(self, papers: list[ScoredPaper], anchor, k: int) -> list[ScoredPaper]:
+    def _condition_on_history(self, papers: list[ScoredPaper], anchor: _Anchor, k: int) -> list[ScoredPaper]:
         """Fuse the anchor's cited papers into the ranking (first-cited first)."""
-        prev = [s.paper_id for s in anchor[2]]
+        prev = [s.paper_id for s in anchor.sources]
         if not prev:
             return papers
         ids, scores = reciprocal_rank_fusion([[p.id for p in papers], prev], k=self.settings.retrieval.rrf_k,
@@ -376,6 +429,8 @@ class Assistant:
         otherwise the top paper plus close runners-up (at most ``retrieval.k``)."""
         if prep.verdict == Verdict.none or not prep.papers:
             return []
+        if prep.pinned:
+            return [p for p in prep.papers if p.id in prep.pinned][:1] or prep.papers[:1]
         if prep.multi:
             ok = [p for p in prep.papers if self.rule.decide(prep.relevance[p.id]) == Verdict.answered]
             return ok or prep.papers[:1]
@@ -534,7 +589,8 @@ class Assistant:
         return CitedAnswer(
             question=prep.question, standalone_question=prep.query if prep.query != prep.question else "",
             answer=text.strip(), sources=sources, also_retrieved=also, verdict=prep.verdict, mode=run.mode,
-            note=run.note, incomplete=run.incomplete, removed_citations=run.removed,
+            note=" ".join(n for n in (prep.note, run.note) if n), incomplete=run.incomplete,
+            removed_citations=run.removed,
             count=len(sources) if prep.multi and prep.verdict != Verdict.none else None,
             claims=claims, usage=run.usage,
         )

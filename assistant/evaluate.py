@@ -52,6 +52,8 @@ class EvalReport(BaseModel):
 def load_questions(path: Path) -> list[dict]:
     """Questions of a dev.jsonl-format file. Raises ValueError naming the line for bad JSON or fields,
     or for a file with no questions."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: no such question file")
     out = []
     for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -213,10 +215,17 @@ def run_csfcube(encoder, folder: Path) -> dict:
     for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             r = json.loads(line)
+            if "id" not in r:
+                continue
             corpus[r["id"]] = ((r.get("title") or "") + ". " + (r.get("abstract") or "")).strip()
     queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines() if line.strip()]
     if not queries:
         raise ValueError(f"{folder / 'queries.jsonl'}: no queries in the file")
+    need = ("qid", "query", "facet", "facet_text", "query_paper_id", "gold_ids", "candidate_ids", "graded_relevance")
+    for n, q in enumerate(queries, 1):
+        missing = [k for k in need if k not in q]
+        if missing:
+            raise ValueError(f"{folder / 'queries.jsonl'}: query {n} lacks {', '.join(missing)}")
     needed = sorted({c for q in queries for c in q["candidate_ids"] if c in corpus})
     sents = {c: split_sentences(corpus[c]) or [corpus[c]] for c in needed}
     flat = [s for c in needed for s in sents[c]]

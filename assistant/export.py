@@ -2,8 +2,8 @@
 
 BibTeX is written and read with bibtexparser (v2 API: ``Library``, ``model.Entry``, ``write_string``,
 ``parse_string``). Each entry carries the paper's index id in a ``paperid`` field, so an export can be
-matched back to the index. ``&``, ``%``, ``_`` and ``#`` are escaped in text fields outside inline math
-(abstracts carry math such as ``$x_i$``, which stays as it is) and unbalanced braces dropped, so the file
+matched back to the index. ``&``, ``%`` and ``#`` are escaped in text fields, and ``_`` outside inline
+math (abstracts carry math such as ``$x_i$``) and unbalanced braces dropped, so the file
 is valid BibTeX and typesets; :func:`read_bibtex` undoes the escaping. Markdown escapes the characters
 that would make links, emphasis or HTML of a title or quote.
 """
@@ -21,6 +21,7 @@ from vectorstore.papers import Paper
 
 FORMATS = {".bib": "bibtex", ".bibtex": "bibtex", ".md": "markdown", ".markdown": "markdown"}
 _SPECIAL = re.compile(r"(?<!\\)([&%_#])")
+_IN_MATH = re.compile(r"(?<!\\)([&%#])")
 _UNESCAPE = re.compile(r"\\([&%_#])")
 _MATH = re.compile(r"(?<!\\)(\$[^$]+\$)")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
@@ -69,14 +70,15 @@ def _balanced(text: str) -> str:
 
 
 def bib_value(text: str, verbatim: bool = False) -> str:
-    """A field value safe for BibTeX and LaTeX: one line, balanced braces, ``& % _ #`` escaped outside
-    ``$…$`` (not for ``verbatim`` fields such as ids and URLs)."""
+    """A field value safe for BibTeX and LaTeX: one line, balanced braces, ``& % #`` escaped and ``_``
+    too outside ``$…$`` (not for ``verbatim`` fields such as ids and URLs)."""
     value = " ".join(_balanced(str(text)).split())
     if verbatim:
         return value
-    # Inline math ($x_i$) keeps its _ and #; text around it gets them escaped.
+    # & % # are errors (or a comment) even in math; _ is a subscript there, so inline math keeps it.
     parts = _MATH.split(value)
-    return "".join(part if i % 2 else _SPECIAL.sub(r"\\\1", part) for i, part in enumerate(parts))
+    return "".join(_IN_MATH.sub(r"\\\1", part) if i % 2 else _SPECIAL.sub(r"\\\1", part)
+                   for i, part in enumerate(parts))
 
 
 def unescape(value: str) -> str:
@@ -139,8 +141,11 @@ def to_markdown(items: list[ExportItem], heading: str = "Papers") -> str:
     lines = [f"# {md_text(heading)}", "", f"{len(items)} paper{'s' if len(items) != 1 else ''}.", ""]
     for it in items:
         p = it.paper
-        meta = md_text(", ".join(x for x in (", ".join(p.authors), p.venue, str(p.year or "")) if x))
+        # "Last, First" names are kept apart with semicolons.
+        authors = ("; " if any("," in a for a in p.authors) else ", ").join(p.authors)
+        meta = md_text(", ".join(x for x in (authors, p.venue, str(p.year or "")) if x))
         url = re.sub(r"[<>\s]", lambda m: "%20" if m.group(0).isspace() else "", p.url)
+        url = url if re.match(r"https?://", url, re.I) else ""  # no javascript:, file: or data: links
         title = f"[{md_text(p.display())}](<{url}>)" if url else md_text(p.display())
         lines.append(f"{it.n}. **{title}** — `{p.id.replace('`', '')}`" + (f" ({meta})" if meta else ""))
         if it.sentence:

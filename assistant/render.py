@@ -16,9 +16,10 @@ _IMAGE = re.compile(r"!(?=\[)")
 
 def inert(text: str) -> str:
     """Untrusted text (abstracts, titles, LLM replies) made safe to put in Markdown the page renders:
-    HTML is escaped and image syntax ``![alt](url)`` is broken (``!\\[``), so nothing in a paper or a
-    reply can make the browser fetch a URL. Links stay links: they load only when clicked."""
-    return _IMAGE.sub("!\\\\", html.escape(text, quote=False))
+    HTML is escaped, image syntax ``![alt](url)`` is broken (``!\\[``), so nothing in a paper or a
+    reply can make the browser fetch a URL, and so is link syntax (``](`` → ``]\\(``), so a title
+    such as ``[1](javascript:…)`` cannot pose as a citation link. The page adds its own links after."""
+    return _IMAGE.sub("!\\\\", html.escape(text, quote=False)).replace("](", "]\\(")
 
 
 def answer_text(ans: CitedAnswer, show_abstract: bool = False) -> str:

@@ -51,14 +51,23 @@ class ScoredPaper:
 
 @dataclass
 class Filters:
-    """Metadata filters; None means any. ``source`` is a file name such as ``000_x.txt``."""
+    """Metadata filters; None means any. ``source`` is a file name such as ``000_x.txt``. After
+    :func:`resolve_filters` a venue may be a list: every spelling the index holds ("NeurIPS", "neurips")."""
 
-    venue: str | None = None
+    venue: str | list[str] | None = None
     year: int | None = None
     source: str | None = None
 
+    def admits(self, paper: Paper) -> bool:
+        """True when ``paper`` passes every (resolved) filter."""
+        for want, have in ((self.venue, paper.venue), (self.year, paper.year), (self.source, paper.source)):
+            if want is not None and have not in (want if isinstance(want, list) else [want]):
+                return False
+        return True
+
     def chroma_where(self) -> dict | None:
-        clauses = [{k: v} for k, v in (("venue", self.venue), ("year", self.year), ("source", self.source)) if v is not None]
+        clauses = [{k: {"$in": v} if isinstance(v, list) else v}
+                   for k, v in (("venue", self.venue), ("year", self.year), ("source", self.source)) if v is not None]
         if not clauses:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
@@ -72,14 +81,16 @@ class FilterError(ValueError):
 
 
 def resolve_filters(filters: Filters, values: Callable[[str], set]) -> Filters:
-    """``filters`` with each value replaced by the index's own spelling of it: venue ignoring case,
-    source with or without its file extension (``000_x`` → ``000_x.txt``). ``values(field)`` gives
-    the distinct values the index holds. Raises FilterError naming them when a value matches none.
+    """``filters`` with each value replaced by the index's own spelling of it: venue ignoring case
+    (every spelling present, as a list when there are several), source with or without its file
+    extension (``000_x`` → ``000_x.txt``). ``values(field)`` gives the distinct values the index holds.
+    Raises FilterError naming them when a value matches none, or when a source without extension
+    names two files (``x`` for ``x.txt`` and ``x.jsonl``).
     """
     out = {}
     for field, want in (("venue", filters.venue), ("year", filters.year), ("source", filters.source)):
-        if want is None:
-            out[field] = None
+        if want is None or isinstance(want, list):
+            out[field] = want
             continue
         have = values(field)
         if field == "venue":
@@ -88,10 +99,13 @@ def resolve_filters(filters: Filters, values: Callable[[str], set]) -> Filters:
             match = [v for v in have if v == want] or [v for v in have if str(v).rsplit(".", 1)[0] == want]
         else:
             match = [v for v in have if v == want]
+        match = sorted(match, key=str)
         if not match:
             listed = ", ".join(sorted(map(str, have))[:12]) + (", …" if len(have) > 12 else "")
             raise FilterError(f"no indexed paper has {field} {want!r}; the index has: {listed or 'none'}")
-        out[field] = sorted(match, key=str)[0]
+        if field == "source" and len(match) > 1:
+            raise FilterError(f"source {want!r} is ambiguous: {', '.join(match)}; give the file name with its extension")
+        out[field] = match if field == "venue" and len(match) > 1 else match[0]
     return Filters(**out)
 
 

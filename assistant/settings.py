@@ -146,10 +146,21 @@ def load_settings(**overrides) -> Settings:
     Raises ``pydantic.ValidationError`` on invalid values.
     """
     base = Settings()
-    env = _OpenAIEnv()
-    llm = base.llm.model_copy(
-        update={k: v for k, v in env.model_dump().items() if v is not None and getattr(base.llm, k) in (None, "")}
-    )
+    env = _OpenAIEnv()  # the environment and .env files
+    process_env = _OpenAIEnv(_env_file=None)  # the environment alone
+    # Where a field is set both ways, the environment beats a .env file whatever the name
+    # (OPENAI_MODEL in the environment over PAPER_ASSISTANT_LLM__MODEL in .env); within one source
+    # the PAPER_ASSISTANT_LLM__ name wins.
+    prefixed_in_env = {k for k in LLMSettings.model_fields
+                       if any(n.upper() == f"PAPER_ASSISTANT_LLM__{k.upper()}" for n in os.environ)}
+    update = {}
+    for k, v in env.model_dump().items():
+        from_env = getattr(process_env, k)
+        if from_env is not None and k not in prefixed_in_env:
+            update[k] = from_env
+        elif v is not None and getattr(base.llm, k) in (None, ""):
+            update[k] = v
+    llm = base.llm.model_copy(update=update)
     data = base.model_dump()
     data["llm"] = llm.model_dump()
     data["llm"]["api_key"] = llm.api_key

@@ -133,3 +133,34 @@ def test_a_number_inside_a_modifier_is_not_a_count_the_answer_must_repeat():
     question = "How many kinds of edits does the 360-degree panorama editing system handle?"
     scores = score_sentences(question, q, sents, vecs, {}, position_weight=0, result_bonus=0)
     assert scores[0] > scores[1]
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What is the last work on mixture of experts?", "000_12a0d7b1c5c902c5#13"),    # an ordinal of its own subject
+    ("What is OmniMoE and how does it work?", "000_12a0d7b1c5c902c5#13"),         # names its subject
+    ("Is it possible to make mixture-of-experts layers faster?", "000_12a0d7b1c5c902c5#13"),  # many own terms
+    ("the second one", "000_12a0d7b1c5c902c5#10"),
+    ("[2]", "000_12a0d7b1c5c902c5#10"),
+    ("How do they measure personality?", "000_12a0d7b1c5c902c5#14"),
+])
+def test_a_question_is_a_follow_up_only_when_it_points_back(assistant, question, expected):
+    listed_q = "Which papers study personality in large language models?"
+    listed = assistant.ask(listed_q)
+    assert [s.paper_id for s in listed.sources] == ["000_12a0d7b1c5c902c5#14", "000_12a0d7b1c5c902c5#10"]
+    ans = assistant.ask(question, history=[(listed_q, listed)])
+    assert ans.sources and ans.sources[0].paper_id == expected
+    if question in ("the second one", "[2]"):
+        assert [s.paper_id for s in ans.sources] == [expected]  # that paper alone
+
+
+def test_an_ordinal_past_the_list_says_so_and_follow_ups_respect_filters(assistant):
+    from assistant.retrieval import Filters
+
+    listed_q = "Which papers study personality in large language models?"
+    listed = assistant.ask(listed_q)
+    ans = assistant.ask("and the third one?", history=[(listed_q, listed)])
+    assert ans.note.startswith("The earlier answer cites 2 papers, so “the third one” matches none of them")
+    # Both listed papers come from 000_….txt: with a filter on the other file, "they" points nowhere.
+    other = assistant.ask("what datasets do they use?", history=[(listed_q, listed)],
+                          filters=Filters(source="004_9268713af81d21d3"))
+    assert all(s.paper_id.startswith("004_") for s in other.sources)

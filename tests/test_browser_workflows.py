@@ -143,6 +143,8 @@ def test_chat_answer_exports_its_sources_and_enter_lists_in_list_mode(page, tmp_
     page.get_by_role("button", name="New chat").click()
     page.wait_for_function("() => document.querySelector('#pa-export-bib').disabled", timeout=30_000)
     assert page.locator("#pa-sources .pa-list-count").count() == 0
+    page.wait_for_function("() => document.querySelector('#pa-export-bib').innerText.trim() === 'BibTeX'",
+                           timeout=30_000)
 
 
 def test_source_filter_limits_the_answer_to_one_file(page):

@@ -121,3 +121,17 @@ def test_project_env_file_is_read_from_any_working_directory(tmp_path, monkeypat
     monkeypatch.delenv("PAPER_ASSISTANT_RETRIEVAL__K", raising=False)
     assert st.load_settings().retrieval.k == 3
     assert st.ENV_FILES[0] == st.PROJECT_ROOT / ".env"
+
+
+def test_the_environment_beats_a_dotenv_file_whatever_the_variable_name(tmp_path, monkeypatch):
+    from assistant.settings import load_settings
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("OPENAI_MODEL", "PAPER_ASSISTANT_LLM__MODEL", "PAPER_ASSISTANT_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / ".env").write_text("PAPER_ASSISTANT_LLM__MODEL=from-dotenv\n")
+    assert load_settings().llm.model == "from-dotenv"
+    monkeypatch.setenv("OPENAI_MODEL", "from-env")
+    assert load_settings().llm.model == "from-env"
+    monkeypatch.setenv("PAPER_ASSISTANT_LLM__MODEL", "prefixed-env")
+    assert load_settings().llm.model == "prefixed-env"

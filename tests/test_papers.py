@@ -97,3 +97,10 @@ def test_author_strings_keep_last_first_names_whole(tmp_path):
     f.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     assert [p.authors for p in load_jsonl(f)] == [["Smith, John", "Doe, Jane"], ["Vaswani, A.", "Shazeer, N."],
                                                   ["A Smith", "B Jones"]]
+
+
+def test_an_id_twice_in_one_jsonl_file_names_both_lines(tmp_path):
+    f = tmp_path / "dup.jsonl"
+    f.write_text('{"id": "d1", "abstract": "a"}\n{"id": "d2", "abstract": "b"}\n{"id": "d1", "abstract": "c"}\n')
+    with pytest.raises(CorpusError, match=r"dup.jsonl:3: id 'd1' is used again \(first on line 1\)"):
+        load_jsonl(f)

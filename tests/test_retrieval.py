@@ -85,3 +85,29 @@ def test_a_filter_matching_nothing_is_a_clear_error_not_an_abstention(assistant)
         assistant.ask("What is OmniMoE?", filters=Filters(source="nope.txt"))
     ans = assistant.ask("What is OmniMoE?", filters=Filters(venue="icml", source="000_12a0d7b1c5c902c5"))
     assert ans.sources and ans.sources[0].paper_id == "000_12a0d7b1c5c902c5#13"
+
+
+def test_venue_spellings_all_match_and_an_ambiguous_stem_is_an_error():
+    import pytest
+
+    from assistant.retrieval import FilterError, Filters, resolve_filters
+    from vectorstore.papers import Paper
+
+    have = {"venue": {"NeurIPS", "neurips", "ICLR"}, "source": {"x.txt", "x.jsonl", "y.txt"}}
+    got = resolve_filters(Filters(venue="NEURIPS"), have.__getitem__)
+    assert got.venue == ["NeurIPS", "neurips"] and got.chroma_where() == {"venue": {"$in": ["NeurIPS", "neurips"]}}
+    assert got.admits(Paper(id="a", text="t", venue="neurips")) and not got.admits(Paper(id="b", text="t", venue="ICLR"))
+    with pytest.raises(FilterError, match=r"source 'x' is ambiguous: x.jsonl, x.txt"):
+        resolve_filters(Filters(source="x"), have.__getitem__)
+    assert resolve_filters(Filters(source="y"), have.__getitem__).source == "y.txt"
+
+
+def test_bm25_finds_chinese_and_japanese_words_inside_unspaced_text():
+    from vectorstore.lexical import LexicalIndex
+
+    docs = [("c1", "jp", "本研究では、新しい強化学習手法を提案する。実験で有効性を示す。"),
+            ("c2", "zh", "我们提出了一种新的图神经网络方法。"),
+            ("c3", "en", "We propose a graph method for reinforcement learning.")]
+    lex = LexicalIndex.build(docs, "s")
+    assert [lex.paper_ids[i] for i, _ in lex.search("強化学習", 3)] == ["jp"]
+    assert [lex.paper_ids[i] for i, _ in lex.search("图神经网络", 3)][0] == "zh"

@@ -183,8 +183,15 @@ def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
         by_source: dict[str, list[str]] = {}
         for pid, (_, src) in stored.items():
             by_source.setdefault(src, []).append(pid)
-        stems = {Path(src).stem: src for src in by_source}
-        wanted = [n if n in by_source else stems.get(n, n) for n in (Path(x).name for x in names)]
+        stems: dict[str, list[str]] = {}
+        for src in by_source:
+            stems.setdefault(Path(src).stem, []).append(src)
+        wanted = []
+        for n in (Path(x).name for x in names):
+            if n not in by_source and len(stems.get(n, [])) > 1:
+                raise CorpusError(f"{n!r} is ambiguous: {', '.join(sorted(stems[n]))}; give the file name with its "
+                                  "extension (nothing was removed)")
+            wanted.append(n if n in by_source else stems.get(n, [n])[0])
         unknown = [n for n in wanted if n not in by_source]
         if unknown:
             have = ", ".join(sorted(by_source)) or "none"

@@ -211,10 +211,12 @@ def load_jsonl(path: str | Path) -> list[Paper]:
 
     ``abstract`` may also be called ``text``. Missing optional fields get defaults; ``authors`` may be
     a list (of strings or ``{"name": ...}`` objects), a string or null; nested extra fields are ignored.
-    Raises CorpusError naming the line for invalid JSON, a missing id or a missing/empty abstract.
+    Raises CorpusError naming the line for invalid JSON, a missing id, an id used twice in the file,
+    or a missing/empty abstract.
     """
     path = Path(path)
     papers = []
+    first_line: dict[str, int] = {}
     # Records end at "\n" only: str.splitlines() would also split inside a string at U+2028,
     # U+0085 and friends, which JSON (and json.dumps(ensure_ascii=False)) leaves unescaped.
     for lineno, line in enumerate(read_text(path).split("\n"), 1):
@@ -241,6 +243,11 @@ def load_jsonl(path: str | Path) -> list[Paper]:
         except (TypeError, ValueError):
             year = None
         title = _as_text(rec.get("title"))
+        key = str(pid).strip()
+        if key in first_line:
+            raise CorpusError(f"{path}:{lineno}: id {key!r} is used again (first on line {first_line[key]}); "
+                              "ids must be unique")
+        first_line[key] = lineno
         try:
             papers.append(_jsonl_paper(rec, pid, abstract, title, year, path))
         except ValidationError as exc:  # e.g. a lone surrogate (\ud800) that is no valid text
