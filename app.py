@@ -393,6 +393,15 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             map_tab.select(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name=False)
             map_btn.click(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name="map")
             map_q.submit(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name=False)
+        def current_facets():
+            """The filter choices as the index holds them now (papers ingested while the page runs)."""
+            try:
+                now = {f: sorted(map(str, assistant.index.store.field_values(f))) for f in ("venue", "year", "source")}
+            except Exception:  # noqa: BLE001 - a store that went away: keep the start-up choices
+                return gr.update(), gr.update(), gr.update()
+            return tuple(gr.update(choices=[ANY] + now[f]) for f in ("venue", "year", "source"))
+
+        demo.load(current_facets, None, [f_venue, f_year, f_source], api_name=False)
     return demo
 
 
