@@ -110,7 +110,7 @@ def test_code_availability_sentence_scores_below_a_claim_with_the_same_vector():
 
     from assistant.evidence import Sentence, score_sentences
 
-    texts = ["Our code is available at https://github.com/example/project.",
+    texts = ["Our code is available at http://127.0.0.1/example/project.",
              "We introduce a sparse router that cuts inference latency tenfold."]
     sents = [Sentence("p", t, 0, len(t)) for t in texts]
     vecs = np.tile(np.eye(1, 8, dtype=np.float32), (2, 1))  # same vector: only the text cues differ

@@ -519,8 +519,11 @@ def test_an_endpoint_that_echoes_the_key_does_not_put_it_on_the_page(settings, i
     with FakeOpenAI(models=["test-model"]) as fake:
         fake.script(Reply(status=403, error_message=f"Key {key} may not use this model."),
                     Reply(status=400, error_message=f"Bad request from {key}"))
-        base = fake.base_url.replace("http://127.0.0.1:", "http://user:hunter22@127.0.0.1:")
-        assert base.startswith("http://user:hunter22@127.0.0.1:")  # credentials on the loopback URL
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(fake.base_url)  # the fake's loopback URL, with a password put in it
+        base = urlunsplit(parts._replace(netloc=f"user:hunter22@{parts.netloc}"))
+        assert urlsplit(base).hostname == "127.0.0.1" and urlsplit(base).password == "hunter22"
         cfg = settings.model_copy(update={"llm": settings.llm.model_copy(
             update={"base_url": base, "model": "test-model", "api_key": SecretStr(key), "max_retries": 0})})
         a = Assistant(cfg, index)
