@@ -196,8 +196,12 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     """The Blocks app over ``assistant`` (not launched)."""
     papers, _ = assistant.index.store.all_papers()
     choices = sorted((f"{p.display()} — {p.id}", p.id) for p in papers)
-    facets = {f: sorted({str(getattr(p, f)) for p in papers if getattr(p, f) not in (None, "")})
-              for f in ("venue", "year", "source")}
+
+    def facet_choices() -> dict[str, list[str]]:
+        """The filter dropdowns' choices: every venue, year and source file the index holds now."""
+        return {f: [ANY] + sorted(map(str, assistant.index.store.field_values(f))) for f in ("venue", "year", "source")}
+
+    facets = facet_choices()
 
     def chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY):
         turns = list(turns or [])[-MAX_HISTORY_TURNS:]
@@ -344,11 +348,11 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                                             elem_id="pa-list-mode")
                     with gr.Accordion("Filters", open=False, elem_id="pa-filters"):
                         with gr.Row():
-                            f_venue = gr.Dropdown([ANY] + facets["venue"], value=ANY, label="Venue",
+                            f_venue = gr.Dropdown(facets["venue"], value=ANY, label="Venue",
                                                   elem_id="pa-filter-venue")
-                            f_year = gr.Dropdown([ANY] + facets["year"], value=ANY, label="Year",
+                            f_year = gr.Dropdown(facets["year"], value=ANY, label="Year",
                                                  elem_id="pa-filter-year")
-                            f_source = gr.Dropdown([ANY] + facets["source"], value=ANY, label="Source file",
+                            f_source = gr.Dropdown(facets["source"], value=ANY, label="Source file",
                                                    elem_id="pa-filter-source")
                     clear = gr.Button("New chat", size="sm")
                 with gr.Column(scale=2):
@@ -394,12 +398,12 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             map_btn.click(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name="map")
             map_q.submit(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name=False)
         def current_facets():
-            """The filter choices as the index holds them now (papers ingested while the page runs)."""
+            """The filter choices at page load (papers ingested while the page runs appear)."""
             try:
-                now = {f: sorted(map(str, assistant.index.store.field_values(f))) for f in ("venue", "year", "source")}
+                now = facet_choices()
             except Exception:  # noqa: BLE001 - a store that went away: keep the start-up choices
                 return gr.update(), gr.update(), gr.update()
-            return tuple(gr.update(choices=[ANY] + now[f]) for f in ("venue", "year", "source"))
+            return tuple(gr.update(choices=now[f]) for f in ("venue", "year", "source"))
 
         demo.load(current_facets, None, [f_venue, f_year, f_source], api_name=False)
     return demo

@@ -92,11 +92,10 @@ _MORE = re.compile(r"\b(tell me more|more (about|on|details?)|elaborate|explain 
 _REFERENCE_WORDS = {"one", "ones", "paper", "papers", "work", "source", "result", "tell", "me", "more", "about",
                     "detail", "details", "elabor", "explain", "further", "what", "how", "and", "it", "they", "them",
                     "last", "first", "second", "third", "fourth", "fifth"}
-
-
-# Question words the BM25 tokenizer keeps (its stop list lacks them); stems, as tokenize gives them.
-_QUESTION_WORDS = {"how", "doe", "do", "did", "what", "which", "why", "when", "where", "who", "is", "ar", "can",
-                   "could", "would", "should", "use"}
+# More question words the BM25 tokenizer keeps (its stop list lacks them), as tokenize stems them:
+# not a reference, but not content of the question's own either.
+_QUESTION_WORDS = {"doe", "do", "did", "which", "why", "when", "where", "who", "is", "ar", "can", "could",
+                   "would", "should", "use"}
 
 
 def _bare_reference(question: str) -> bool:

@@ -31,7 +31,6 @@ _RESULT_CUE = re.compile(
     r"\b(experiment\w*|result\w*|demonstrat\w*|show\w*|outperform\w*|achiev\w*|evaluat\w*|stud(y|ies)|"
     r"empirical\w*|find\w*|benchmark\w*|reveal\w*|confirm\w*|attain\w*)\b", re.I)
 _NUMBER_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|hundreds?|thousands?|millions?|billions?)"
-_HAS_NUMBER = re.compile(rf"\d|\b{_NUMBER_WORDS}\b", re.I)
 _FIGURE = re.compile(rf"\d+(?:\.\d+)?|\b{_NUMBER_WORDS}\b", re.I)
 # A count ("three abilities", "5 tasks"), not a number inside a modifier or measure ("360-degree", "3-D", "90%", "1.5").
 _COUNT = re.compile(rf"(?<![\w.-])(\d+|{_NUMBER_WORDS})(?![\w°%-]|\.\d)", re.I)
@@ -39,13 +38,14 @@ _COUNT = re.compile(rf"(?<![\w.-])(\d+|{_NUMBER_WORDS})(?![\w°%-]|\.\d)", re.I)
 _XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)?s?|appendix|app|thm|theorems?|"
                    r"lemmas?|alg(?:orithm)?s?|chapters?|ch)\.?\s*\(?\d+(?:\.\d+)*\)?|\[\d+(?:[,\u2013-]\s*\d+)*\]", re.I)
 
+# A link or a code-availability pointer states no finding ("Code is at https://github.com/x/y.").
+_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
+_NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
+
 
 def _figures(text: str) -> set[str]:
     """Figures in ``text`` (numbers and number words), cross-references left out."""
     return {m.lower() for m in _FIGURE.findall(_XREF.sub(" ", text))}
-# A link or a code-availability pointer states no finding ("Code is at https://github.com/x/y.").
-_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
-_NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,8 @@ class Filters:
     venue: str | list[str] | None = None
     year: int | None = None
     source: str | None = None
+    resolved: bool = False
+    """Set by :func:`resolve_filters`: the values are the index's own, so resolving again is skipped."""
 
     def admits(self, paper: Paper) -> bool:
         """True when ``paper`` passes every (resolved) filter."""
@@ -87,6 +89,8 @@ def resolve_filters(filters: Filters, values: Callable[[str], set]) -> Filters:
     Raises FilterError naming them when a value matches none, or when a source without extension
     names two files (``x`` for ``x.txt`` and ``x.jsonl``).
     """
+    if filters.resolved:
+        return filters
     out = {}
     for field, want in (("venue", filters.venue), ("year", filters.year), ("source", filters.source)):
         if want is None or isinstance(want, list):
@@ -106,7 +110,7 @@ def resolve_filters(filters: Filters, values: Callable[[str], set]) -> Filters:
         if field == "source" and len(match) > 1:
             raise FilterError(f"source {want!r} is ambiguous: {', '.join(match)}; give the file name with its extension")
         out[field] = match if field == "venue" and len(match) > 1 else match[0]
-    return Filters(**out)
+    return Filters(**out, resolved=True)
 
 
 def group_by_paper(chunk_paper_ids: list[str], chunk_scores: list[float]) -> Ranking:

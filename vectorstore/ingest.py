@@ -254,39 +254,38 @@ def _embed_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker,
     have = {cid for ids in old.values() for cid in ids}
     new_ids = {c.id for c in chunks}
     # Chunk ids hash the paper id, the offset and the text: a stored id holds this very chunk's
-    # vector, and its sentences' vectors if the paper's sentence assignment still matches.
+    # vector. Failing that, a stored chunk with the same text (under another id) holds it too.
     known = store.chunk_records([c.id for c in chunks if c.id in have])
     spans = spans_by_chunk(chunks, papers)
-    reusable = {}
-    for cid, (vec, meta) in known.items():
-        stored = unpack(meta, index.encoder.dim)
-        if stored is not None and stored[0] == spans.get(cid):
-            reusable[cid] = (vec, meta)
-    for c in chunks:
-        hit = by_text.get(text_key(c.text)) if c.id not in reusable else None
-        if hit is None:
-            continue
-        vec, meta = hit
-        stored = unpack(meta, index.encoder.dim)
-        # Same text, and its sentences cut the same way relative to the chunk: the same vectors.
-        old_start = int(meta.get("start", 0))
-        if stored is not None and [(a - old_start, b - old_start) for a, b in stored[0]] == \
-                [(a - c.start, b - c.start) for a, b in spans[c.id]]:
-            reusable[c.id] = (vec, {SPANS_KEY: json.dumps([list(sp) for sp in spans[c.id]]), VECS_KEY: meta[VECS_KEY]})
-    fresh = [k for k, c in enumerate(chunks) if c.id not in reusable]
     vecs = np.zeros((len(chunks), index.encoder.dim), dtype=np.float32)
     sentence_meta: list[dict] = [{} for _ in chunks]
+    fresh = []
+    for k, c in enumerate(chunks):
+        record = known.get(c.id) or by_text.get(text_key(c.text))
+        reused = _reuse(record, c, spans[c.id], index.encoder.dim) if record else None
+        if reused is None:
+            fresh.append(k)
+        else:
+            vecs[k], sentence_meta[k] = reused
     if fresh:
         vecs[fresh], span_vecs = embed_chunks([chunks[k] for k in fresh], spans, index.encoder)
         for k, sv in zip(fresh, span_vecs):
             sentence_meta[k] = pack(spans[chunks[k].id], sv)
-    for k, c in enumerate(chunks):
-        if c.id in reusable:
-            vec, meta = reusable[c.id]
-            vecs[k] = vec
-            sentence_meta[k] = {SPANS_KEY: meta[SPANS_KEY], VECS_KEY: meta[VECS_KEY]}
     stale = [cid for cid in have if cid not in new_ids]
     return _Embedded(batch, papers, chunks, vecs, sentence_meta, stale, len(chunks) - len(fresh))
+
+
+def _reuse(record: tuple[np.ndarray, dict], chunk: Chunk, spans: list[tuple[int, int]], dim: int
+           ) -> tuple[np.ndarray, dict] | None:
+    """``(vector, sentence metadata)`` for ``chunk`` from a stored chunk record with the same text, or
+    None when its sentences were cut differently (relative to the chunk) or were never stored."""
+    vec, meta = record
+    stored = unpack(meta, dim)
+    old_start = int(meta.get("start", 0))
+    if stored is None or [(a - old_start, b - old_start) for a, b in stored[0]] != \
+            [(a - chunk.start, b - chunk.start) for a, b in spans]:
+        return None
+    return vec, {SPANS_KEY: json.dumps([list(sp) for sp in spans]), VECS_KEY: meta[VECS_KEY]}
 
 
 def _store_batch(e: _Embedded, index: Index, write_batch: int = 4096) -> tuple[int, int, int]:

@@ -9,6 +9,7 @@ another model raises :class:`EmbeddingMismatchError` naming both.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -55,8 +56,6 @@ paper id (a renumbered or renamed paper list) finds its stored vectors by conten
 
 def text_key(text: str) -> str:
     """A short content hash of a chunk's text."""
-    import hashlib
-
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
@@ -388,8 +387,7 @@ class ChunkStore:
         keys = list(dict.fromkeys(keys))
         for i in range(0, len(keys), 500):
             part = keys[i : i + 500]
-            where = {TEXT_KEY: part[0]} if len(part) == 1 else {TEXT_KEY: {"$in": part}}
-            for page in self._iter_get(self.chunks, ["embeddings", "metadatas"], where=where):
+            for page in self._iter_get(self.chunks, ["embeddings", "metadatas"], where={TEXT_KEY: {"$in": part}}):
                 for e, m in zip(page["embeddings"], page["metadatas"]):
                     out.setdefault(m[TEXT_KEY], (np.asarray(e, dtype=np.float32), m))
         return out
@@ -400,8 +398,7 @@ class ChunkStore:
         ids = list(dict.fromkeys(paper_ids))
         for i in range(0, len(ids), 100):
             part = ids[i : i + 100]
-            where = {"paper_id": part[0]} if len(part) == 1 else {"paper_id": {"$in": part}}
-            page = self.chunks.get(where=where, include=["metadatas"])
+            page = self.chunks.get(where={"paper_id": {"$in": part}}, include=["metadatas"])
             for m in page["metadatas"]:
                 out.setdefault(m["paper_id"], []).append(m)
         return out
