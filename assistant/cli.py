@@ -6,6 +6,7 @@ Errors are one line on stderr with exit code 2 (1 for partial ingests), never a 
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -60,24 +61,31 @@ def main_options(
         _State.overrides["embedding"] = {"model": embedding_model}
 
 
+@contextmanager
+def _embedding_bar():
+    """A progress bar for papers being embedded, on stderr when it is a terminal; yields the
+    ``on_total`` / ``progress`` callbacks of :func:`vectorstore.ingest.ingest`."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task("papers", total=None)
+        yield {"on_total": lambda n: bar.update(task, total=n), "progress": lambda n: bar.advance(task, n)}
+
+
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="paper-list .txt files, .jsonl files or folders")],
     index: IndexOpt = None,
 ):
     """Add papers to the index (idempotent: unchanged papers are skipped, edited ones replaced)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
     from assistant.service import get_index
     from vectorstore.ingest import ingest as run_ingest
 
     settings = _settings(index)
     idx = get_index(settings, create=True)
-    with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task("papers", total=None)
-        report = run_ingest(paths, idx, on_total=lambda n: bar.update(task, total=n),
-                            progress=lambda n: bar.advance(task, n), write_batch=settings.store.write_batch)
+    with _embedding_bar() as callbacks:
+        report = run_ingest(paths, idx, write_batch=settings.store.write_batch, **callbacks)
     for reason in report.skipped:
         typer.echo(f"skipped: {reason}", err=True)
     typer.echo(report.summary())
@@ -296,7 +304,8 @@ def evaluate_cmd(
         return
     if questions is None:
         _fail("give --questions FILE (or --csfcube DIR)")
-    report = run_eval(settings, questions, distractors=distractors, corpus=corpus)
+    with _embedding_bar() as callbacks:  # only a --distractors index built the first time embeds
+        report = run_eval(settings, questions, distractors=distractors, corpus=corpus, ingest_callbacks=callbacks)
     typer.echo(report.model_dump_json(indent=2) if as_json else format_report(report))
 
 

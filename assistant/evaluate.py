@@ -91,8 +91,11 @@ def distractor_settings(settings: Settings, corpus: list[Path], distractors: Pat
 
 
 def run_eval(settings: Settings, questions: Path, distractors: Path | None = None,
-             corpus: list[Path] | None = None, progress=None) -> EvalReport:
-    """Evaluate ``questions`` on the configured index (or on a corpus + distractor index)."""
+             corpus: list[Path] | None = None, progress=None, ingest_callbacks: dict | None = None) -> EvalReport:
+    """Evaluate ``questions`` on the configured index (or on a corpus + distractor index).
+
+    ``ingest_callbacks``: ``on_total`` / ``progress`` for building the distractor index (see
+    vectorstore.ingest.ingest); ``progress()`` is called after each question."""
     from assistant.answer import Assistant
     from assistant.service import get_index
 
@@ -103,7 +106,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
         corpus = list(corpus or settings.corpus)
         settings = distractor_settings(settings, corpus, Path(distractors))
         idx = get_index(settings, create=True)
-        ingest([*corpus, distractors], idx, write_batch=settings.store.write_batch)
+        ingest([*corpus, distractors], idx, write_batch=settings.store.write_batch, **(ingest_callbacks or {}))
     else:
         idx = get_index(settings)
     assistant = Assistant(settings, idx)
