@@ -26,13 +26,13 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, Field
 
 from assistant.citations import CitationRewriter, claims_with_citations, strip_markers
-from assistant.evidence import Sentence, SentenceCache, score_sentences, term_weights
+from assistant.evidence import Sentence, SentenceCache, lexical_coverage, score_sentences, term_weights
 from assistant.llm import (LLMStreamIncomplete, explain_llm_error, iter_with_deadline, make_chat_model,
                            rejects_stream_options)
 from assistant.prompts import answer_prompt, condense_prompt
 from assistant.listing import question_topic
-from assistant.relevance import (VERDICT_TEXT, AbstentionRule, RelevanceEvidence, Verdict, names_in,
-                                 question_names)
+from assistant.relevance import (VERDICT_TEXT, AbstentionRule, RelevanceEvidence, Verdict, content_weights,
+                                 names_in, question_names)
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, reciprocal_rank_fusion, resolve_filters
 from assistant.settings import Settings
 from vectorstore.index import Index
@@ -305,7 +305,7 @@ class Assistant:
         # sentences is judged against the topic alone.
         topic = question_topic(query) if multi else query
         tvec = self.index.encoder.encode_one(topic) if topic != query else qvec
-        evidence, relevance = self.score_evidence(query, qvec, papers, relevance_vec=tvec, topical=multi)
+        evidence, relevance = self.score_evidence(query, qvec, papers, relevance_vec=tvec, topical=multi, topic=topic)
         verdict = self.rule.decide(relevance[papers[0].id]) if papers else Verdict.none
         pinned: list[str] = []
         if anchor is not None and papers and papers[0].id in {src.paper_id for src in anchor.sources}:
@@ -388,11 +388,11 @@ class Assistant:
         return out[: max(k, len(prev))]
 
     def score_evidence(self, question: str, qvec: np.ndarray, papers: list[ScoredPaper],
-                       relevance_vec: np.ndarray | None = None, topical: bool = False):
+                       relevance_vec: np.ndarray | None = None, topical: bool = False, topic: str | None = None):
         """Best supporting sentence and relevance evidence for each paper.
 
         ``relevance_vec`` (default ``qvec``) is what the ``sentence`` evidence of the abstention rule
-        is measured against. With ``topical`` (a list question, ``relevance_vec`` its topic) the
+        is measured against, and ``topic`` (default ``question``) the text its ``coverage`` counts. With ``topical`` (a list question, ``relevance_vec`` its topic) the
         quoted sentence is chosen among those within ``TOPIC_MARGIN`` of the paper's best cosine to
         the topic: the quote should show the paper is on the topic, and the detail cues of
         score_sentences alone picked result or filler sentences ("We validate the proposed method
@@ -402,7 +402,9 @@ class Assistant:
         if not papers:
             return {}, {}
         cache = self.sentences.get([p.paper for p in papers])
-        weights = term_weights(question, self.index.lexical())
+        lexical = self.index.lexical()
+        weights = term_weights(question, lexical)
+        content = content_weights(weights if topic is None or topic == question else term_weights(topic, lexical))
         names = question_names(question)
         evidence, relevance = {}, {}
         for p in papers:
@@ -419,7 +421,8 @@ class Assistant:
             evidence[p.id] = (sents[i], float(scores[i]))
             dense = p.dense if p.dense else float(np.max(vecs @ qvec))
             relevance[p.id] = RelevanceEvidence(dense, float(np.max(on_topic)), p.bm25,
-                                                bool(names) and names_in(names, p.paper.text))
+                                                bool(names) and names_in(names, p.paper.text),
+                                                lexical_coverage(p.paper.text, content))
         return evidence, relevance
 
     # --- step 2: context ------------------------------------------------------------------------
@@ -473,10 +476,11 @@ class Assistant:
             return VERDICT_TEXT[Verdict.none]
         numbers = numbers or list(range(1, len(cited) + 1))
         lines = []
-        if prep.multi:
-            lines.append(f"{len(cited)} paper{'s' if len(cited) != 1 else ''} in the index match:")
-        elif prep.verdict == Verdict.weak:
+        if prep.verdict == Verdict.weak:  # a list question too: no paper cleared the bar, so no count
             lines.append(VERDICT_TEXT[Verdict.weak])
+        elif prep.multi:
+            lines.append(f"{len(cited)} paper{'s' if len(cited) != 1 else ''} in the index "
+                         f"match{'es' if len(cited) == 1 else ''}:")
         for n, p in zip(numbers, cited):
             sent = prep.evidence.get(p.id, (None, 0))[0]
             text = sent.text if sent else p.paper.text[:300]
@@ -590,7 +594,7 @@ class Assistant:
             answer=text.strip(), sources=sources, also_retrieved=also, verdict=prep.verdict, mode=run.mode,
             note=" ".join(n for n in (prep.note, run.note) if n), incomplete=run.incomplete,
             removed_citations=run.removed,
-            count=len(sources) if prep.multi and prep.verdict != Verdict.none else None,
+            count=len(sources) if prep.multi and prep.verdict == Verdict.answered else None,
             claims=claims, usage=run.usage,
         )
 

@@ -41,6 +41,16 @@ _XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)
 # A link or a code-availability pointer states no finding ("Code is at https://github.com/x/y.").
 _URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
 _NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
+# A claim every abstract makes ("We validate the proposed method through extensive experiments, with
+# results confirming its effectiveness."): filler, unless it names or quantifies something.
+_GENERIC_CLAIM = re.compile(
+    r"\b(?:extensive|comprehensive|thorough) (?:experiments|evaluations?|experimental results)\b|"
+    r"\b(?:demonstrat|show|confirm|validat|verif)\w* (?:the |its |their )?(?:effectiveness|efficacy|superiority)\b", re.I)
+
+
+def is_generic_claim(text: str) -> bool:
+    """True for a sentence that only claims success in stock words: no name, acronym or figure."""
+    return bool(_GENERIC_CLAIM.search(text)) and not _NAMED.search(text) and not _figures(text)
 
 
 def _figures(text: str) -> set[str]:
@@ -161,7 +171,7 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
 
     ``cos(q, s) + lexical_weight·coverage(s) + number_bonus·[quantity question ∧ s has a figure]
     + number_bonus·[s repeats a count the question names ("which three …")] + result_bonus·[s reports a finding] + position_weight·relative position − centrality_penalty·cos(s, abstract
-    centroid) − brevity_penalty·max(0, 1 − content terms(s) / min_terms)``. The last three encode that a question naming a paper by its gist asks about a detail,
+    centroid) − brevity_penalty·(max(0, 1 − content terms(s) / min_terms) + [s is a stock claim of success])``. The last three encode that a question naming a paper by its gist asks about a detail,
     and details sit in later, less central, result-reporting sentences rather than the opening summary.
     Weights were set on the lookup questions of dev.jsonl (14 of 17 gold sentences first with the
     contextual sentence vectors stored at ingest; dense alone: 6).
@@ -187,6 +197,7 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
     # scores like its neighbours; a sentence with few content terms cannot hold much of an answer.
     terms = np.array([len(tokenize(_URL.sub(" ", s.text))) for s in sentences], dtype=np.float32)
     score -= brevity_penalty * np.clip(1.0 - terms / min_terms, 0.0, 1.0)
+    score -= brevity_penalty * np.array([is_generic_claim(s.text) for s in sentences], dtype=np.float32)
     centroid = vecs.mean(axis=0)
     centroid /= np.linalg.norm(centroid) or 1.0
     return score - centrality_penalty * (vecs @ centroid)

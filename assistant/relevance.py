@@ -12,12 +12,20 @@ paper, so the rule is inspectable and the eval can sweep its thresholds:
   occurs verbatim in the top paper. A named thing is strong evidence even when the dense score is
   near zero, as it is for bare acronym questions ("What is DAAM?").
 
-Rule: named_hit → answered. Else ``none`` when dense < ``none_dense`` and sentence < ``none_sentence``;
-``weak`` when dense + sentence < ``weak_sum``; otherwise answered. Thresholds were calibrated on
+- ``coverage``: the idf-weighted share of the question's content terms (stemmed; framing words such
+  as "which", "papers", "is there work" left out, see ``FRAMING_TERMS``) that occur in the top paper.
+
+Rule: named_hit → answered. Else ``none`` when dense < ``none_dense`` and sentence < ``none_sentence``,
+unless coverage ≥ ``covered`` (then ``weak``); ``weak`` when dense + sentence < ``weak_sum``; otherwise
+answered. The coverage guard is for short questions: MiniLM scores "How are LLM judges evaluated?"
+low against an abstract about "LLM-as-a-judge" evaluation (0.25), below the ``none`` thresholds,
+though every content term is in it. It only lifts "nothing found" to "closest match", since short
+questions of common words ("language models in different languages") are covered by chance. Thresholds were calibrated on
 ``shared/eval/dev.jsonl`` (58 answerable vs 10 ``none`` questions, onnx-int8 embeddings): the
 ``none`` thresholds are the largest that abstain on no answerable question (20% of ``none``
 abstained), ``weak_sum`` the largest that flags at most 10% of answerable ones (8.6%).
-``paper-assistant eval`` prints the trade-off across thresholds. The ``none`` questions of the dev
+No ``none`` question of the dev set has coverage ≥ 0.8 (the highest is 0.77, answered anyway), so the
+guard changes none of its verdicts. ``paper-assistant eval`` prints the trade-off across thresholds. The ``none`` questions of the dev
 set name concepts close to the corpus, so the three numbers overlap heavily between the classes.
 """
 
@@ -31,6 +39,15 @@ from enum import Enum
 _NAME = re.compile(r"(?<![A-Za-z0-9_-])(?:[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9_-]*|[A-Za-z]+\d[A-Za-z0-9_-]*)(?![A-Za-z0-9_-])")
 _COMMON_NAMES = {"LLM", "LLMs", "AI", "RL", "ML", "NLP", "GPU", "GPUs", "CPU", "API", "QA", "MoE", "VLM", "VLMs",
                  "LoRA", "ASR", "RAG", "3D", "2D", "CNN", "CNNs", "GAN", "GANs", "I", "II"}
+
+
+FRAMING_TERMS = frozenset({
+    "how", "what", "which", "why", "when", "where", "who", "whose", "doe", "do", "did", "is", "ar", "wa", "were",
+    "has", "have", "can", "could", "would", "should", "there", "anyon", "ani", "use", "paper", "work", "research",
+    "studi", "articl", "literatur", "exist",
+})
+"""Stemmed words that frame a question ("Is there work on …", "Has anyone studied …", "Which papers …")
+rather than say what it is about; the BM25 tokenizer's stop list keeps them."""
 
 
 class Verdict(str, Enum):
@@ -54,6 +71,7 @@ class RelevanceEvidence:
     sentence: float
     bm25: float
     named_hit: bool
+    coverage: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -63,6 +81,7 @@ class AbstentionRule:
     none_dense: float = 0.28
     none_sentence: float = 0.335
     weak_sum: float = 0.72
+    covered: float = 0.8
 
     def decide(self, ev: RelevanceEvidence | None) -> Verdict:
         """The verdict for the top paper's evidence; None (nothing retrieved) → Verdict.none."""
@@ -71,10 +90,15 @@ class AbstentionRule:
         if ev.named_hit:
             return Verdict.answered
         if ev.dense < self.none_dense and ev.sentence < self.none_sentence:
-            return Verdict.none
+            return Verdict.weak if ev.coverage >= self.covered else Verdict.none
         if ev.dense + ev.sentence < self.weak_sum:
             return Verdict.weak
         return Verdict.answered
+
+
+def content_weights(weights: dict[str, float]) -> dict[str, float]:
+    """``weights`` (stemmed term → weight, as assistant.evidence.term_weights) without framing words."""
+    return {t: w for t, w in weights.items() if t not in FRAMING_TERMS}
 
 
 def question_names(question: str) -> list[str]:

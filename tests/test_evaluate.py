@@ -51,6 +51,9 @@ def test_abstention_rule_and_tradeoff_logic():
     assert rule.decide(RelevanceEvidence(0.2, 0.3, 1.0, False)) == Verdict.none
     assert rule.decide(RelevanceEvidence(0.35, 0.4, 1.0, False)) == Verdict.weak
     assert rule.decide(RelevanceEvidence(0.5, 0.5, 1.0, False)) == Verdict.answered
+    # Every content term of the question in the paper: "closest match" instead of "nothing found", never more.
+    assert rule.decide(RelevanceEvidence(0.2, 0.3, 1.0, False, coverage=0.9)) == Verdict.weak
+    assert rule.decide(RelevanceEvidence(0.2, 0.3, 1.0, False, coverage=0.7)) == Verdict.none
     rep = abstention_report([(Verdict.answered, RelevanceEvidence(0.5, 0.5, 1, False))],
                             [(Verdict.none, RelevanceEvidence(0.1, 0.1, 1, False))], rule)
     assert rep.none_abstained == 1.0 and rep.answerable_abstained == 0.0
