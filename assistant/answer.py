@@ -428,7 +428,8 @@ class Assistant:
     # --- step 2: context ------------------------------------------------------------------------
     def cited_candidates(self, prep: Prepared) -> list[ScoredPaper]:
         """Papers worth citing: for a multi-paper question every paper that clears the relevance bar;
-        otherwise the top paper plus close runners-up (at most ``retrieval.k``)."""
+        for one that names things (acronyms, method names), the top paper plus each paper holding a
+        name the ones before it do not; otherwise the top paper plus close runners-up."""
         if prep.verdict == Verdict.none or not prep.papers:
             return []
         if prep.pinned:
@@ -438,6 +439,16 @@ class Assistant:
             return ok or prep.papers[:1]
         top = prep.relevance[prep.papers[0].id]
         out = [prep.papers[0]]
+        if top.named_hit:
+            # "Compare ViTL and VideoLoom": each paper that holds a name no cited paper holds yet.
+            names = question_names(prep.query)
+            held = {n for n in names if names_in([n], prep.papers[0].paper.text)}
+            for p in prep.papers[1:]:
+                own = {n for n in names if n not in held and names_in([n], p.paper.text)}
+                if own:
+                    out.append(p)
+                    held |= own
+            return out
         for p in prep.papers[1:3]:
             ev = prep.relevance[p.id]
             if self.rule.decide(ev) == Verdict.answered and ev.sentence >= top.sentence - 0.05 and not top.named_hit:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assistant.relevance import names_in, question_names
 from vectorstore.chunking import Chunker, sentence_spans
 from vectorstore.embedding import Encoder
 from vectorstore.sentences import embed_chunks, merge_paper, spans_by_chunk, unpack
@@ -41,6 +42,13 @@ _XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)
 # A link or a code-availability pointer states no finding ("Code is at https://github.com/x/y.").
 _URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
 _NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
+# "What is SyPE?", "What does CABS stand for?", "How does U2A work?": the answer is the sentence that
+# introduces the name, not a result sentence.
+_DEFINITION_CUE = re.compile(
+    r"^\W*(?:what(?:'s| is| are)\b|what does \S+(?: \S+)? (?:stand for|mean|do)\b|how does \S+(?: \S+)? work\b|"
+    r"(?:explain|describe|define)\b|what is the (?:main |key )?(?:idea|contribution) of\b)", re.I)
+_INTRODUCES = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|named|"
+                         r"termed|dubbed)\b", re.I)
 # A claim every abstract makes ("We validate the proposed method through extensive experiments, with
 # results confirming its effectiveness."): filler, unless it names or quantifies something.
 _GENERIC_CLAIM = re.compile(
@@ -166,38 +174,55 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
                     weights: dict[str, float], lexical_weight: float = 0.25, number_bonus: float = 0.3,
                     result_bonus: float = 0.1, position_weight: float = 0.2,
                     centrality_penalty: float = 0.5, brevity_penalty: float = 0.3,
-                    min_terms: int = 6) -> np.ndarray:
+                    min_terms: int = 6, name_bonus: float = 0.3) -> np.ndarray:
     """Hybrid support score of each sentence for ``question``: shape ``(len(sentences),)``.
 
     ``cos(q, s) + lexical_weight·coverage(s) + number_bonus·[quantity question ∧ s has a figure]
     + number_bonus·[s repeats a count the question names ("which three …")] + result_bonus·[s reports a finding] + position_weight·relative position − centrality_penalty·cos(s, abstract
     centroid) − brevity_penalty·(max(0, 1 − content terms(s) / min_terms) + [s is a stock claim of success])``. The last three encode that a question naming a paper by its gist asks about a detail,
     and details sit in later, less central, result-reporting sentences rather than the opening summary.
+    A question that names something (an acronym, a CamelCase or digit-bearing token) adds
+    ``name_bonus`` to the sentences that contain a name it names; one that asks what a named thing is
+    ("What is SyPE?", "How does U2A work?") instead of a detail halves the cosine, drops the result,
+    position and centrality terms and adds ``name_bonus`` again to the sentences that introduce a name it names ("we propose
+    OmniMoE", "CABS stands for").
     Weights were set on the lookup questions of dev.jsonl (14 of 17 gold sentences first with the
     contextual sentence vectors stored at ingest; dense alone: 6).
     """
     n = len(sentences)
     if not n:
         return np.zeros(0, dtype=np.float32)
-    dense = vecs @ qvec
+    names = question_names(question)
+    definition = bool(names) and bool(_DEFINITION_CUE.search(question))
+    # "What is the main contribution of OmniMoE?" says little beyond the name: its cosines to the
+    # sentences are mostly noise (0.52 for a result sentence, 0.22 for "we propose OmniMoE, …").
+    dense = (0.5 if definition else 1.0) * (vecs @ qvec)
     lex = np.array([lexical_coverage(s.text, weights) for s in sentences], dtype=np.float32)
     score = dense + lexical_weight * lex
     if _QUANTITY_CUE.search(question):
         # Only figures the question does not already state can answer it ("360-degree" is not an answer).
         known = _figures(question)
         score += np.array([number_bonus if _figures(s.text) - known else 0.0 for s in sentences], dtype=np.float32)
-    score += np.array([result_bonus if _RESULT_CUE.search(s.text) else 0.0 for s in sentences], dtype=np.float32)
+    named = np.array([bool(names) and names_in(names, s.text) for s in sentences], dtype=bool)
+    score += name_bonus * named
+    if definition:  # "we propose OmniMoE, …" answers "What is OmniMoE?" whatever the cosines say
+        score += name_bonus * (named & np.array([bool(_INTRODUCES.search(s.text)) for s in sentences], dtype=bool))
+    else:
+        score += np.array([result_bonus if _RESULT_CUE.search(s.text) else 0.0 for s in sentences], dtype=np.float32)
     # "Which three abilities…": a sentence enumerating the same count is likely the answer.
     counts = {c.lower() for c in _COUNT.findall(question)}
     if counts:
         score += np.array([number_bonus if counts & {c.lower() for c in _COUNT.findall(s.text)} else 0.0
                            for s in sentences], dtype=np.float32)
-    score += position_weight * (np.arange(n, dtype=np.float32) / max(1, n - 1))
+    if not definition:
+        score += position_weight * (np.arange(n, dtype=np.float32) / max(1, n - 1))
     # A contextual sentence vector carries its chunk's meaning, so filler ("We show more in Sec. 5.")
     # scores like its neighbours; a sentence with few content terms cannot hold much of an answer.
     terms = np.array([len(tokenize(_URL.sub(" ", s.text))) for s in sentences], dtype=np.float32)
     score -= brevity_penalty * np.clip(1.0 - terms / min_terms, 0.0, 1.0)
     score -= brevity_penalty * np.array([is_generic_claim(s.text) for s in sentences], dtype=np.float32)
+    if definition:
+        return score
     centroid = vecs.mean(axis=0)
     centroid /= np.linalg.norm(centroid) or 1.0
     return score - centrality_penalty * (vecs @ centroid)

@@ -17,6 +17,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
 from assistant.evidence import lexical_coverage, term_weights
+from assistant.relevance import names_in, question_names
 from vectorstore.index import Index
 from vectorstore.papers import Paper
 
@@ -152,6 +153,21 @@ def coverage_fusion(ids: list[str], scores: list[float], coverage: list[float], 
     return [ids[i] for i in order], [fused[i] for i in order]
 
 
+def names_first(ids: list[str], scores: list[float], texts: list[str], names: list[str]) -> Ranking:
+    """Papers whose text holds a name the query names (an acronym, CamelCase or digit-bearing token,
+    see assistant.relevance.question_names) ahead of the rest, each group in its given order.
+
+    A name is the most specific thing a question can say: for "What do CABS and U2A have in common?"
+    dense search ranks a paper holding neither first (names are near-random to MiniLM), and RRF keeps
+    it there. ``texts[i]`` is paper ``ids[i]``'s abstract; returns ``(ids, scores)`` reordered.
+    """
+    if not names:
+        return ids, scores
+    hit = [names_in(names, t) for t in texts]
+    order = [i for i in range(len(ids)) if hit[i]] + [i for i in range(len(ids)) if not hit[i]]
+    return [ids[i] for i in order], [scores[i] for i in order]
+
+
 def mmr(query_vec: np.ndarray, doc_vecs: np.ndarray, relevance: list[float], k: int, lam: float = 0.7) -> list[int]:
     """Maximal marginal relevance order: indices into ``doc_vecs`` (shape ``(n, dim)``, normalized).
 
@@ -256,6 +272,7 @@ class HybridRetriever:
             ids, scores = coverage_fusion([pid for pid, _ in kept], [sc for _, sc in kept],
                                           [lexical_coverage(papers[pid].text, weights) for pid, _ in kept],
                                           self.coverage_weight)
+            ids, scores = names_first(ids, scores, [papers[pid].text for pid in ids], question_names(query))
         out = [
             ScoredPaper(papers[pid], s, dense_of.get(pid, 0.0), bm25_of.get(pid, 0.0),
                         sorted(chunk_hits.get(pid, []), key=lambda c: -c.score))

@@ -70,6 +70,27 @@ def test_list_quotes_skip_stock_claims_of_success(assistant):
     assert pa.sentence != stock and "reinforcement learning" in pa.sentence
 
 
+@pytest.mark.parametrize("question, paper, opening", [
+    ("What does CABS stand for?", "000_12a0d7b1c5c902c5#3", "To bridge this gap, we introduce the Clinical Abnormality"),
+    ("What is the main contribution of OmniMoE?", "000_12a0d7b1c5c902c5#13", "In this paper, we propose OmniMoE"),
+    ("What is VGrounding-QA?", "000_12a0d7b1c5c902c5#16", "We also introduce $\\textit{VGrounding-QA}$"),
+])
+def test_what_is_a_named_thing_quotes_the_sentence_that_introduces_it(assistant, question, paper, opening):
+    ans = assistant.ask(question)
+    assert ans.sources[0].paper_id == paper and ans.sources[0].sentence.startswith(opening)
+
+
+def test_a_detail_about_a_named_thing_still_quotes_the_detail(assistant):
+    ans = assistant.ask("How fast is OmniMoE at inference?")
+    assert "73ms to 6.7ms" in ans.sources[0].sentence
+
+
+def test_comparing_two_named_methods_cites_both_papers(assistant):
+    ans = assistant.ask("Compare ViTL and VideoLoom")
+    assert [s.paper_id for s in ans.sources] == ["000_12a0d7b1c5c902c5#16", "004_9268713af81d21d3#16"]
+    assert "[1]" in ans.answer and "[2]" in ans.answer
+
+
 @pytest.mark.parametrize("question", ["", "   \n\t", "x" * 100_000])
 def test_empty_or_huge_question_is_a_clear_error(assistant, question):
     with pytest.raises(QuestionError):

@@ -1,5 +1,6 @@
 from assistant.metrics import ranking_metrics
-from assistant.retrieval import Filters, HybridRetriever, PaperRetriever, coverage_fusion, reciprocal_rank_fusion
+from assistant.retrieval import (Filters, HybridRetriever, PaperRetriever, coverage_fusion, names_first,
+                                 reciprocal_rank_fusion)
 
 
 def test_rrf_orders_by_summed_reciprocal_ranks():
@@ -14,6 +15,20 @@ def test_coverage_fusion_reorders_only_by_a_real_coverage_gap():
     ids, _ = coverage_fusion(["a", "b"], [1 / 61, 1 / 62], [0.5, 0.55], 0.005)  # 0.05 apart: worth < 1 rank
     assert ids == ["a", "b"]
     assert coverage_fusion(["a", "b"], [1 / 61, 1 / 62], [0.0, 1.0], 0.0)[0] == ["a", "b"]
+
+
+def test_names_first_moves_papers_holding_a_named_thing_ahead_in_order():
+    ids, scores = names_first(["a", "b", "c", "d"], [4.0, 3.0, 2.0, 1.0],
+                              ["no name", "uses U2A", "plain", "CABS and U2A"], ["CABS", "U2A"])
+    assert ids == ["b", "d", "a", "c"] and scores == [3.0, 1.0, 4.0, 2.0]
+    assert names_first(["a", "b"], [2.0, 1.0], ["x", "U2A"], []) == (["a", "b"], [2.0, 1.0])
+    assert names_first(["a", "b"], [2.0, 1.0], ["x", "U2Ab"], ["U2A"])[0] == ["a", "b"]  # whole tokens only
+
+
+def test_a_question_naming_two_methods_ranks_both_papers_first(assistant):
+    # Dense search alone puts a paper holding neither name first (names are near-random to MiniLM).
+    top = [p.id for p in assistant.retriever.search("What do CABS and U2A have in common?", k=2)]
+    assert set(top) == {"000_12a0d7b1c5c902c5#3", "004_9268713af81d21d3#6"}
 
 
 def test_coverage_rerank_changes_only_hybrid_and_only_by_coverage(assistant):
