@@ -19,7 +19,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import gradio as gr  # noqa: E402
 
 from assistant.answer import Assistant, CitedAnswer, Source  # noqa: E402
-from assistant.related import MAX_TEXT_CHARS as MAX_RELATED_CHARS  # noqa: E402
 from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
 from assistant.render import inert  # noqa: E402
 from assistant.settings import Settings  # noqa: E402
@@ -207,28 +206,33 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         turns = list(turns or [])[-MAX_HISTORY_TURNS:]
         message = message or ""
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
+        box_update = ""
         try:
             stream = assistant.ask_stream(message, history=turns[-MAX_HISTORY_TURNS:],
                                           filters=make_filters(venue, year, source))
             text = ""
             history.append({"role": "assistant", "content": ""})
             final = None
+            # The box is cleared once; later updates leave it alone, so a next question typed while
+            # the answer streams is kept.
+            box_update = ""
             for piece in stream:
                 if isinstance(piece, str):
                     text += piece
                     history[-1]["content"] = inert(text)
-                    yield "", history, turns, gr.update()
+                    yield box_update, history, turns, gr.update()
+                    box_update = gr.update()
                 else:
                     final = piece
             key = uuid.uuid4().hex[:8]  # citation links of this answer open this answer's sources
             history[-1]["content"] = link_citations(answer_markdown(final), key, {s.n for s in final.sources})
             turns.append((final.standalone_question or final.question, final))
-            yield "", history, turns[-MAX_HISTORY_TURNS:], sources_html(final, key)
+            yield box_update, history, turns[-MAX_HISTORY_TURNS:], sources_html(final, key)
         except Exception as exc:  # noqa: BLE001 - one clear line in the chat, never a traceback
             if history and history[-1]["role"] == "assistant":
                 history.pop()
             history.append({"role": "assistant", "content": f"⚠ {inert(ui_error(exc))}"})
-            yield message, history, turns, gr.update()
+            yield message if box_update == "" else gr.update(), history, turns, gr.update()
 
     def ask_api(question: str) -> dict:
         try:
@@ -236,24 +240,27 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         except Exception as exc:  # noqa: BLE001 - the client gets the line, the log no traceback
             raise gr.Error(ui_error(exc), print_exception=False) from None
 
-    def related(text: str, paper_id: str | None):
+    def related(text: str, paper_id: str | None, last: str = "text"):
+        """Related work for the input the user touched last (``last``: "text" or "paper"), or the one given."""
         from assistant.related import related_work
-
-        try:
-            items = related_work(assistant.retriever, assistant.sentences,
-                                 text=None if paper_id else text, paper_id=paper_id or None, k=10)
-        except Exception as exc:  # noqa: BLE001
-            return f"⚠ {inert(ui_error(exc))}"
         from assistant.render import related_markdown
 
+        use_paper = bool(paper_id) and (last == "paper" or not (text or "").strip())
+        try:
+            items = related_work(assistant.retriever, assistant.sentences, text=None if use_paper else text,
+                                 paper_id=paper_id if use_paper else None, k=10)
+            query = assistant.index.store.get_papers([paper_id])[paper_id] if use_paper else None
+        except Exception as exc:  # noqa: BLE001
+            return f"⚠ {inert(ui_error(exc))}"
+        head = f"Related to **{inert(query.display())}** ({inert(paper_id)}):" if use_paper else "Related to your text:"
         if assistant.llm is not None and items:
             from assistant.related_llm import add_llm_summaries
 
-            query = text if not paper_id else assistant.index.store.get_papers([paper_id])[paper_id].text
-            failed = add_llm_summaries(assistant.llm, settings.llm, settings.prompts_dir, query, items)
+            failed = add_llm_summaries(assistant.llm, settings.llm, settings.prompts_dir,
+                                       query.text if use_paper else text, items)
             if failed:
-                return f"⚠ {inert(failed)}\n\n" + related_markdown(items)
-        return related_markdown(items)
+                return f"⚠ {inert(failed)}\n\n{head}\n\n" + related_markdown(items)
+        return f"{head}\n\n" + related_markdown(items)
 
     # --- list mode, exports, paper map (issue 6) ---------------------------------------------
     import tempfile
@@ -341,7 +348,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                     chatbot = gr.Chatbot(label="Chat", height=480, elem_id="pa-chat", placeholder=CHAT_PLACEHOLDER)
                     with gr.Row():
                         box = gr.Textbox(placeholder="Ask a question about the papers…", show_label=False,
-                                         scale=5, elem_id="pa-question", max_length=4000)
+                                         scale=5, elem_id="pa-question")
                         send = gr.Button("Ask", variant="primary", scale=1, elem_id="pa-ask")
                         list_send = gr.Button("List all", variant="primary", scale=1, visible=False, elem_id="pa-list-go")
                     list_mode = gr.Checkbox(False, label="List mode: every paper that matches, with the count",
@@ -364,29 +371,37 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             turns = gr.State([])
             filters = [f_venue, f_year, f_source]
             last_list = gr.State(None)
-            send.click(chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel], api_name="chat").then(
-                lambda: None, None, [last_list], api_name=False)
-            box.submit(route, [box, chatbot, turns, list_mode, last_list, *filters],
-                       [box, chatbot, turns, panel, last_list], api_name=False)
+            asked = send.click(chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel], api_name="chat")
+            asked.then(lambda: None, None, [last_list], api_name=False)
+            submitted = box.submit(route, [box, chatbot, turns, list_mode, last_list, *filters],
+                                   [box, chatbot, turns, panel, last_list], api_name=False)
             list_send.click(list_chat, [box, chatbot, *filters], [box, chatbot, panel, last_list], api_name="list")
             list_mode.change(lambda on: (gr.update(visible=not on), gr.update(visible=on)), list_mode, [send, list_send],
                              api_name=False)
             panel.change(refresh_exports, [turns, last_list, list_mode], [exp_bib, exp_md], api_name=False)
             # A new chat forgets the last list too: exports and the map's highlight follow it.
+            # It also stops an answer still streaming, which would otherwise write the old chat back.
             clear.click(lambda: ([], [], sources_html(None), None), None, [chatbot, turns, panel, last_list],
-                        api_name=False)
+                        api_name=False, cancels=[asked, submitted])
+            # The chat's own trash icon empties the display; the turns follow-ups read must go too.
+            chatbot.clear(lambda: ([], sources_html(None), None), None, [turns, panel, last_list], api_name=False,
+                          cancels=[asked, submitted])
             api_out = gr.JSON(visible=False)
             api_in = gr.Textbox(visible=False)
             api_btn = gr.Button(visible=False)
             api_btn.click(ask_api, api_in, api_out, api_name="ask")
         with gr.Tab("Related work"):
-            gr.Markdown("Paste a draft abstract, or pick an indexed paper.")
-            rel_text = gr.Textbox(lines=6, label="Your abstract or paragraph", elem_id="pa-related-text",
-                                  max_length=MAX_RELATED_CHARS)
+            gr.Markdown("Paste a draft abstract, or pick an indexed paper (the one you touched last is used).")
+            # No max_length: the browser would cut a longer text silently; related_work says so instead.
+            rel_text = gr.Textbox(lines=6, label="Your abstract or paragraph", elem_id="pa-related-text")
             rel_pick = gr.Dropdown(choices=choices, value=None, label="…or an indexed paper", elem_id="pa-related-pick")
             rel_btn = gr.Button("Find related work", variant="primary", elem_id="pa-related-go")
             rel_out = gr.Markdown(elem_id="pa-related-out")
-            rel_btn.click(related, [rel_text, rel_pick], rel_out, api_name="related")
+            # Whichever input was touched last is the query: a picked paper cannot be un-picked.
+            rel_last = gr.State("text")
+            rel_text.input(lambda: "text", None, rel_last, api_name=False)
+            rel_pick.input(lambda: "paper", None, rel_last, api_name=False)
+            rel_btn.click(related, [rel_text, rel_pick, rel_last], rel_out, api_name="related")
         with gr.Tab("Paper map", elem_id="pa-map-tab") as map_tab:
             with gr.Row():
                 map_q = gr.Textbox(label="Highlight the papers of a question (empty: the latest answer or list)",

@@ -1,6 +1,6 @@
 """Citation markers in answer text: parse, rewrite while streaming, and split cited claims.
 
-A marker is ``[n]`` or a list ``[n, m]`` / ``[n; m]``. The LLM cites the numbers of the context
+A marker is ``[n]``, a list ``[n, m]`` / ``[n; m]``, or holds a range ``[n-m]`` / ``[n–m]``. The LLM cites the numbers of the context
 blocks it was given; :class:`CitationRewriter` turns that into what the user sees: numbers outside
 the given blocks are dropped, the rest are renumbered 1, 2, 3 in order of first citation. It works
 on a stream (piece by piece) and its output is the same as rewriting the whole text at once, so the
@@ -14,19 +14,38 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
-MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+_ITEM = r"\d+(?:\s*[-\u2013]\s*\d+)?"
+_LIST = rf"{_ITEM}(?:\s*[,;]\s*{_ITEM})*"
+MARKER = re.compile(rf"\[({_LIST})\]")
 _NUMS = re.compile(r"\s*[,;]\s*")
+_RANGE = re.compile(r"(\d+)\s*[-\u2013]\s*(\d+)")
+MAX_RANGE = 20
+"""Longest range a marker may span ("[1-3]" is three citations; "[1-500]" is not a citation list)."""
 # What must be held back at the end of a streamed buffer because the next piece may change it:
 # trailing whitespace and complete markers (a dropped marker takes the space before it when
-# punctuation follows) and a "[" that may still become a marker ("[1", "[1, ").
-_TAIL = re.compile(r"(?:\s+|\[\d+(?:\s*[,;]\s*\d+)*\])+$")
-_OPEN = re.compile(r"\[[\d\s,;]*$")
+# punctuation follows) and a "[" that may still become a marker ("[1", "[1, ", "[1-").
+_TAIL = re.compile(rf"(?:\s+|\[{_LIST}\])+$")
+_OPEN = re.compile(r"\[[\d\s,;\-\u2013]*$")
 _SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([.,;:!?])")
 _SPACES = re.compile(r"[ \t]{2,}")
+# Where a marker was dropped: only there is the text's spacing touched ("a [7]." → "a.", "a [7] b" →
+# "a b"); elsewhere the LLM's spacing stays as written (code, indented lists, " .9", ".[dev]").
+_GONE = "\x00"
+_GONE_BEFORE_PUNCT = re.compile(rf"[ \t]*{_GONE}+[ \t]*(?=[.,;:!?]|\n|$)")
+_GONE_SPACED = re.compile(rf"([ \t]*){_GONE}+([ \t]*)")
 
 
 def _numbers(group: str) -> list[int]:
-    return [int(p) for p in _NUMS.split(group.strip())]
+    out: list[int] = []
+    for part in _NUMS.split(group.strip()):
+        r = _RANGE.fullmatch(part)
+        if r and int(r.group(1)) < int(r.group(2)) <= int(r.group(1)) + MAX_RANGE:
+            out.extend(range(int(r.group(1)), int(r.group(2)) + 1))
+        elif r:  # "[3-1]" or a huge span: its two ends
+            out.extend(int(x) for x in r.groups())
+        else:
+            out.append(int(part))
+    return out
 
 
 def cited_numbers(text: str) -> list[int]:
@@ -80,14 +99,14 @@ class CitationRewriter:
                 self.numbering[key] = len(self.numbering) + 1
             if self.numbering[key] not in keep:
                 keep.append(self.numbering[key])
-        return "[" + ", ".join(map(str, keep)) + "]" if keep else ""
+        return "[" + ", ".join(map(str, keep)) + "]" if keep else _GONE
 
     def _rewrite(self, text: str) -> str:
         # Only called on text that ends in a character that cannot change (see _TAIL), so the
         # whitespace clean-up never needs to look across the cut.
         out = MARKER.sub(self._marker, text)
-        out = _SPACE_BEFORE_PUNCT.sub(r"\1", out)
-        out = _SPACES.sub(" ", out)
+        out = _GONE_BEFORE_PUNCT.sub("", out)
+        out = _GONE_SPACED.sub(lambda m: " " if m.group(1) and m.group(2) else m.group(1) or m.group(2), out)
         if not self._started:
             out = out.lstrip()
             self._started = bool(out)
@@ -126,7 +145,7 @@ def claims_with_citations(text: str) -> list[tuple[str, list[int]]]:
     sentences: list[tuple[str, list[int]]] = []
     for line in text.splitlines():
         for sentence in split_sentences(line.strip()):
-            lead = re.match(r"(?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+", sentence)
+            lead = re.match(rf"(?:\s*\[{_LIST}\])+", sentence)
             if lead and sentences:
                 prev = sentences[-1][1]
                 prev.extend(n for n in cited_numbers(lead.group(0)) if n not in prev)

@@ -24,7 +24,8 @@ def one_line(exc: BaseException) -> str:
             where = ".".join(str(x) for x in err.get("loc", ())) or "settings"
             got = err.get("input")
             shown = "" if isinstance(got, dict) else f" (got {got!r})"
-            parts.append(f"{where}: {err.get('msg', 'invalid')}{shown}")
+            msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")  # a validator's own words
+            parts.append(f"{where}: {msg}{shown}")
         what = "setting" if exc.title == "Settings" else exc.title.lower()
         return f"invalid {what} " + "; ".join(parts)
     text = str(exc)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import json
 import os
+import re
 from typing import Annotated
 
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
@@ -74,6 +75,17 @@ class LLMSettings(BaseModel):
     timeout: float = Field(30.0, gt=0, description="seconds per request")
     max_retries: int = Field(1, ge=0)
     context_window: int = Field(8192, ge=512, description="model context in tokens, for packing")
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        # "127.0.0.1:8080/v1" would fail later as "cannot connect … is the server running?" while it runs.
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if not re.match(r"https?://[^/\s]", value, re.I):
+            raise ValueError("must start with http:// or https://, e.g. http://127.0.0.1:11434/v1")
+        return value
 
     @property
     def configured(self) -> bool:
