@@ -224,10 +224,13 @@ def as_data(text: str) -> str:
 
 
 def _clean_rewrite(text: str) -> str:
-    """The condensed question from an LLM reply: first non-empty line, without label or quotes."""
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    line = re.sub(r"^(standalone question|question)\s*:\s*", "", line, flags=re.I)
-    return line.strip().strip("\"'“”").strip()[:MAX_QUESTION_CHARS]
+    """The condensed question from an LLM reply, without label or quotes: the first line that asks
+    something, else the first line. A preamble ("Sure! Here is the standalone question:") is skipped."""
+    lines = [re.sub(r"^(?:standalone question|rewritten question|question)\s*:\s*", "", ln.strip(), flags=re.I)
+             .strip().strip("\"'“”*").strip() for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln and not ln.endswith(":")]
+    line = next((ln for ln in lines if ln.endswith("?")), lines[0] if lines else "")
+    return line[:MAX_QUESTION_CHARS]
 
 
 class Assistant:
@@ -286,10 +289,16 @@ class Assistant:
         """Retrieve and score papers for ``question``; raises QuestionError for empty/huge questions."""
         question = validate_question(question)
         history = self.bounded_history(history or [])
-        query, rewritten, llm_error = self._condense(question, history)
         if filters is not None and filters.active():
             filters = resolve_filters(filters, self.index.store.field_values)
-        anchor = self._anchor(question, history, filters) if history and not rewritten else None
+        anchor = self._anchor(question, history, filters) if history else None
+        # "The second one", "[2]": resolved here, exactly, LLM or not. A pronoun ("its limitations")
+        # the LLM rewrites, unless it fails or just echoes the question.
+        pointed = anchor is not None and (anchor.pinned or bool(anchor.note))
+        query, rewritten, llm_error = (question, False, None) if pointed else self._condense(question, history)
+        rewritten = rewritten and query.casefold() != question.casefold()
+        if rewritten:
+            anchor = None
         if anchor is not None:
             query = self._anchored(question, anchor)
         qvec = self.index.encoder.encode_one(query)

@@ -374,6 +374,27 @@ def test_three_turns_resolve_it_to_the_first_paper_without_an_llm(assistant):
     assert turns[2][1].standalone_question == "What dataset did it use? (OmniMoE)"
 
 
+def test_a_chatty_or_echoing_rewrite_does_not_lose_the_follow_up(fake, make_assistant, assistant):
+    first = assistant.ask(OMNIMOE_Q)
+    a = make_assistant(fake.base_url)
+    fake.script("Sure! Here is the standalone question:\n\n**What are the limitations of OmniMoE?**")
+    assert a.condense("what about its limitations?", [(OMNIMOE_Q, first)]) == "What are the limitations of OmniMoE?"
+    fake.script("What dataset did it use?", "The abstract names no dataset [1].")  # an echo: nothing resolved
+    ans = a.ask("What dataset did it use?", history=[(OMNIMOE_Q, first)])
+    assert ans.standalone_question == "What dataset did it use? (OmniMoE)"
+    assert ans.sources[0].paper_id == OMNIMOE
+
+
+def test_the_second_one_is_resolved_without_asking_the_llm_to_rewrite(fake, make_assistant, assistant):
+    listed = assistant.ask("Which papers study personality in large language models?")
+    second = listed.sources[1].paper_id
+    a = make_assistant(fake.base_url)
+    fake.script("It studies persona injection [1].")
+    ans = a.ask("tell me more about the second one", history=[("Which papers study personality?", listed)])
+    assert len(fake.requests) == 1 and fake.requests[0].get("stream") is True  # the answer; no rewrite
+    assert [s.paper_id for s in ans.sources] == [second]
+
+
 def test_condense_failure_falls_back_to_extractive_conditioning_without_waiting_twice(fake, make_assistant, assistant):
     first = assistant.ask(OMNIMOE_Q)
     fake.script(Reply(delay=5))
