@@ -314,7 +314,11 @@ class Assistant:
         # sentences is judged against the topic alone.
         topic = question_topic(query) if multi else query
         tvec = self.index.encoder.encode_one(topic) if topic != query else qvec
-        evidence, relevance = self.score_evidence(query, qvec, papers, relevance_vec=tvec, topical=multi, topic=topic)
+        # "Tell me more about the second one" wants something not shown yet, not the same quote again.
+        shown = ({src.paper_id: {src.sentence} for src in anchor.sources if src.sentence}
+                 if anchor is not None and _bare_reference(question) else None)
+        evidence, relevance = self.score_evidence(query, qvec, papers, relevance_vec=tvec, topical=multi, topic=topic,
+                                                  shown=shown)
         verdict = self.rule.decide(relevance[papers[0].id]) if papers else Verdict.none
         pinned: list[str] = []
         if anchor is not None and papers and papers[0].id in {src.paper_id for src in anchor.sources}:
@@ -397,7 +401,8 @@ class Assistant:
         return out[: max(k, len(prev))]
 
     def score_evidence(self, question: str, qvec: np.ndarray, papers: list[ScoredPaper],
-                       relevance_vec: np.ndarray | None = None, topical: bool = False, topic: str | None = None):
+                       relevance_vec: np.ndarray | None = None, topical: bool = False, topic: str | None = None,
+                       shown: dict[str, set[str]] | None = None):
         """Best supporting sentence and relevance evidence for each paper.
 
         ``relevance_vec`` (default ``qvec``) is what the ``sentence`` evidence of the abstention rule
@@ -405,7 +410,8 @@ class Assistant:
         quoted sentence is chosen among those within ``TOPIC_MARGIN`` of the paper's best cosine to
         the topic: the quote should show the paper is on the topic, and the detail cues of
         score_sentences alone picked result or filler sentences ("We validate the proposed method
-        through extensive experiments…"). Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
+        through extensive experiments…"). ``shown`` (paper id → sentences quoted before) are quoted
+        again only if a paper has no other sentence. Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
         """
         rvec = qvec if relevance_vec is None else relevance_vec
         if not papers:
@@ -426,6 +432,8 @@ class Assistant:
             on_topic = vecs @ rvec
             if topical:
                 scores = np.where(on_topic >= on_topic.max() - TOPIC_MARGIN, scores, -np.inf)
+            if shown and p.id in shown and len(sents) > 1:
+                scores = np.where([x.text in shown[p.id] for x in sents], -np.inf, scores)
             i = int(np.argmax(scores))
             evidence[p.id] = (sents[i], float(scores[i]))
             dense = p.dense if p.dense else float(np.max(vecs @ qvec))

@@ -85,6 +85,13 @@ def test_a_detail_about_a_named_thing_still_quotes_the_detail(assistant):
     assert "73ms to 6.7ms" in ans.sources[0].sentence
 
 
+def test_tell_me_more_quotes_a_sentence_not_shown_yet(assistant):
+    first = assistant.ask("What is OmniMoE?")
+    more = assistant.ask("tell me more about it", history=[("What is OmniMoE?", first)])
+    assert more.sources[0].paper_id == first.sources[0].paper_id == "000_12a0d7b1c5c902c5#13"
+    assert more.sources[0].sentence != first.sources[0].sentence
+
+
 def test_comparing_two_named_methods_cites_both_papers(assistant):
     ans = assistant.ask("Compare ViTL and VideoLoom")
     assert [s.paper_id for s in ans.sources] == ["000_12a0d7b1c5c902c5#16", "004_9268713af81d21d3#16"]
