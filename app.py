@@ -273,8 +273,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     # Downloads are served from here while the app runs; nothing should outlive the process.
     atexit.register(shutil.rmtree, export_dir, True)
 
-    def list_chat(message: str, history: list, venue: str = ANY, year: str = ANY, source: str = ANY):
-        from assistant.listing import list_papers
+    def list_chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY):
+        from assistant.listing import as_answer, list_papers
         from assistant.render import list_html, list_markdown
 
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message or "")}])
@@ -282,16 +282,17 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             result = list_papers(assistant, message, filters=make_filters(venue, year, source))
         except Exception as exc:  # noqa: BLE001
             history.append({"role": "assistant", "content": f"⚠ {inert(ui_error(exc))}"})
-            return message, history, gr.update(), None
+            return message, history, turns, gr.update(), None
         history.append({"role": "assistant", "content": list_markdown(result)})
-        return "", history, list_html(result), result
+        # A turn like an answer's, so "tell me more about the second one" finds this list.
+        turns = [*(turns or []), (result.question, as_answer(result))][-MAX_HISTORY_TURNS:]
+        return "", history, turns, list_html(result), result
 
     def route(message: str, history: list, turns: list, list_mode: bool, last_list, venue: str = ANY,
               year: str = ANY, source: str = ANY):
         """Enter in the question box: list every matching paper in list mode, else answer."""
         if list_mode:
-            box_v, hist, panel_v, result = list_chat(message, history, venue, year, source)
-            yield box_v, hist, turns, panel_v, result
+            yield list_chat(message, history, turns, venue, year, source)
             return
         for out in chat(message, history, turns, venue, year, source):
             yield (*out, None)  # an answer replaces the last list (the map and exports follow the latest)
@@ -375,17 +376,18 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             asked.then(lambda: None, None, [last_list], api_name=False)
             submitted = box.submit(route, [box, chatbot, turns, list_mode, last_list, *filters],
                                    [box, chatbot, turns, panel, last_list], api_name=False)
-            list_send.click(list_chat, [box, chatbot, *filters], [box, chatbot, panel, last_list], api_name="list")
+            listed = list_send.click(list_chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel, last_list],
+                                     api_name="list")
             list_mode.change(lambda on: (gr.update(visible=not on), gr.update(visible=on)), list_mode, [send, list_send],
                              api_name=False)
             panel.change(refresh_exports, [turns, last_list, list_mode], [exp_bib, exp_md], api_name=False)
             # A new chat forgets the last list too: exports and the map's highlight follow it.
             # It also stops an answer still streaming, which would otherwise write the old chat back.
             clear.click(lambda: ([], [], sources_html(None), None), None, [chatbot, turns, panel, last_list],
-                        api_name=False, cancels=[asked, submitted])
+                        api_name=False, cancels=[asked, submitted, listed])
             # The chat's own trash icon empties the display; the turns follow-ups read must go too.
             chatbot.clear(lambda: ([], sources_html(None), None), None, [turns, panel, last_list], api_name=False,
-                          cancels=[asked, submitted])
+                          cancels=[asked, submitted, listed])
             api_out = gr.JSON(visible=False)
             api_in = gr.Textbox(visible=False)
             api_btn = gr.Button(visible=False)

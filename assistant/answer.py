@@ -30,7 +30,7 @@ from assistant.evidence import Sentence, SentenceCache, lexical_coverage, score_
 from assistant.llm import (LLMStreamIncomplete, explain_llm_error, iter_with_deadline, make_chat_model,
                            rejects_stream_options)
 from assistant.prompts import answer_prompt, condense_prompt
-from assistant.listing import question_topic
+from assistant.listing import ListBar, listed_from, question_topic
 from assistant.relevance import (VERDICT_TEXT, AbstentionRule, RelevanceEvidence, Verdict, content_weights,
                                  names_in, question_names)
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, reciprocal_rank_fusion, resolve_filters
@@ -304,7 +304,7 @@ class Assistant:
         qvec = self.index.encoder.encode_one(query)
         multi = is_multi_question(query)
         k = k or self.settings.retrieval.k
-        pool = max(k, 10) if multi else k
+        pool = max(k, ListBar.pool) if multi else k
         papers = self.retriever.search(query, k=pool, mode=self.settings.retrieval.mode, filters=filters,
                                        use_mmr=self.settings.retrieval.mmr,
                                        mmr_lambda=self.settings.retrieval.mmr_lambda, query_vec=qvec)
@@ -451,9 +451,9 @@ class Assistant:
             return []
         if prep.pinned:
             return [p for p in prep.papers if p.id in prep.pinned][:1] or prep.papers[:1]
-        if prep.multi:
-            ok = [p for p in prep.papers if self.rule.decide(prep.relevance[p.id]) == Verdict.answered]
-            return ok or prep.papers[:1]
+        if prep.multi:  # list mode's bar (assistant.listing), so both give the same papers and count
+            have = {p.id: p for p in prep.papers}
+            return [have[c.id] for c in listed_from(self, prep).papers] or prep.papers[:1]
         top = prep.relevance[prep.papers[0].id]
         out = [prep.papers[0]]
         if top.named_hit:

@@ -120,6 +120,20 @@ def question_topic(question: str) -> str:
     return topic or q.rstrip("?").strip()
 
 
+def as_answer(result: ListResult):
+    """The list as a :class:`assistant.answer.CitedAnswer` (sources numbered by rank), so a chat
+    follow-up ("tell me more about the second one") can refer to a list shown in list mode."""
+    from assistant.answer import CitedAnswer, Source
+
+    sources = [Source(n=c.rank, paper_id=c.id, label=c.paper.label, title=c.paper.title,
+                      sentence=c.sentence.text if c.sentence else "",
+                      sentence_start=c.sentence.start if c.sentence else -1,
+                      sentence_end=c.sentence.end if c.sentence else -1, score=round(c.score, 6),
+                      abstract=c.paper.text) for c in result.papers]
+    return CitedAnswer(question=result.question, answer=f"{result.count} papers listed.", sources=sources,
+                       verdict=Verdict.answered if sources else Verdict.none, count=result.count)
+
+
 def relative(values: list[float]) -> np.ndarray:
     """``values / max(values)`` clipped to [0, 1]; all zeros when the best value is not positive."""
     x = np.asarray(values, dtype=np.float32)
@@ -179,7 +193,13 @@ def list_papers(assistant, question: str, filters: Filters | None = None, bar: L
     over-long question.
     """
     bar = bar or ListBar()
-    prep = assistant.prepare(question, filters=filters, k=bar.pool)
+    return listed_from(assistant, assistant.prepare(question, filters=filters, k=bar.pool), bar)
+
+
+def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:
+    """The list for an already prepared question (:meth:`Assistant.prepare`, ``k`` = ``bar.pool``):
+    the chat answers a list question with the same papers as list mode."""
+    bar = bar or ListBar()
     topic = question_topic(prep.query)
     indexed = assistant.index.store.counts()[0]
     result = ListResult(question=prep.question, topic=topic, papers=[], pool_size=len(prep.papers),

@@ -224,3 +224,34 @@ def test_images_in_a_reply_are_never_fetched(browser, llm_page_url):
     assert "1" in links and "7" not in links
     assert_clean(page)
     page.close()
+
+
+def test_typing_while_an_answer_streams_is_kept_and_new_chat_stops_the_stream(browser, llm_page_url):
+    from tests.fake_openai import Reply
+
+    url, fake = llm_page_url
+    slow = "SyPE extends rotary embeddings to the symplectic group [1]. " * 6  # about 3 s of stream
+    fake.script(Reply(text=slow, chunk_size=6, chunk_delay=0.05))
+    page = open_page(browser, url)
+    box = page.locator("#pa-question textarea")
+    ask(page, "What is SyPE?")
+    page.wait_for_function("() => document.querySelector('#pa-chat').innerText.includes('SyPE extends')")
+    box.press_sequentially("what dataset", delay=20)  # the next question, typed while the answer streams
+    page.locator("#pa-sources details.pa-source").first.wait_for(state="attached")  # the answer is done
+    assert box.input_value() == "what dataset"
+
+    fake.script("What is SyPE?", Reply(text=slow, chunk_size=6, chunk_delay=0.05))  # the rewrite, then the answer
+    asked = len(fake.requests)
+    ask(page, "What is SyPE?")  # a follow-up: one rewrite request, then the streamed answer
+    page.wait_for_function(f"() => document.querySelector('#pa-chat').innerText.split('SyPE extends').length > 7")
+    page.get_by_role("button", name="New chat").click()
+    page.wait_for_timeout(4000)  # past the end the stream would have had
+    assert "SyPE extends" not in page.locator("#pa-chat").inner_text()  # the stream did not write the chat back
+    fake.script(Reply(text="It is a positional encoding [1]."))
+    before = len(fake.requests)
+    ask(page, "What is SyPE?")
+    last_bot(page).wait_for(state="visible")
+    page.wait_for_function("() => document.querySelector('#pa-chat').innerText.includes('positional encoding')")
+    assert before > asked and all(r.get("stream") for r in fake.requests[before:])  # no rewrite: no history left
+    assert_clean(page)
+    page.close()
