@@ -371,9 +371,9 @@ def test_fifty_turn_chat_keeps_answering_and_keeps_the_latest_question(ui, dev_q
     history, turns = [], []
     for turn in range(50):
         q = questions[turn % len(questions)] if turn < 49 else OMNIMOE_Q
-        *_, (box, history, turns, panel) = chat(q, history, turns)
+        first, *_, (_, history, turns, panel) = chat(q, history, turns)
         users = [m for m in history if m["role"] == "user"]
-        assert box == "" and users[-1]["content"] == q
+        assert first[0] == "" and users[-1]["content"] == q  # the box is cleared as the answer starts
         assert history[-1]["role"] == "assistant" and history[-1]["content"].strip()
         assert len(users) == min(turn + 1, web.MAX_DISPLAY_TURNS)
         assert len(turns) <= web.MAX_HISTORY_TURNS

@@ -104,3 +104,39 @@ def test_an_id_twice_in_one_jsonl_file_names_both_lines(tmp_path):
     f.write_text('{"id": "d1", "abstract": "a"}\n{"id": "d2", "abstract": "b"}\n{"id": "d1", "abstract": "c"}\n')
     with pytest.raises(CorpusError, match=r"dup.jsonl:3: id 'd1' is used again \(first on line 1\)"):
         load_jsonl(f)
+
+
+def test_blank_lines_holding_invisible_spaces_still_separate_abstracts(tmp_path):
+    f = tmp_path / "web.txt"
+    f.write_text("ICML 2026\nFirst abstract.\n\u00a0\nSecond abstract.\n\u3000 \nThird abstract.\n\u200b\nFourth.\n",
+                 encoding="utf-8")
+    assert [p.text for p in load_paper_list(f)] == ["First abstract.", "Second abstract.", "Third abstract.", "Fourth."]
+
+
+@pytest.mark.parametrize("heading, expected", [
+    ("ICML 2026 论文列表", ("ICML", 2026)), ("ICML-2024", ("ICML", 2024)), ("2024 ICML", ("ICML", 2024)),
+    ("Papers from ICLR2025", ("ICLR", 2025)), ("My reading list", ("My reading list", None)),
+])
+def test_heading_venue_and_year(heading, expected):
+    from vectorstore.papers import parse_heading
+
+    assert parse_heading(heading) == expected
+
+
+def test_a_first_line_that_is_an_abstract_is_refused_even_with_a_year_in_it(tmp_path):
+    f = tmp_path / "noheading.txt"
+    first = ("We train detectors on COCO 2017 and evaluate on VOC 2012, showing that a simple recipe of "
+             "augmentation and longer schedules closes most of the gap to much larger models at a fraction of the cost.")
+    f.write_text(f"{first}\n\nSecond abstract.\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="looks like an abstract"):
+        load_paper_list(f)
+
+
+def test_a_folder_is_read_with_its_subfolders_and_any_extension_case(tmp_path):
+    (tmp_path / "2023").mkdir()
+    (tmp_path / "2024" / "deep").mkdir(parents=True)
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / "2023" / "a.txt").write_text("NeurIPS 2023\nA.\n", encoding="utf-8")
+    (tmp_path / "2024" / "deep" / "b.JSONL").write_text('{"id": "b1", "abstract": "B."}\n', encoding="utf-8")
+    (tmp_path / ".cache" / "c.txt").write_text("X 2020\nHidden.\n", encoding="utf-8")
+    assert sorted(p.id for p in load_papers([tmp_path])) == ["a#1", "b1"]

@@ -20,7 +20,7 @@ import numpy as np
 
 from vectorstore.chunking import Chunk, Chunker
 from vectorstore.index import Index
-from vectorstore.papers import CorpusError, Paper, iter_paper_files, load_jsonl, load_paper_list
+from vectorstore.papers import CorpusError, Paper, iter_paper_files, load_file
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
 from vectorstore.store import text_key
 
@@ -71,7 +71,7 @@ def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = Non
     indexed = indexed or {}
     for f in iter_paper_files(paths):
         try:
-            papers = load_jsonl(f) if f.suffix == ".jsonl" else load_paper_list(f)
+            papers = load_file(f)
         except CorpusError as exc:
             skipped.append(str(exc))
             continue

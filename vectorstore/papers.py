@@ -115,15 +115,22 @@ def derive_label(text: str, max_words: int = 6) -> str:
 
 
 # --- paper-list text ---------------------------------------------------------------------------
-_VENUE_YEAR = re.compile(r"(?P<venue>[A-Za-z][A-Za-z&\-]*)\s*'?(?P<year>(?:19|20)\d{2})")
+_VENUE_YEAR = re.compile(r"(?P<venue>[A-Za-z][A-Za-z&\-]*?)[\s\-]*'?(?P<year>(?:19|20)\d{2})\b")
+_YEAR_VENUE = re.compile(r"\b(?P<year>(?:19|20)\d{2})[\s\-]+(?P<venue>[A-Za-z][A-Za-z&\-]*[A-Za-z])")
+# Blank lines between abstracts; text pasted from the web or a CJK editor leaves no-break, ideographic
+# or zero-width spaces on them, which must not merge two abstracts into one.
+_BLANK_LINE = re.compile(r"\n(?:[^\S\n]|[\u200b-\u200d\u2060\ufeff])*\n")
+MAX_HEADING_CHARS, MAX_HEADING_WORDS = 200, 20
+"""A first line longer than this is an abstract, not a heading (headings name a venue and a year)."""
 
 
 def parse_heading(line: str) -> tuple[str, int | None]:
-    """Venue and year from a paper list's heading line, e.g. "ICML 2026 论文列表" → ("ICML", 2026)."""
-    m = _VENUE_YEAR.search(line)
+    """Venue and year from a paper list's heading line: "ICML 2026 论文列表", "ICML-2026" and
+    "2026 ICML" all give ("ICML", 2026); a line without a year gives (the line, None)."""
+    m = _VENUE_YEAR.search(line) or _YEAR_VENUE.search(line)
     if not m:
         return line.strip(), None
-    return m.group("venue"), int(m.group("year"))
+    return m.group("venue").strip("-&"), int(m.group("year"))
 
 
 def read_text(path: Path) -> str:
@@ -155,10 +162,10 @@ def load_paper_list(path: str | Path) -> list[Paper]:
         raise CorpusError(f"{path}: file is empty (expected a heading line, then abstracts separated by blank lines)")
     heading, _, body = text.partition("\n")
     venue, year = parse_heading(heading)
-    if year is None and len(heading.strip()) > 200:
+    if len(heading.strip()) > MAX_HEADING_CHARS or len(heading.split()) > MAX_HEADING_WORDS:
         raise CorpusError(f"{path}: the first line looks like an abstract, not a heading; add a first line "
                           "naming venue and year (e.g. 'ICML 2026')")
-    blocks = [b.strip() for b in re.split(r"\n[ \t]*\n", body)]
+    blocks = [b.strip() for b in _BLANK_LINE.split(body)]
     papers = []
     for block in blocks:
         if not block:
@@ -267,7 +274,8 @@ SUPPORTED_SUFFIXES = (".txt", ".jsonl")
 
 
 def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Expand files and folders into supported paper files (sorted within a folder), each file once
+    """Expand files and folders (with their subfolders, hidden ones left out) into supported paper
+    files (sorted within a folder), each file once
     however often it is named (``data/x.txt``, ``./data/x.txt`` and ``data/`` are one file).
 
     Raises CorpusError for a path that does not exist or a file of an unsupported type.
@@ -283,13 +291,20 @@ def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
 
     for p in map(Path, paths):
         if p.is_dir():
-            yield from once(sorted(f for f in p.iterdir() if f.suffix in SUPPORTED_SUFFIXES and f.is_file()))
+            # Subfolders too ("papers/2024/a.jsonl"); extensions in any case ("list.TXT").
+            yield from once(sorted(f for f in p.rglob("*") if f.suffix.lower() in SUPPORTED_SUFFIXES and f.is_file()
+                                   and not any(part.startswith(".") for part in f.relative_to(p).parts)))
         elif p.is_file():
-            if p.suffix not in SUPPORTED_SUFFIXES:
+            if p.suffix.lower() not in SUPPORTED_SUFFIXES:
                 raise CorpusError(f"{p}: unsupported file type {p.suffix!r} (use .txt paper lists or .jsonl)")
             yield from once([p])
         else:
             raise CorpusError(f"{p}: no such file or folder")
+
+
+def load_file(path: Path) -> list[Paper]:
+    """Papers of one ``.jsonl`` file or ``.txt`` paper list (extension in any case); raises CorpusError."""
+    return load_jsonl(path) if Path(path).suffix.lower() == ".jsonl" else load_paper_list(path)
 
 
 def load_papers(paths: Iterable[str | Path]) -> list[Paper]:
@@ -297,7 +312,7 @@ def load_papers(paths: Iterable[str | Path]) -> list[Paper]:
     papers: list[Paper] = []
     seen: dict[str, str] = {}
     for f in iter_paper_files(paths):
-        loaded = load_jsonl(f) if f.suffix == ".jsonl" else load_paper_list(f)
+        loaded = load_file(f)
         for p in loaded:
             if p.id in seen:
                 raise CorpusError(f"{f}: duplicate paper id {p.id!r} (also in {seen[p.id]})")
