@@ -194,7 +194,16 @@ def answer_markdown(ans: CitedAnswer) -> str:
 def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     """The Blocks app over ``assistant`` (not launched)."""
     papers, _ = assistant.index.store.all_papers()
-    choices = sorted((f"{p.display()} — {p.id}", p.id) for p in papers)
+    picker = {"stamp": assistant.index.store.state_stamp(),
+              "choices": sorted((f"{p.display()} — {p.id}", p.id) for p in papers)}
+
+    def paper_choices() -> list[tuple[str, str]]:
+        """The related-work picker's papers, read again only when the index changed."""
+        stamp = assistant.index.store.state_stamp()
+        if stamp != picker["stamp"]:
+            now, _ = assistant.index.store.all_papers()
+            picker.update(stamp=stamp, choices=sorted((f"{p.display()} — {p.id}", p.id) for p in now))
+        return picker["choices"]
 
     def facet_choices() -> dict[str, list[str]]:
         """The filter dropdowns' choices: every venue, year and source file the index holds now."""
@@ -396,7 +405,9 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             gr.Markdown("Paste a draft abstract, or pick an indexed paper (the one you touched last is used).")
             # No max_length: the browser would cut a longer text silently; related_work says so instead.
             rel_text = gr.Textbox(lines=6, label="Your abstract or paragraph", elem_id="pa-related-text")
-            rel_pick = gr.Dropdown(choices=choices, value=None, label="…or an indexed paper", elem_id="pa-related-pick")
+            # Any id (the API, or a paper ingested since the page loaded): related_work checks it.
+            rel_pick = gr.Dropdown(choices=picker["choices"], value=None, label="…or an indexed paper",
+                                   elem_id="pa-related-pick", allow_custom_value=True)
             rel_btn = gr.Button("Find related work", variant="primary", elem_id="pa-related-go")
             rel_out = gr.Markdown(elem_id="pa-related-out")
             # Whichever input was touched last is the query: a picked paper cannot be un-picked.
@@ -414,15 +425,15 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             map_tab.select(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name=False)
             map_btn.click(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name="map")
             map_q.submit(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name=False)
-        def current_facets():
-            """The filter choices at page load (papers ingested while the page runs appear)."""
+        def current_choices():
+            """The filter and paper-picker choices at page load (papers ingested while the app runs appear)."""
             try:
-                now = facet_choices()
+                now, pick = facet_choices(), paper_choices()
             except Exception:  # noqa: BLE001 - a store that went away: keep the start-up choices
-                return gr.update(), gr.update(), gr.update()
-            return tuple(gr.update(choices=now[f]) for f in ("venue", "year", "source"))
+                return gr.update(), gr.update(), gr.update(), gr.update()
+            return (*(gr.update(choices=now[f]) for f in ("venue", "year", "source")), gr.update(choices=pick))
 
-        demo.load(current_facets, None, [f_venue, f_year, f_source], api_name=False)
+        demo.load(current_choices, None, [f_venue, f_year, f_source, rel_pick], api_name=False)
     return demo
 
 

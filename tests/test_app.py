@@ -65,3 +65,30 @@ def test_exposed_bind_requires_auth(settings):
     cfg = settings.model_copy(update={"ui": settings.ui.model_copy(update={"host": "0.0.0.0", "auth": None})})
     with pytest.raises(ValueError, match="without authentication"):
         web.launch(cfg, ingest_default=False, block=False)
+
+
+def test_a_paper_ingested_while_the_app_runs_can_be_picked_for_related_work(settings, encoder, tmp_path):
+    from gradio_client import Client
+
+    import app as web
+    from assistant.answer import Assistant
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    first, later = tmp_path / "first.txt", tmp_path / "later.txt"
+    first.write_text("ICML 2026\nWe route tokens to sparse experts for faster inference.\n\n"
+                     "We denoise images with diffusion transformers.\n", encoding="utf-8")
+    later.write_text("ICML 2026\nWe route tokens to experts on phone NPUs for fast mixture-of-experts inference.\n",
+                     encoding="utf-8")
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([first], idx)
+    cfg = settings.model_copy(update={"index": tmp_path / "idx", "ui": settings.ui.model_copy(update={"port": free_port()})})
+    demo = web.build_app(cfg, Assistant(cfg, idx))
+    demo.queue()
+    demo.launch(server_name="127.0.0.1", server_port=cfg.ui.port, prevent_thread_lock=True, share=False)
+    try:
+        ingest([later], idx)
+        md = Client(f"http://127.0.0.1:{cfg.ui.port}/", verbose=False).predict("", "later#1", api_name="/related")
+        assert md.startswith("Related to **") and "(later#1)" in md.split("\n")[0] and "first#1" in md
+    finally:
+        demo.close()

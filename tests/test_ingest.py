@@ -46,6 +46,21 @@ def test_edited_abstract_replaces_its_chunks_and_removed_paper_is_deleted(tmp_pa
     assert idx.lexical().paper_ids.count("list#19") == 0
 
 
+def test_a_collection_made_anew_with_the_same_counts_invalidates_the_bm25_cache(tmp_path, encoder):
+    # A wiped Chroma server re-ingested from scratch comes back at the same count and generation.
+    f = tmp_path / "l.txt"
+    f.write_text("ICML 2026\nAlpha transformers route tokens.\n\nGamma diffusion denoises images.\n", encoding="utf-8")
+    idx = open_index(tmp_path / "i", encoder)
+    ingest([f], idx)
+    first = idx.store.state_stamp()
+    idx.store.client.delete_collection(idx.store.chunks.name)
+    idx.store.client.delete_collection(idx.store.papers.name)
+    again = open_index(tmp_path / "i", encoder)
+    ingest([f], again)
+    second = again.store.state_stamp()
+    assert first.split(":")[:2] == second.split(":")[:2] and first != second
+
+
 def test_opening_with_another_model_names_both(tmp_path, encoder):
     idx = open_index(tmp_path / "idx", encoder)
 

@@ -541,7 +541,7 @@ class ChunkStore:
                            fields, np.ascontiguousarray(matrix))
 
     def state_stamp(self) -> str:
-        """A cheap fingerprint of the chunk set (count + collection metadata), for cache invalidation.
+        """A cheap fingerprint of the chunk set ("count:generation:collection id"), for cache invalidation.
 
         Re-read at most once a second (writes through this object re-read at once), and the
         collection's metadata is fetched afresh, so a reader notices another process's ingest even
@@ -555,7 +555,9 @@ class ChunkStore:
         except Exception:
             pass  # keep the handle we have; the count below still tracks changes
         meta = self.chunks.metadata or {}
-        self._stamp = f"{self.chunks.count()}:{meta.get('generation', 0)}"
+        # The collection's id too: a collection made anew (a wiped server, another server under the
+        # same name) restarts at the same count and generation, and must not pass for the old one.
+        self._stamp = f"{self.chunks.count()}:{meta.get('generation', 0)}:{self.chunks.id}"
         self._meta_read = now
         return self._stamp
 
