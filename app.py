@@ -462,10 +462,22 @@ def prepare_assistant(settings: Settings, ingest_default: bool = True) -> Assist
     from vectorstore.ingest import ingest
 
     if ingest_default:
+        from vectorstore.lease import IndexInUseError
+
         index = get_index(settings, create=True)
-        report = ingest(settings.corpus, index, write_batch=settings.store.write_batch)
-        if report.added or report.updated or report.removed:
-            print(f"ingested the corpus: {report.summary()}", file=sys.stderr)
+        try:
+            report = ingest(settings.corpus, index, write_batch=settings.store.write_batch)
+        except IndexInUseError as exc:
+            if not index.store.counts()[0]:
+                raise
+            # Another process is writing (an ingest of more papers, say): readers need no lock.
+            print(f"warning: {exc}; serving the index as it is (the papers it adds appear as they are written)",
+                  file=sys.stderr)
+        else:
+            if report.added or report.updated or report.removed or report.skipped:
+                print(f"ingested the corpus: {report.summary()}", file=sys.stderr)
+            for reason in report.skipped:
+                print(f"skipped: {reason}", file=sys.stderr)
     return get_assistant(settings)
 
 

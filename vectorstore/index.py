@@ -101,8 +101,8 @@ class Index:
             lock.acquire(timeout=0)
         except Timeout as exc:
             raise IndexInUseError(
-                f"index in use: another process is writing to {self.directory} (wait for it to finish, "
-                f"or remove {self.directory / 'ingest.lock'} if no ingest is running)"
+                f"index in use: another process is writing to {self.directory} (wait for it to finish; "
+                "the lock ends with the process that holds it)"
             ) from exc
         if not self.remote:
             return WriterLock(lock)
