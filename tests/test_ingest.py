@@ -160,23 +160,18 @@ def test_deleting_an_abstract_mid_list_re_embeds_nothing(tmp_path, encoder):
 
 def test_serve_opens_an_index_another_process_is_writing_and_names_skipped_files(settings, encoder, tmp_path, capsys):
     import app as web
-    from assistant.service import forget_indexes
 
     good, bad = tmp_path / "good.txt", tmp_path / "bad.jsonl"
     good.write_text("ICML 2026\nWe route tokens to sparse experts.\n", encoding="utf-8")
     bad.write_text("{not json\n", encoding="utf-8")
     cfg = settings.model_copy(update={"index": tmp_path / "idx", "corpus": [good, bad]})
-    forget_indexes()
+    web.prepare_assistant(cfg)
+    err = capsys.readouterr().err
+    assert "skipped: " in err and "bad.jsonl" in err
+    held = open_index(tmp_path / "idx", encoder).writer_lock()  # "another process" ingesting
     try:
-        web.prepare_assistant(cfg)
-        err = capsys.readouterr().err
-        assert "skipped: " in err and "bad.jsonl" in err
-        held = open_index(tmp_path / "idx", encoder).writer_lock()  # "another process" ingesting
-        try:
-            assistant = web.prepare_assistant(cfg)
-            assert "serving the index as it is" in capsys.readouterr().err
-            assert assistant.ask("What routes tokens to experts?").sources[0].paper_id == "good#1"
-        finally:
-            held.release()
+        assistant = web.prepare_assistant(cfg)
+        assert "serving the index as it is" in capsys.readouterr().err
+        assert assistant.ask("What routes tokens to experts?").sources[0].paper_id == "good#1"
     finally:
-        forget_indexes()
+        held.release()
