@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import ValidationError
 
 from assistant.answer import QuestionError
@@ -29,4 +31,8 @@ def one_line(exc: BaseException) -> str:
         what = "setting" if exc.title == "Settings" else exc.title.lower()
         return f"invalid {what} " + "; ".join(parts)
     text = str(exc)
+    field = re.match(r'error parsing value for field "(\w+)" from source "\w*EnvSettingsSource"', text)
+    if field:  # pydantic-settings names the section only: name the variables and what they must hold
+        return (f"invalid setting {field.group(1)}: a PAPER_ASSISTANT_{field.group(1).upper()}__… variable that takes "
+                "a JSON value does not hold valid JSON (e.g. PAPER_ASSISTANT_STORE__HEADERS='{\"X-Token\": \"…\"}')")
     return text.splitlines()[0] if text else type(exc).__name__

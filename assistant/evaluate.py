@@ -47,6 +47,7 @@ class EvalReport(BaseModel):
     abstention: AbstentionReport = AbstentionReport()
     evidence_accuracy: float | None = None
     evidence_n: int = 0
+    missing_gold: list[str] = Field(default_factory=list, description="gold paper ids the index does not hold")
 
 
 def load_questions(path: Path) -> list[dict]:
@@ -55,7 +56,7 @@ def load_questions(path: Path) -> list[dict]:
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: no such question file")
     out = []
-    for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for i, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -111,6 +112,9 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
         idx = get_index(settings)
     assistant = Assistant(settings, idx)
     report = EvalReport(questions=str(questions), index=str(settings.index), papers=idx.store.counts()[0])
+    gold = sorted({g for q in qs for g in q["gold"]})
+    held = idx.store.get_papers(gold)
+    report.missing_gold = [g for g in gold if g not in held]  # scored as misses: say so, it is likely a wrong index
 
     per_mode: dict[str, dict[str, list]] = {m: defaultdict(list) for m in MODES}
     answerable, nones = [], []
@@ -166,6 +170,9 @@ def abstention_report(answerable: list, nones: list, rule: AbstentionRule) -> Ab
 def format_report(rep: EvalReport) -> str:
     """The report as aligned text tables."""
     lines = [f"questions: {rep.questions}   index: {rep.index} ({rep.papers} papers)", ""]
+    if rep.missing_gold:
+        lines[1:1] = [f"warning: {len(rep.missing_gold)} gold paper ids are not in this index (e.g. "
+                      f"{', '.join(rep.missing_gold[:3])}); questions naming them score as misses"]
     kinds = [k for k in ("lookup", "concept", "acronym", "multi", "related", "overall") if k in rep.ranking.get("hybrid", {})]
     lines.append(f"{'mode':<8}{'kind':<9}{'n':>4}" + "".join(f"{m:>9}" for m in METRICS))
     for mode in MODES:

@@ -128,6 +128,16 @@ class Settings(BaseSettings):
             raise ValueError("the index path is empty: unset PAPER_ASSISTANT_INDEX or give a folder")
         return value
 
+    @field_validator("index", "prompts_dir", mode="after")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        return value.expanduser()  # "~/papers-index" in .env means the home folder, not a folder named "~"
+
+    @field_validator("corpus", mode="after")
+    @classmethod
+    def _expand_home_each(cls, value: list[Path]) -> list[Path]:
+        return [p.expanduser() for p in value]
+
     @field_validator("corpus", mode="before")
     @classmethod
     def _split_corpus(cls, value):

@@ -86,6 +86,11 @@ def test_corpus_setting_takes_a_plain_path_or_several(monkeypatch, tmp_path):
     assert load_settings().corpus == [tmp_path / "a.txt", tmp_path / "b"]
     monkeypatch.setenv("PAPER_ASSISTANT_CORPUS", json.dumps([str(tmp_path / "c.jsonl")]))
     assert load_settings().corpus == [tmp_path / "c.jsonl"]
+    # "~" is the home folder, as in a shell, not a folder named "~"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("PAPER_ASSISTANT_CORPUS", "~/d.txt")
+    monkeypatch.setenv("PAPER_ASSISTANT_INDEX", "~/idx")
+    assert (load_settings().corpus, load_settings().index) == ([tmp_path / "d.txt"], tmp_path / "idx")
 
 
 def test_serve_refuses_a_busy_port_before_ingesting():

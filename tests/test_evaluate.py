@@ -98,3 +98,16 @@ def test_a_question_file_without_questions_is_an_error(tmp_path):
     empty.write_text("\n  \n", encoding="utf-8")
     with pytest.raises(ValueError, match="no questions in the file"):
         load_questions(empty)
+
+
+
+def test_a_question_file_with_a_bom_and_unknown_gold_ids_is_read_with_a_warning(settings, index, tmp_path):
+    import json
+
+    qs = tmp_path / "q.jsonl"
+    qs.write_bytes(b"\xef\xbb\xbf" + json.dumps({"qid": "a", "kind": "acronym", "question": "What is SyPE?",
+                                                    "gold": ["000_12a0d7b1c5c902c5#15", "other#3"]}).encode() + b"\n")
+    rep = run_eval(settings, qs)
+    assert rep.missing_gold == ["other#3"]
+    assert "warning: 1 gold paper ids are not in this index (e.g. other#3)" in format_report(rep)
+    assert rep.ranking["hybrid"]["acronym"]["R@1"] == 0.5  # one of its two gold papers is first
