@@ -118,6 +118,16 @@ class SentenceCache:
                     self._data.popitem(last=False)
         return out
 
+    def embed_text(self, text: str) -> tuple[list[Sentence], np.ndarray]:
+        """Sentences of a text that is not indexed (a pasted draft) and their vectors, made exactly as
+        ingest makes a paper's, so a sentence the text shares with an abstract gets that abstract's
+        vector (a sentence encoded alone would not: MiniLM vectors here are pooled in context).
+        Not cached. Shapes as :meth:`get`."""
+        query = Paper(id="\x00text", text=text)
+        vecs = self._compute([query])[query.id]
+        self.computed -= 1  # not an indexed paper missing its vectors
+        return [Sentence(query.id, text[s:e], s, e) for s, e in sentence_spans(text)], vecs
+
     def _from_store(self, papers: list[Paper]) -> dict[str, np.ndarray]:
         if self.store is None:
             return {}

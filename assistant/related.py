@@ -139,9 +139,13 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     ids, scores = reciprocal_rank_fusion([d_ids, b_ids], k=retriever.rrf_k)
     ids, scores = ids[:k], scores[:k]
     papers = store.get_papers(ids)
-    enc = retriever.index.encoder
-    q_sents = split_sentences(text)
-    q_vecs = enc.encode(q_sents) if q_sents else np.zeros((0, enc.dim), np.float32)
+    # The query's sentence vectors are made as the papers' are (pooled in their chunk), so a
+    # sentence both share scores 1.0 and is never listed as a difference.
+    if paper_id is not None:
+        q_spans, q_vecs = sentence_cache.get([found[paper_id]])[paper_id]
+    else:
+        q_spans, q_vecs = sentence_cache.embed_text(text)
+    q_sents = [x.text for x in q_spans]
     cache = sentence_cache.get([papers[i] for i in ids if i in papers])
     out = []
     for pid, s in zip(ids, scores):

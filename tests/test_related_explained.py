@@ -88,3 +88,14 @@ def test_related_explanation_waits_at_most_the_timeout_and_says_why_it_failed(as
     assert elapsed < 1.8
     assert note == f"The LLM endpoint {fake.base_url} did not answer within 1 s. Showing sentence pairs only."
     assert all(not i.summary for i in items)
+
+
+def test_a_pasted_abstract_matches_its_own_sentences_exactly_and_lists_none_as_differing(assistant):
+    from assistant.related import related_work
+
+    sapo = "000_12a0d7b1c5c902c5#5"
+    text = assistant.index.store.get_papers([sapo])[sapo].text
+    top = related_work(assistant.retriever, assistant.sentences, text=text, k=3)[0]
+    assert top.paper.id == sapo
+    assert top.pairs and all(p.similarity > 0.99 for p in top.pairs)  # the stored vectors are int8: ~1e-3 off
+    assert top.query_only == [] and top.paper_only == []
