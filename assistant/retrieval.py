@@ -270,9 +270,9 @@ class HybridRetriever:
             weights = term_weights(query, self.index.lexical())
             kept = [(pid, sc) for pid, sc in zip(ids, scores) if pid in papers]
             ids, scores = coverage_fusion([pid for pid, _ in kept], [sc for _, sc in kept],
-                                          [lexical_coverage(papers[pid].text, weights) for pid, _ in kept],
+                                          [lexical_coverage(papers[pid].searchable(), weights) for pid, _ in kept],
                                           self.coverage_weight)
-            ids, scores = names_first(ids, scores, [papers[pid].text for pid in ids], question_names(query))
+            ids, scores = names_first(ids, scores, [papers[pid].searchable() for pid in ids], question_names(query))
         out = [
             ScoredPaper(papers[pid], s, dense_of.get(pid, 0.0), bm25_of.get(pid, 0.0),
                         sorted(chunk_hits.get(pid, []), key=lambda c: -c.score))

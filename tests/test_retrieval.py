@@ -126,3 +126,22 @@ def test_bm25_finds_chinese_and_japanese_words_inside_unspaced_text():
     lex = LexicalIndex.build(docs, "s")
     assert [lex.paper_ids[i] for i, _ in lex.search("強化学習", 3)] == ["jp"]
     assert [lex.paper_ids[i] for i, _ in lex.search("图神经网络", 3)][0] == "zh"
+
+
+def test_titles_of_jsonl_papers_are_searchable(tmp_path, encoder, settings):
+    import json
+
+    from assistant.answer import Assistant
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    f = tmp_path / "t.jsonl"
+    recs = [{"id": "a", "title": "Discriminative Binaural Sound Localization", "abstract": "We locate where a sound comes from using two microphones and a learned classifier."},
+            {"id": "b", "title": "Learning to Traverse Image Manifolds", "abstract": "We generate smooth paths between images with a learned model."},
+            {"id": "c", "title": "Sparse Experts on Phones", "abstract": "We run mixture-of-experts language models on mobile NPUs."}]
+    f.write_text("\n".join(json.dumps(r) for r in recs) + "\n", encoding="utf-8")
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([f], idx)
+    a = Assistant(settings.model_copy(update={"index": tmp_path / "idx"}), idx)
+    assert [p.id for p in a.retriever.search("binaural", k=1, mode="bm25")] == ["a"]  # a word of the title alone
+    assert a.retriever.search('Which paper is titled "Learning to Traverse Image Manifolds"?', k=1)[0].id == "b"

@@ -72,7 +72,7 @@ class Index:
             loaded = LexicalIndex.load(self.lexical_dir)
             if loaded is None or loaded.stamp != stamp:
                 try:
-                    loaded = LexicalIndex.build(list(self.store.iter_chunks()), stamp)
+                    loaded = LexicalIndex.build([*self.store.iter_chunks(), *self.store.iter_titles()], stamp)
                 except Exception:
                     # Another process is writing mid-read: keep answering from the previous BM25
                     # index if there is one; a later question rebuilds it.

@@ -51,6 +51,10 @@ class Paper(BaseModel):
         """Label for lists and citations: title if known, else the derived label."""
         return self.title or self.label or self.id
 
+    def searchable(self) -> str:
+        """Title and abstract, for matching words ("Which paper is titled …?"); the abstract alone if untitled."""
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
 
 # --- labels ------------------------------------------------------------------------------------
 _INTRO = re.compile(
