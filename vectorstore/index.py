@@ -72,7 +72,10 @@ class Index:
             loaded = LexicalIndex.load(self.lexical_dir)
             if loaded is None or loaded.stamp != stamp:
                 try:
-                    loaded = LexicalIndex.build([*self.store.iter_chunks(), *self.store.iter_titles()], stamp)
+                    titles = self.store.titles()
+                    loaded = LexicalIndex.build(
+                        [(cid, pid, f"{titles[pid]}\n{text}" if pid in titles else text)
+                         for cid, pid, text in self.store.iter_chunks()], stamp)
                 except Exception:
                     # Another process is writing mid-read: keep answering from the previous BM25
                     # index if there is one; a later question rebuilds it.

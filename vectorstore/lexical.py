@@ -1,4 +1,4 @@
-"""BM25 over the same chunks as the dense index, and over the papers' titles, persisted beside the Chroma index.
+"""BM25 over the same chunks as the dense index (each read with its paper's title), persisted beside the Chroma index.
 
 Built with bm25s (Lù 2024, "BM25S: Orders of magnitude faster lexical search via eager sparse
 scoring"), Lucene's BM25 variant, k1=1.5, b=0.75. Tokens: lower-cased words of 2+ characters
@@ -22,7 +22,7 @@ import numpy as np
 from vectorstore.cachedir import replace_folder
 
 FORMAT = 5
-"""Version of the saved layout and the tokenizer (4: CJK bigrams; 5: titles); a saved index of another version is rebuilt."""
+"""Version of the saved layout and the tokenizer (4: CJK bigrams; 5: chunks with titles); a saved index of another version is rebuilt."""
 
 _WORD = re.compile(r"(?u)\b\w[\w\-]*\w\b|\b\w\w\b")
 # CJK scripts write no spaces, so "什么是SyPE" must be cut where the script changes.

@@ -424,13 +424,10 @@ class ChunkStore:
             for cid, doc, m in zip(page["ids"], page["documents"], page["metadatas"]):
                 yield cid, m["paper_id"], doc
 
-    def iter_titles(self) -> Iterator[tuple[str, str, str]]:
-        """Every paper that has a title as ``(f"{paper_id}#title", paper_id, title)``: BM25 indexes
-        titles as documents of their own (chunks hold the abstract alone)."""
-        for page in self._iter_get(self.papers, ["metadatas"]):
-            for pid, m in zip(page["ids"], page["metadatas"]):
-                if (m or {}).get("title"):
-                    yield f"{pid}#title", pid, m["title"]
+    def titles(self) -> dict[str, str]:
+        """``{paper id: title}`` for every paper that has one (BM25 reads each chunk with its paper's title)."""
+        return {pid: m["title"] for page in self._iter_get(self.papers, ["metadatas"])
+                for pid, m in zip(page["ids"], page["metadatas"]) if (m or {}).get("title")}
 
     def get_papers(self, ids: list[str]) -> dict[str, Paper]:
         """``{id: Paper}`` for the ids that exist (unknown ids are left out)."""
