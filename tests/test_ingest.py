@@ -175,3 +175,21 @@ def test_serve_opens_an_index_another_process_is_writing_and_names_skipped_files
         assert assistant.ask("What routes tokens to experts?").sources[0].paper_id == "good#1"
     finally:
         held.release()
+
+
+def test_a_paper_moved_between_two_files_ingested_together_moves(tmp_path, encoder):
+    a, b = tmp_path / "lists" / "a.jsonl", tmp_path / "lists" / "b.jsonl"
+    a.parent.mkdir()
+    a.write_text('{"id": "p1", "abstract": "Alpha routes tokens."}\n{"id": "p2", "abstract": "Beta denoises images."}\n')
+    b.write_text('{"id": "p3", "abstract": "Gamma studies graphs."}\n')
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([a.parent], idx)
+    a.write_text('{"id": "p1", "abstract": "Alpha routes tokens."}\n')
+    b.write_text('{"id": "p3", "abstract": "Gamma studies graphs."}\n{"id": "p2", "abstract": "Beta denoises images."}\n')
+    report = ingest([a.parent], idx)
+    assert (report.skipped, report.removed, report.updated, report.chunks_written) == ([], 0, 1, 1)
+    assert idx.store.get_papers(["p2"])["p2"].source == "b.jsonl"
+    # Only the new owner read, the old one still holding the id: refused, naming the owner.
+    a.write_text('{"id": "p1", "abstract": "Alpha routes tokens."}\n{"id": "p3", "abstract": "Gamma again."}\n')
+    report = ingest([a], idx)
+    assert len(report.skipped) == 1 and "already belongs to b.jsonl" in report.skipped[0]

@@ -69,18 +69,27 @@ def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = Non
     skipped: list[str] = []
     seen: dict[str, str] = {}
     indexed = indexed or {}
+    loaded: list[tuple[Path, list[Paper]]] = []
     for f in iter_paper_files(paths):
         try:
-            papers = load_file(f)
+            loaded.append((f, load_file(f)))
         except CorpusError as exc:
             skipped.append(str(exc))
-            continue
-        clash = next(((p.id, seen.get(p.id) or indexed.get(p.id)) for p in papers
-                      if seen.get(p.id, f.name) != f.name or indexed.get(p.id, f.name) != f.name), None)
+    # A file read now owns what it holds now: a paper moved from a.jsonl to b.jsonl, both read in
+    # this call, belongs to b (its indexed owner a no longer has it).
+    now_in = {f.name: {p.id for p in papers} for f, papers in loaded}
+
+    def owner(pid: str) -> str | None:
+        src = indexed.get(pid)
+        return src if src is not None and (src not in now_in or pid in now_in[src]) else None
+
+    for f, papers in loaded:
+        clash = next(((p.id, seen.get(p.id) or owner(p.id)) for p in papers
+                      if seen.get(p.id, f.name) != f.name or (owner(p.id) or f.name) != f.name), None)
         if clash:
             skipped.append(f"{f}: paper id {clash[0]!r} already belongs to {clash[1]}; ids must be unique across "
-                           f"files, so nothing of {f.name} was ingested (if the paper moved, run "
-                           f"`paper-assistant remove {clash[1]}` first)")
+                           f"files, so nothing of {f.name} was ingested (if the paper moved there, ingest "
+                           f"both files together)")
             continue
         seen.update((p.id, f.name) for p in papers)
         by_file[f.name] = papers
