@@ -31,8 +31,8 @@ from assistant.llm import (LLMStreamIncomplete, explain_llm_error, iter_with_dea
                            rejects_stream_options)
 from assistant.prompts import answer_prompt, condense_prompt
 from assistant.listing import ListBar, listed_from, question_topic
-from assistant.relevance import (VERDICT_TEXT, AbstentionRule, RelevanceEvidence, Verdict, content_weights,
-                                 names_in, question_names)
+from assistant.relevance import (FRAMING_TERMS, VERDICT_TEXT, AbstentionRule, RelevanceEvidence, Verdict,
+                                 content_weights, names_in, question_names)
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, reciprocal_rank_fusion, resolve_filters
 from assistant.settings import Settings
 from vectorstore.index import Index
@@ -92,10 +92,6 @@ _MORE = re.compile(r"\b(tell me more|more (about|on|details?)|elaborate|explain 
 _REFERENCE_WORDS = {"one", "ones", "paper", "papers", "work", "source", "result", "tell", "me", "more", "about",
                     "detail", "details", "elabor", "explain", "further", "what", "how", "and", "it", "they", "them",
                     "last", "first", "second", "third", "fourth", "fifth"}
-# More question words the BM25 tokenizer keeps (its stop list lacks them), as tokenize stems them:
-# not a reference, but not content of the question's own either.
-_QUESTION_WORDS = {"doe", "do", "did", "which", "why", "when", "where", "who", "is", "ar", "can", "could",
-                   "would", "should", "use"}
 
 
 def _bare_reference(question: str) -> bool:
@@ -349,7 +345,7 @@ class Assistant:
         if not explicit and not bare:
             if not (_FOLLOW_UP.search(question) or _MORE.search(question)):
                 return None
-            own = [t for t in tokenize(question) if t not in _REFERENCE_WORDS and t not in _QUESTION_WORDS]
+            own = [t for t in tokenize(question) if t not in _REFERENCE_WORDS and t not in FRAMING_TERMS]
             if question_names(question) or len(own) > _MAX_OWN_TERMS:
                 return None
         cited = [turn for turn in reversed(history) if turn[1].sources]
@@ -406,8 +402,9 @@ class Assistant:
         """Best supporting sentence and relevance evidence for each paper.
 
         ``relevance_vec`` (default ``qvec``) is what the ``sentence`` evidence of the abstention rule
-        is measured against, and ``topic`` (default ``question``) the text its ``coverage`` counts. With ``topical`` (a list question, ``relevance_vec`` its topic) the
-        quoted sentence is chosen among those within ``TOPIC_MARGIN`` of the paper's best cosine to
+        is measured against, and ``topic`` (default ``question``) the text its ``coverage`` counts.
+        With ``topical`` (a list question, ``relevance_vec`` its topic) the quoted sentence is
+        chosen among those within ``TOPIC_MARGIN`` of the paper's best cosine to
         the topic: the quote should show the paper is on the topic, and the detail cues of
         score_sentences alone picked result or filler sentences ("We validate the proposed method
         through extensive experiments…"). ``shown`` (paper id → sentences quoted before) are quoted
@@ -437,9 +434,9 @@ class Assistant:
             i = int(np.argmax(scores))
             evidence[p.id] = (sents[i], float(scores[i]))
             dense = p.dense if p.dense else float(np.max(vecs @ qvec))
+            text = p.paper.searchable()
             relevance[p.id] = RelevanceEvidence(dense, float(np.max(on_topic)), p.bm25,
-                                                bool(names) and names_in(names, p.paper.text),
-                                                lexical_coverage(p.paper.text, content))
+                                                bool(names) and names_in(names, text), lexical_coverage(text, content))
         return evidence, relevance
 
     # --- step 2: context ------------------------------------------------------------------------
@@ -459,16 +456,16 @@ class Assistant:
         if top.named_hit:
             # "Compare ViTL and VideoLoom": each paper that holds a name no cited paper holds yet.
             names = question_names(prep.query)
-            held = {n for n in names if names_in([n], prep.papers[0].paper.text)}
+            held = {n for n in names if names_in([n], prep.papers[0].paper.searchable())}
             for p in prep.papers[1:]:
-                own = {n for n in names if n not in held and names_in([n], p.paper.text)}
+                own = {n for n in names if n not in held and names_in([n], p.paper.searchable())}
                 if own:
                     out.append(p)
                     held |= own
             return out
         for p in prep.papers[1:3]:
             ev = prep.relevance[p.id]
-            if self.rule.decide(ev) == Verdict.answered and ev.sentence >= top.sentence - 0.05 and not top.named_hit:
+            if self.rule.decide(ev) == Verdict.answered and ev.sentence >= top.sentence - 0.05:
                 out.append(p)
         return out
 

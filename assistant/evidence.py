@@ -188,14 +188,17 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
     """Hybrid support score of each sentence for ``question``: shape ``(len(sentences),)``.
 
     ``cos(q, s) + lexical_weight·coverage(s) + number_bonus·[quantity question ∧ s has a figure]
-    + number_bonus·[s repeats a count the question names ("which three …")] + result_bonus·[s reports a finding] + position_weight·relative position − centrality_penalty·cos(s, abstract
-    centroid) − brevity_penalty·(max(0, 1 − content terms(s) / min_terms) + [s is a stock claim of success])``. The last three encode that a question naming a paper by its gist asks about a detail,
-    and details sit in later, less central, result-reporting sentences rather than the opening summary.
-    A question that names something (an acronym, a CamelCase or digit-bearing token) adds
-    ``name_bonus`` to the sentences that contain a name it names; one that asks what a named thing is
-    ("What is SyPE?", "How does U2A work?") instead of a detail halves the cosine, drops the result,
-    position and centrality terms and adds ``name_bonus`` again to the sentences that introduce a name it names ("we propose
-    OmniMoE", "CABS stands for").
+    + number_bonus·[s repeats a count the question names ("which three …")]
+    + result_bonus·[s reports a finding] + position_weight·relative position
+    − centrality_penalty·cos(s, abstract centroid)
+    − brevity_penalty·(max(0, 1 − content terms(s) / min_terms) + [s is a stock claim of success])``.
+    The result, position and centrality terms encode that a question naming a paper by its gist asks
+    about a detail, and details sit in later, less central, result-reporting sentences rather than the
+    opening summary. A question that names something (an acronym, a CamelCase or digit-bearing token)
+    adds ``name_bonus`` to the sentences that contain a name it names; one that asks what a named thing
+    is ("What is SyPE?", "How does U2A work?") instead of a detail halves the cosine, drops the result,
+    position and centrality terms and adds ``name_bonus`` again to the sentences that introduce a name
+    it names ("we propose OmniMoE", "CABS stands for").
     Weights were set on the lookup questions of dev.jsonl (14 of 17 gold sentences first with the
     contextual sentence vectors stored at ingest; dense alone: 6).
     """

@@ -20,13 +20,15 @@ unless coverage ≥ ``covered`` (then ``weak``); ``weak`` when dense + sentence 
 answered. The coverage guard is for short questions: MiniLM scores "How are LLM judges evaluated?"
 low against an abstract about "LLM-as-a-judge" evaluation (0.25), below the ``none`` thresholds,
 though every content term is in it. It only lifts "nothing found" to "closest match", since short
-questions of common words ("language models in different languages") are covered by chance. Thresholds were calibrated on
-``shared/eval/dev.jsonl`` (58 answerable vs 10 ``none`` questions, onnx-int8 embeddings): the
-``none`` thresholds are the largest that abstain on no answerable question (20% of ``none``
-abstained), ``weak_sum`` the largest that flags at most 10% of answerable ones (8.6%).
+questions of common words ("language models in different languages") are covered by chance.
+
+Thresholds were calibrated on ``shared/eval/dev.jsonl`` (58 answerable vs 10 ``none`` questions,
+onnx-int8 embeddings): the ``none`` thresholds are the largest that abstain on no answerable question
+(20% of ``none`` abstained), ``weak_sum`` the largest that flags at most 10% of answerable ones (8.6%).
 No ``none`` question of the dev set has coverage ≥ 0.8 (the highest is 0.77, answered anyway), so the
-guard changes none of its verdicts. ``paper-assistant eval`` prints the trade-off across thresholds. The ``none`` questions of the dev
-set name concepts close to the corpus, so the three numbers overlap heavily between the classes.
+guard changes none of its verdicts. ``paper-assistant eval`` prints the trade-off across thresholds.
+The ``none`` questions of the dev set name concepts close to the corpus, so the three numbers overlap
+heavily between the classes.
 """
 
 from __future__ import annotations
