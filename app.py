@@ -194,15 +194,16 @@ def answer_markdown(ans: CitedAnswer) -> str:
 def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     """The Blocks app over ``assistant`` (not launched)."""
     papers, _ = assistant.index.store.all_papers()
-    picker = {"stamp": assistant.index.store.state_stamp(),
-              "choices": sorted((f"{p.display()} — {p.id}", p.id) for p in papers)}
+    def labelled(ps) -> list[tuple[str, str]]:
+        return sorted((f"{p.display()} — {p.id}", p.id) for p in ps)
+
+    picker = {"stamp": assistant.index.store.state_stamp(), "choices": labelled(papers)}
 
     def paper_choices() -> list[tuple[str, str]]:
         """The related-work picker's papers, read again only when the index changed."""
         stamp = assistant.index.store.state_stamp()
         if stamp != picker["stamp"]:
-            now, _ = assistant.index.store.all_papers()
-            picker.update(stamp=stamp, choices=sorted((f"{p.display()} — {p.id}", p.id) for p in now))
+            picker.update(stamp=stamp, choices=labelled(assistant.index.store.all_papers()[0]))
         return picker["choices"]
 
     def facet_choices() -> dict[str, list[str]]:
