@@ -284,10 +284,13 @@ class Assistant:
                 filters: Filters | None = None, k: int | None = None) -> Prepared:
         """Retrieve and score papers for ``question``; raises QuestionError for empty/huge questions."""
         question = validate_question(question)
-        history = self.bounded_history(history or [])
+        # What a follow-up points at is looked up in every turn given (a list four turns back);
+        # only the LLM's rewrite prompt is bounded.
+        turns = list(history or [])
+        history = self.bounded_history(turns)
         if filters is not None and filters.active():
             filters = resolve_filters(filters, self.index.store.field_values)
-        anchor = self._anchor(question, history, filters) if history else None
+        anchor = self._anchor(question, turns, filters) if turns else None
         # "The second one", "[2]": resolved here, exactly, LLM or not. A pronoun ("its limitations")
         # the LLM rewrites, unless it fails or just echoes the question.
         pointed = anchor is not None and (anchor.pinned or bool(anchor.note))
@@ -310,11 +313,19 @@ class Assistant:
         # sentences is judged against the topic alone.
         topic = question_topic(query) if multi else query
         tvec = self.index.encoder.encode_one(topic) if topic != query else qvec
-        # "Tell me more about the second one" wants something not shown yet, not the same quote again.
-        shown = ({src.paper_id: {src.sentence} for src in anchor.sources if src.sentence}
-                 if anchor is not None and _bare_reference(question) else None)
+        # "Tell me more about the second one" wants something not shown yet, not a quote shown before.
+        shown: dict[str, set[str]] | None = None
+        if anchor is not None and _bare_reference(question):
+            shown = {}
+            for _, ans in turns:
+                for src in ans.sources:
+                    if src.sentence:
+                        shown.setdefault(src.paper_id, set()).add(src.sentence)
+        # Names the user wrote, not the label appended to an anchored follow-up ("… (OmniMoE)"), which
+        # would make every follow-up a name match, answered whatever the abstract says.
+        names = question_names(question if anchor is not None else query)
         evidence, relevance = self.score_evidence(query, qvec, papers, relevance_vec=tvec, topical=multi, topic=topic,
-                                                  shown=shown)
+                                                  shown=shown, names=names)
         verdict = self.rule.decide(relevance[papers[0].id]) if papers else Verdict.none
         pinned: list[str] = []
         if anchor is not None and papers and papers[0].id in {src.paper_id for src in anchor.sources}:
@@ -398,7 +409,7 @@ class Assistant:
 
     def score_evidence(self, question: str, qvec: np.ndarray, papers: list[ScoredPaper],
                        relevance_vec: np.ndarray | None = None, topical: bool = False, topic: str | None = None,
-                       shown: dict[str, set[str]] | None = None):
+                       shown: dict[str, set[str]] | None = None, names: list[str] | None = None):
         """Best supporting sentence and relevance evidence for each paper.
 
         ``relevance_vec`` (default ``qvec``) is what the ``sentence`` evidence of the abstention rule
@@ -408,7 +419,8 @@ class Assistant:
         the topic: the quote should show the paper is on the topic, and the detail cues of
         score_sentences alone picked result or filler sentences ("We validate the proposed method
         through extensive experiments…"). ``shown`` (paper id → sentences quoted before) are quoted
-        again only if a paper has no other sentence. Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
+        again only if a paper has no other sentence; ``names`` (default: those of ``question``) make the
+        ``named_hit`` evidence. Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
         """
         rvec = qvec if relevance_vec is None else relevance_vec
         if not papers:
@@ -417,7 +429,7 @@ class Assistant:
         lexical = self.index.lexical()
         weights = term_weights(question, lexical)
         content = content_weights(weights if topic is None or topic == question else term_weights(topic, lexical))
-        names = question_names(question)
+        names = question_names(question) if names is None else names
         evidence, relevance = {}, {}
         for p in papers:
             sents, vecs = cache[p.id]

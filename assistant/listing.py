@@ -98,6 +98,8 @@ class ListResult:
     indexed: int = 0
     bar: ListBar = field(default_factory=ListBar)
     note: str = ""
+    weak: bool = False
+    """The best match is only a closest match (the abstention rule's ``weak``): the list may not answer."""
 
     @property
     def count(self) -> int:
@@ -110,7 +112,7 @@ class ListResult:
                 "pool_size": self.pool_size, "indexed": self.indexed,
                 "bar": {"relative_bar": self.bar.relative_bar, "pool": self.bar.pool,
                         "lexical_weight": self.bar.lexical_weight},
-                "note": self.note}
+                "note": self.note, "weak": self.weak}
 
 
 def question_topic(question: str) -> str:
@@ -181,7 +183,7 @@ def bar_note(result: ListResult) -> str:
     miss = ("It may miss papers that describe the topic in other words, and list papers that share the "
             "question's words but not its intent.")
     if result.near_misses:
-        miss += " Just below the bar: " + "; ".join(
+        miss += " Next best, not listed (below the bar, or too weak on their own evidence): " + "; ".join(
             f"{c.paper.display()} ({c.id}, {c.score:.2f})" for c in result.near_misses) + "."
     return f"{head} {miss}"
 
@@ -226,4 +228,5 @@ def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:
                                       best_sents[i][0], best_sents[i][1], ev, assistant.rule.decide(ev)))
     result.papers, result.near_misses = select(candidates, bar, prep.verdict)
     result.note = bar_note(result)
+    result.weak = prep.verdict == Verdict.weak and bool(result.papers)  # as the chat says for the same question
     return result

@@ -109,5 +109,6 @@ def question_names(question: str) -> list[str]:
 
 
 def names_in(names: list[str], text: str) -> bool:
-    """True when any of ``names`` occurs in ``text`` as a whole token (case-sensitive)."""
-    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", text) for n in names)
+    """True when any of ``names`` occurs in ``text`` as a whole token, in any case and maybe plural
+    ("SyPe" finds "SyPE", "PINN" finds "PINNs")."""
+    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text, re.I) for n in names)

@@ -98,6 +98,8 @@ def list_text(result) -> str:
     evidence sentence per paper, best first, then how the bar was set."""
     n = result.count
     lines = [f"Found {n} paper{'s' if n != 1 else ''} matching “{result.topic}”" + (":" if n else ".")]
+    if result.weak:
+        lines.insert(0, f"({VERDICT_TEXT[Verdict.weak]})")
     for p in result.papers:
         lines.append(f"{p.rank:>2}. {p.paper.display()} ({p.id})  relevance {p.score:.2f}")
         if p.sentence:
@@ -116,6 +118,8 @@ def list_markdown(result) -> str:
     if not n:
         return f"**0 papers** match “{inert(result.topic)}”.\n\n_{inert(result.note)}_"
     lines = [f"**{n} paper{'s' if n != 1 else ''}** match “{inert(result.topic)}”:", ""]
+    if result.weak:
+        lines.insert(0, f"_{VERDICT_TEXT[Verdict.weak]}_\n")
     for p in result.papers:
         quote = f" — “{inert(p.sentence.text)}”" if p.sentence else ""
         lines.append(f"{p.rank}. **{inert(p.paper.display())}** `{p.id}` ({p.score:.2f}){quote}")
@@ -138,6 +142,8 @@ def list_html(result) -> str:
     n = result.count
     parts = [f'<div class="pa-list"><p class="pa-list-count"><b>{n}</b> paper{"s" if n != 1 else ""} found '
              f'for “{_html.escape(result.topic)}”.</p>']
+    if result.weak:
+        parts.append(f'<p class="pa-list-weak"><i>{_html.escape(VERDICT_TEXT[Verdict.weak])}</i></p>')
     for p in result.papers:
         parts.append(f'<details class="pa-source" data-paper-id="{_html.escape(p.id)}"><summary>{p.rank}. '
                      f'{_html.escape(p.paper.display())} <code>{_html.escape(p.id)}</code> '

@@ -219,3 +219,33 @@ def test_an_ordinal_past_the_list_says_so_and_follow_ups_respect_filters(assista
     other = assistant.ask("what datasets do they use?", history=[(listed_q, listed)],
                           filters=Filters(source="004_9268713af81d21d3"))
     assert all(s.paper_id.startswith("004_") for s in other.sources)
+
+
+def test_follow_ups_keep_the_list_and_do_not_take_the_appended_label_for_a_name(assistant):
+    turns = []
+
+    def ask(q):
+        ans = assistant.ask(q, history=turns)
+        turns.append((ans.standalone_question or ans.question, ans))
+        return ans
+
+    listed = ask("Which papers are about unlearning?")
+    assert len(listed.sources) >= 3
+    quotes = [ask("tell me more about the first one").sources[0].sentence]
+    quotes += [ask("tell me more").sources[0].sentence for _ in range(3)]
+    assert len(set(quotes)) == 4  # each "tell me more" shows a sentence not shown before
+    third = ask("the third one")  # five turns later: the list is still what "the third one" counts in
+    assert [s.paper_id for s in third.sources] == [listed.sources[2].paper_id] and not third.note
+    # "its limitations": the abstract says nothing of them; the label "(U2A)" appended for retrieval
+    # is not a name the user asked about, so this is a closest match, not an answer.
+    first = assistant.ask("How does U2A work?")
+    assert assistant.ask("what about its limitations?", history=[("How does U2A work?", first)]).verdict == Verdict.weak
+
+
+@pytest.mark.parametrize("question, opening", [
+    ("What does MNL stand for?", "We study optimal experimental design for multinomial logit (MNL)"),
+    ("What is SyPe?", "To address this, we propose Symplectic Positional Embeddings (SyPE)"),  # any case
+    ("What is PINN?", "While Physics-Informed Neural Networks (PINNs)"),  # plural
+])
+def test_a_spelled_out_name_answers_what_it_stands_for(assistant, question, opening):
+    assert assistant.ask(question).sources[0].sentence.startswith(opening)

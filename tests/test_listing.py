@@ -85,3 +85,16 @@ def test_cli_list_prints_the_count_it_lists(assistant, index_dir, multi, tmp_pat
     assert data["count"] == len(data["papers"]) and set(multi[0]["gold"]) <= {p["paper_id"] for p in data["papers"]}
     md = (tmp_path / "l.md").read_text()
     assert all(p["paper_id"] in md for p in data["papers"])
+
+
+def test_a_list_whose_best_match_is_weak_says_so_like_the_chat(assistant):
+    from assistant.listing import list_papers
+    from assistant.render import list_markdown, list_text
+
+    question = "Which papers study LLM judges?"
+    result = list_papers(assistant, question)
+    ans = assistant.ask(question)
+    assert result.weak and ans.verdict.value == "weak"
+    assert list_text(result).startswith("(Closest match, may not answer the question.)")
+    assert list_markdown(result).startswith("_Closest match, may not answer the question._")
+    assert [s.paper_id for s in ans.sources] == [p.id for p in result.papers]  # the same papers both ways

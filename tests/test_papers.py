@@ -20,6 +20,8 @@ def test_labels_name_what_the_abstract_introduces(papers):
     assert by_id["000_12a0d7b1c5c902c5#13"] == "OmniMoE"
     assert by_id["000_12a0d7b1c5c902c5#1"] == "Reward Auditor"
     assert by_id["000_12a0d7b1c5c902c5#15"] == "SyPE"
+    # The name the verb introduces, not an acronym merely mentioned in an earlier "we propose" sentence.
+    assert by_id["004_9268713af81d21d3#6"] == "U2A"  # "… linking PA with …", then "… Unlearning to Align (U2A)"
     assert all(by_id.values())
 
 

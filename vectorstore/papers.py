@@ -83,23 +83,33 @@ def derive_label(text: str, max_words: int = 6) -> str:
     Returns a non-empty string for non-empty text.
     """
     head = " ".join(text.split())
-    # The sentence that introduces the contribution usually carries the name, often as
-    # "Long Name (ACRONYM)": prefer the acronym there, then a name-like token after the verb.
+    # The sentences that introduce the contribution carry the name. A name the verb introduces
+    # itself ("we propose Unlearning to Align (U2A)", "we present World Shaper", "called X") beats
+    # one merely mentioned there ("we propose a framework linking PA with …"); among equals, the one
+    # the abstract repeats most, then the first found.
+    direct: list[str] = []
+    mentioned: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+", head):
         verb = _INTRO_VERB.search(sentence)
         if not verb:
             continue
         rest = sentence[verb.end():]
-        for pattern in (_PAREN_ACRONYM, _NAMED):
-            m = pattern.search(rest)
-            if m and m.group("name") not in _GENERIC:
-                return m.group("name").strip("*-,.")
-        m = _INTRO.search(sentence)
-        if m and m.group("name").rstrip("-") not in _GENERIC:
-            return m.group("name").rstrip("-,.")
-        m = re.match(r"\s*(?:a|an|the)?\s*(?P<name>(?:[A-Z][a-z]+[\s-]){1,3}?[A-Z][a-z]+)\b", rest)
+        for m in _PAREN_ACRONYM.finditer(rest):
+            near = len(rest[: m.start()].split()) <= 8
+            (direct if near else mentioned).append(m.group("name").strip("*-,."))
+        direct += [m.group("name").strip("*-,.") for m in _NAMED.finditer(rest)]
+        m = re.match(r"\s*(?:a|an|the)?\s*(?P<name>(?:[A-Z][a-z]+[\s-]){1,3}?[A-Z][a-z]+|[A-Z][\w-]*[A-Z0-9][\w-]*|"
+                     r"[A-Z][a-z]+[A-Z][\w-]*)(?![\w-])", rest)
         if m:
-            return m.group("name")
+            direct.append(m.group("name").rstrip("-"))
+        m = _INTRO.search(sentence)
+        if m:
+            mentioned.append(m.group("name").rstrip("-,."))
+    for tier in (direct, mentioned):
+        names = [c for c in dict.fromkeys(tier) if c and c not in _GENERIC]
+        if names:
+            uses = {c: len(re.findall(rf"(?<![\w-]){re.escape(c)}(?![\w-])", head)) for c in names}
+            return max(names, key=lambda c: (uses[c], -names.index(c)))
     counts: dict[str, int] = {}
     for m in _CAPWORD.finditer(head):
         name = m.group("name").rstrip("-")
