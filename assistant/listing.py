@@ -221,11 +221,17 @@ def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:
         i = int(np.argmax(sims))
         best_sents.append((sents[i], float(sims[i])))
     score, lex, sem = bar_scores([p.bm25 for p in prep.papers], [s for _, s in best_sents], bar.lexical_weight)
+
+    def quote(pid: str) -> Sentence | None:
+        # The sentence shown is the answer's quote (on the topic, no stock claims or bare links), so
+        # `ask` and `list` quote alike; the bar itself reads the best cosine above.
+        return prep.evidence.get(pid, (None, 0.0))[0] if prep.multi else None
+
     candidates = []
     for i, p in enumerate(prep.papers):
         ev = prep.relevance[p.id]
         candidates.append(ListedPaper(p.paper, 0, float(score[i]), float(lex[i]), float(sem[i]),
-                                      best_sents[i][0], best_sents[i][1], ev, assistant.rule.decide(ev)))
+                                      quote(p.id) or best_sents[i][0], best_sents[i][1], ev, assistant.rule.decide(ev)))
     result.papers, result.near_misses = select(candidates, bar, prep.verdict)
     result.note = bar_note(result)
     result.weak = prep.verdict == Verdict.weak and bool(result.papers)  # as the chat says for the same question
