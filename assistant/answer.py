@@ -30,7 +30,7 @@ from assistant.evidence import Sentence, SentenceCache, lexical_coverage, score_
 from assistant.llm import (LLMStreamIncomplete, explain_llm_error, iter_with_deadline, make_chat_model,
                            rejects_stream_options)
 from assistant.prompts import answer_prompt, condense_prompt
-from assistant.listing import ListBar, listed_from, question_topic
+from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from, question_topic
 from assistant.relevance import (FRAMING_TERMS, VERDICT_TEXT, AbstentionRule, RelevanceEvidence, Verdict,
                                  content_weights, names_in, question_names)
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, reciprocal_rank_fusion, resolve_filters
@@ -171,6 +171,8 @@ class Prepared:
     """Paper ids the question points at ("the second one"): the only ones cited."""
     note: str = ""
     """A remark from retrieval for the answer's note (e.g. an ordinal past the end of the list)."""
+    listing: "ListResult | None" = None
+    """For a list question: the papers above list mode's bar (assistant.listing), the ones it cites."""
 
 
 @dataclass
@@ -335,8 +337,13 @@ class Assistant:
                 verdict, Verdict.weak, key=[Verdict.none, Verdict.weak, Verdict.answered].index)
             if anchor.pinned:
                 pinned = [papers[0].id]
-        return Prepared(question, query, qvec, papers, evidence, relevance, verdict, multi=multi and not pinned,
+        prep = Prepared(question, query, qvec, papers, evidence, relevance, verdict, multi=multi and not pinned,
                         llm_error=llm_error, pinned=pinned, note=anchor.note if anchor else "")
+        if prep.multi and verdict != Verdict.none:
+            prep.listing = listed_from(self, prep)
+            if prep.listing.loose:
+                prep.note = " ".join(x for x in (prep.note, LOOSE_NOTE) if x)
+        return prep
 
     def _anchor(self, question: str, history: list[tuple[str, CitedAnswer]],
                 filters: Filters | None = None) -> _Anchor | None:
@@ -462,7 +469,7 @@ class Assistant:
             return [p for p in prep.papers if p.id in prep.pinned][:1] or prep.papers[:1]
         if prep.multi:  # list mode's bar (assistant.listing), so both give the same papers and count
             have = {p.id: p for p in prep.papers}
-            return [have[c.id] for c in listed_from(self, prep).papers] or prep.papers[:1]
+            return [have[c.id] for c in prep.listing.papers] or prep.papers[:1]
         top = prep.relevance[prep.papers[0].id]
         out = [prep.papers[0]]
         if top.named_hit:

@@ -50,6 +50,10 @@ _LEAD = re.compile(
     r"(?:that\s+|which\s+|who\s+|in\s+the\s+index\s+)?(?:(?:are|is)\s+(?:about|on)\s+)?", re.I)
 
 
+LOOSE_NOTE = ("More than half of the candidates clear the bar, so the evidence is flat and this list may be loose: "
+              "a narrower question helps.")
+
+
 @dataclass(frozen=True)
 class ListBar:
     """The knobs of the per-paper bar (see the module docstring for how they were set)."""
@@ -104,6 +108,11 @@ class ListResult:
     @property
     def count(self) -> int:
         return len(self.papers)
+
+    @property
+    def loose(self) -> bool:
+        """More than half of the candidates clear the bar: the evidence is flat."""
+        return bool(self.pool_size) and self.count > self.pool_size / 2
 
     def to_dict(self) -> dict:
         return {"question": self.question, "topic": self.topic, "count": self.count,
@@ -177,9 +186,8 @@ def bar_note(result: ListResult) -> str:
     if not result.papers:
         head = (f"No paper found: the best of the {result.pool_size} top-ranked of {result.indexed} indexed papers "
                 "does not pass the relevance bar of the abstention rule.")
-    if result.pool_size and result.count > result.pool_size / 2:
-        head += (" More than half of the candidates clear the bar, so the evidence is flat and this list may be"
-                 " loose: a narrower question helps.")
+    if result.loose:
+        head += " " + LOOSE_NOTE
     miss = ("It may miss papers that describe the topic in other words, and list papers that share the "
             "question's words but not its intent.")
     if result.near_misses:
@@ -194,8 +202,9 @@ def list_papers(assistant, question: str, filters: Filters | None = None, bar: L
     ``assistant`` is an :class:`assistant.answer.Assistant`. Raises QuestionError for an empty or
     over-long question.
     """
-    bar = bar or ListBar()
-    return listed_from(assistant, assistant.prepare(question, filters=filters, k=bar.pool), bar)
+    prep = assistant.prepare(question, filters=filters, k=(bar or ListBar()).pool)
+    # The answer's own list when the bar is the default one (a list question), else computed here.
+    return prep.listing if prep.listing is not None and bar in (None, ListBar()) else listed_from(assistant, prep, bar)
 
 
 def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:

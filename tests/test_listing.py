@@ -98,3 +98,12 @@ def test_a_list_whose_best_match_is_weak_says_so_like_the_chat(assistant):
     assert list_text(result).startswith("(Closest match, may not answer the question.)")
     assert list_markdown(result).startswith("_Closest match, may not answer the question._")
     assert [s.paper_id for s in ans.sources] == [p.id for p in result.papers]  # the same papers both ways
+
+
+def test_a_flat_list_in_the_chat_carries_list_modes_warning(assistant):
+    from assistant.listing import LOOSE_NOTE, list_papers
+
+    question = "Which papers measure the carbon footprint of pretraining large language models?"
+    result, ans = list_papers(assistant, question), assistant.ask(question)
+    assert result.loose and result.count > result.pool_size / 2  # every LLM paper shares the words
+    assert LOOSE_NOTE in ans.note and LOOSE_NOTE in result.note and ans.count == result.count
