@@ -12,6 +12,7 @@ import ipaddress
 import os
 import re
 import sys
+import time
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -212,7 +213,18 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
 
     facets = facet_choices()
 
-    def chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY):
+    # New chat, per browser session: an answer still streaming stops writing once its chat was
+    # cleared (Gradio's cancel alone can lose the race with updates already on their way).
+    chat_epochs: dict[str, int] = {}
+
+    def new_chat(request: gr.Request | None = None):
+        sid = getattr(request, "session_hash", None)
+        chat_epochs[sid] = chat_epochs.get(sid, 0) + 1
+
+    def chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY,
+             request: gr.Request | None = None):
+        sid = getattr(request, "session_hash", None)
+        epoch = chat_epochs.get(sid, 0)
         turns = list(turns or [])[-MAX_HISTORY_TURNS:]
         message = message or ""
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
@@ -227,6 +239,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             # the answer streams is kept.
             box_update = ""
             for piece in stream:
+                if chat_epochs.get(sid, 0) != epoch:
+                    return
                 if isinstance(piece, str):
                     text += piece
                     history[-1]["content"] = inert(text)
@@ -234,6 +248,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                     box_update = gr.update()
                 else:
                     final = piece
+            if chat_epochs.get(sid, 0) != epoch:
+                return
             key = uuid.uuid4().hex[:8]  # citation links of this answer open this answer's sources
             history[-1]["content"] = link_citations(answer_markdown(final), key, {s.n for s in final.sources})
             turns.append((final.standalone_question or final.question, final))
@@ -299,12 +315,12 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         return "", history, turns, list_html(result), result
 
     def route(message: str, history: list, turns: list, list_mode: bool, last_list, venue: str = ANY,
-              year: str = ANY, source: str = ANY):
+              year: str = ANY, source: str = ANY, request: gr.Request | None = None):
         """Enter in the question box: list every matching paper in list mode, else answer."""
         if list_mode:
             yield list_chat(message, history, turns, venue, year, source)
             return
-        for out in chat(message, history, turns, venue, year, source):
+        for out in chat(message, history, turns, venue, year, source, request):
             yield (*out, None)  # an answer replaces the last list (the map and exports follow the latest)
 
     def refresh_exports(turns: list, last_list, list_mode: bool):
@@ -393,11 +409,22 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             panel.change(refresh_exports, [turns, last_list, list_mode], [exp_bib, exp_md], api_name=False)
             # A new chat forgets the last list too: exports and the map's highlight follow it.
             # It also stops an answer still streaming, which would otherwise write the old chat back.
-            clear.click(lambda: ([], [], sources_html(None), None), None, [chatbot, turns, panel, last_list],
-                        api_name=False, cancels=[asked, submitted, listed])
+            def cleared(request: gr.Request):
+                new_chat(request)
+                return [], [], sources_html(None), None
+
+            def settled():
+                # An update the cancelled stream sent just before it stopped can reach the page
+                # after the clear (seen on a loaded machine): clear once more when it has landed.
+                time.sleep(0.5)
+                return [], [], sources_html(None), None
+
+            wiped = [chatbot, turns, panel, last_list]
+            clear.click(cleared, None, wiped, api_name=False, cancels=[asked, submitted, listed]).then(
+                settled, None, wiped, api_name=False)
             # The chat's own trash icon empties the display; the turns follow-ups read must go too.
-            chatbot.clear(lambda: ([], sources_html(None), None), None, [turns, panel, last_list], api_name=False,
-                          cancels=[asked, submitted, listed])
+            chatbot.clear(cleared, None, wiped, api_name=False, cancels=[asked, submitted, listed]).then(
+                settled, None, wiped, api_name=False)
             api_out = gr.JSON(visible=False)
             api_in = gr.Textbox(visible=False)
             api_btn = gr.Button(visible=False)
