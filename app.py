@@ -228,16 +228,17 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         turns = list(turns or [])[-MAX_HISTORY_TURNS:]
         message = message or ""
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
-        box_update = ""
+        text = ""
         try:
             stream = assistant.ask_stream(message, history=turns[-MAX_HISTORY_TURNS:],
                                           filters=make_filters(venue, year, source))
             text = ""
             history.append({"role": "assistant", "content": ""})
             final = None
-            # The box is cleared once; later updates leave it alone, so a next question typed while
-            # the answer streams is kept.
-            box_update = ""
+            # The box is cleared at once, and never again, so a next question typed while the answer
+            # is prepared or streams is kept.
+            yield "", history, turns, gr.update()
+            box_update = gr.update()
             for piece in stream:
                 if chat_epochs.get(sid, 0) != epoch:
                     return
@@ -258,7 +259,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             if history and history[-1]["role"] == "assistant":
                 history.pop()
             history.append({"role": "assistant", "content": f"⚠ {inert(ui_error(exc))}"})
-            yield message if box_update == "" else gr.update(), history, turns, gr.update()
+            # Nothing answered yet (a question too long, say): the question goes back in the box to fix.
+            yield message if not text else gr.update(), history, turns, gr.update()
 
     def ask_api(question: str) -> dict:
         try:
@@ -440,7 +442,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             rel_out = gr.Markdown(elem_id="pa-related-out")
             # Whichever input was touched last is the query: a picked paper cannot be un-picked.
             rel_last = gr.State("text")
-            rel_text.input(lambda: "text", None, rel_last, api_name=False)
+            rel_text.change(lambda: "text", None, rel_last, api_name=False)  # typed or pasted (paste fires no .input)
             rel_pick.input(lambda: "paper", None, rel_last, api_name=False)
             rel_btn.click(related, [rel_text, rel_pick, rel_last], rel_out, api_name="related")
         with gr.Tab("Paper map", elem_id="pa-map-tab") as map_tab:

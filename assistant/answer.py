@@ -207,7 +207,8 @@ def validate_question(question: str) -> str:
     q = " ".join(str(question).split())
     if len(q) > MAX_QUESTION_CHARS:
         raise QuestionError(f"the question is {len(q):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
-                            "To find papers related to a long text, use `related` instead")
+                            "To find papers related to a long text, use related work (the Related work tab, "
+                            "or `paper-assistant related`)")
     return q
 
 
@@ -639,7 +640,9 @@ class Assistant:
             answer=text.strip(), sources=sources, also_retrieved=also, verdict=prep.verdict, mode=run.mode,
             note=" ".join(n for n in (prep.note, run.note) if n), incomplete=run.incomplete,
             removed_citations=run.removed,
-            count=len(sources) if prep.multi and prep.verdict == Verdict.answered else None,
+            # The papers above the bar, also when an LLM cites only some of them.
+            count=(prep.listing.count if prep.listing else len(sources))
+            if prep.multi and prep.verdict == Verdict.answered else None,
             claims=claims, usage=run.usage,
         )
 

@@ -57,7 +57,10 @@ _GENERIC_CLAIM = re.compile(
 
 
 def is_generic_claim(text: str) -> bool:
-    """True for a sentence that only claims success in stock words: no name, acronym or figure."""
+    """True for filler: a sentence that only claims success in stock words (no name, acronym or
+    figure), or one that is mostly a link ("Our code is available at https://…")."""
+    if _URL.search(text) and len(tokenize(_URL.sub(" ", text))) <= 6:
+        return True
     return bool(_GENERIC_CLAIM.search(text)) and not _NAMED.search(text) and not _figures(text)
 
 
@@ -217,7 +220,8 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
         # Only figures the question does not already state can answer it ("360-degree" is not an answer).
         known = _figures(question)
         score += np.array([number_bonus if _figures(s.text) - known else 0.0 for s in sentences], dtype=np.float32)
-    named = np.array([bool(names) and names_in(names, s.text) for s in sentences], dtype=bool)
+    # A name inside a link ("vla-leaderboard-01.vercel.app") does not mention it.
+    named = np.array([bool(names) and names_in(names, _URL.sub(" ", s.text)) for s in sentences], dtype=bool)
     score += name_bonus * named
     if definition:  # "we propose OmniMoE, …" answers "What is OmniMoE?" whatever the cosines say, and
         # the spelled-out name ("multinomial logit (MNL)") does best of all

@@ -65,6 +65,14 @@ def related_records(items: list[RelatedPaper]) -> list[dict]:
     ]
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word boundary, with "…" when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(",;:") + "…"
+
+
 def related_text(items: list[RelatedPaper]) -> str:
     if not items:
         return "No related papers found."
@@ -76,15 +84,15 @@ def related_text(items: list[RelatedPaper]) -> str:
         if rec["explanation"]:
             lines.append("      shares:")
         for p in rec["explanation"]:
-            lines.append(f"        yours: \"{p['query_sentence'][:160]}\"")
-            lines.append(f"        paper: \"{p['paper_sentence'][:160]}\"  ({p['similarity']:.2f})")
+            lines.append(f"        yours: \"{clip(p['query_sentence'], 160)}\"")
+            lines.append(f"        paper: \"{clip(p['paper_sentence'], 160)}\"  ({p['similarity']:.2f})")
         d = rec["differs"]
         if d["query_only"] or d["paper_only"]:
             lines.append("      differs:")
             for u in d["query_only"]:
-                lines.append(f"        only yours: \"{u['sentence'][:160]}\"  (best match {u['best_similarity']:.2f})")
+                lines.append(f"        only yours: \"{clip(u['sentence'], 160)}\"  (best match {u['best_similarity']:.2f})")
             for u in d["paper_only"]:
-                lines.append(f"        only paper: \"{u['sentence'][:160]}\"  (best match {u['best_similarity']:.2f})")
+                lines.append(f"        only paper: \"{clip(u['sentence'], 160)}\"  (best match {u['best_similarity']:.2f})")
     return "\n".join(lines)
 
 
@@ -117,7 +125,7 @@ def list_markdown(result) -> str:
     n = result.count
     if not n:
         return f"**0 papers** match “{inert(result.topic)}”.\n\n_{inert(result.note)}_"
-    lines = [f"**{n} paper{'s' if n != 1 else ''}** match “{inert(result.topic)}”:", ""]
+    lines = [f"**{n} paper{'s' if n != 1 else ''}** match{'es' if n == 1 else ''} “{inert(result.topic)}”:", ""]
     if result.weak:
         lines.insert(0, f"_{VERDICT_TEXT[Verdict.weak]}_\n")
     for p in result.papers:
@@ -162,11 +170,11 @@ def related_markdown(items: list[RelatedPaper]) -> str:
         return "No related papers found."
     rows = ["| # | paper | score | shares (your sentence → its sentence) | differs |", "|---|---|---|---|---|"]
     for r in related_records(items):
-        shares = "<br>".join(f"“{esc(p['query_sentence'][:120])}” → “{esc(p['paper_sentence'][:160])}” "
+        shares = "<br>".join(f"“{esc(clip(p['query_sentence'], 120))}” → “{esc(clip(p['paper_sentence'], 160))}” "
                              f"({p['similarity']:.2f})" for p in r["explanation"])
         d = r["differs"]
-        differs = "<br>".join([f"only yours: “{esc(u['sentence'][:120])}”" for u in d["query_only"]]
-                              + [f"only this paper: “{esc(u['sentence'][:120])}”" for u in d["paper_only"]]) or "—"
+        differs = "<br>".join([f"only yours: “{esc(clip(u['sentence'], 120))}”" for u in d["query_only"]]
+                              + [f"only this paper: “{esc(clip(u['sentence'], 120))}”" for u in d["paper_only"]]) or "—"
         if r["summary"]:
             shares = f"{esc(r['summary'])}<br>{shares}"
         rows.append(f"| {r['rank']} | **{esc(r['label'])}** `{r['paper_id']}` | {r['score']:.4f} | {shares} | {differs} |")

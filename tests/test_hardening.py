@@ -302,7 +302,7 @@ def wire(history: list[dict]) -> list[dict]:
     ("", "⚠ the question is empty: type a question about the papers"),
     (" \n\t ", "⚠ the question is empty: type a question about the papers"),
     ("x" * 100_000, "⚠ the question is 100,000 characters long; the limit is 4,000. "
-                    "To find papers related to a long text, use `related` instead"),
+                    "To find papers related to a long text, use related work (the Related work tab, or `paper-assistant related`)"),
 ])
 def test_bad_question_in_the_chat_is_one_line_and_the_session_goes_on(ui, question, error):
     from gradio_client import Client
@@ -320,7 +320,7 @@ def test_cli_huge_question_is_one_line(index, index_dir, monkeypatch, capsys):
     code, out, err = run_main(monkeypatch, capsys, "ask", "y" * 100_000, "--index", str(index_dir))
     assert code == 2 and out == ""
     assert err == ("error: the question is 100,000 characters long; the limit is 4,000. "
-                   "To find papers related to a long text, use `related` instead\n")
+                   "To find papers related to a long text, use related work (the Related work tab, or `paper-assistant related`)\n")
 
 
 @pytest.mark.parametrize("question, expected", [

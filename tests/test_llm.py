@@ -577,3 +577,22 @@ def test_an_unreadable_reply_is_explained_with_the_endpoint():
     msg = explain_llm_error(ValueError("No generation chunks were returned"), cfg)
     assert msg == ("The LLM endpoint http://127.0.0.1:9/v1 sent a reply this client could not read "
                    "(ValueError: No generation chunks were returned.)")
+
+
+def test_a_list_questions_count_is_the_lists_when_the_llm_cites_fewer(fake, make_assistant, assistant):
+    from assistant.listing import list_papers
+
+    question = "Which papers study personality in large language models?"
+    listed = list_papers(assistant, question)
+    assert listed.count >= 2
+    fake.script("One paper characterizes LLM personality [1].")
+    ans = make_assistant(fake.base_url).ask(question)
+    assert len(ans.sources) == 1 and ans.count == listed.count
+
+
+def test_a_sentence_that_is_mostly_a_link_is_filler_and_names_in_links_do_not_count():
+    from assistant.evidence import is_generic_claim
+
+    assert is_generic_claim("Our code is available at https://anonymous.4open.science/r/U2A-1234.")
+    assert is_generic_claim(r"The example leaderboard website is: \url{https://vla-leaderboard-01.vercel.app/}.")
+    assert not is_generic_claim("We release LoomData-8.7k, a character-centric video dataset, at https://x.org/d.")
