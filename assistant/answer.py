@@ -32,7 +32,7 @@ from assistant.llm import (LLMStreamIncomplete, explain_llm_error, iter_with_dea
 from assistant.prompts import answer_prompt, condense_prompt
 from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from, question_topic
 from assistant.relevance import (FRAMING_TERMS, VERDICT_TEXT, AbstentionRule, RelevanceEvidence, Verdict,
-                                 content_weights, names_in, question_names)
+                                 content_weights, names_in, question_names, spell_names)
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, reciprocal_rank_fusion, resolve_filters
 from assistant.settings import Settings
 from vectorstore.index import Index
@@ -286,7 +286,8 @@ class Assistant:
     def prepare(self, question: str, history: list[tuple[str, CitedAnswer]] | None = None,
                 filters: Filters | None = None, k: int | None = None) -> Prepared:
         """Retrieve and score papers for ``question``; raises QuestionError for empty/huge questions."""
-        question = validate_question(question)
+        # Names typed in any case ("omnimoe") are spelled as the corpus spells them ("OmniMoE").
+        question = spell_names(validate_question(question), self.index.lexical().names)
         # What a follow-up points at is looked up in every turn given (a list four turns back);
         # only the LLM's rewrite prompt is bounded.
         turns = list(history or [])

@@ -37,8 +37,11 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from vectorstore.lexical import NAME
+
 # ASCII boundaries, not \w: CJK characters are word characters, and "什么是SyPE？" names SyPE.
-_NAME = re.compile(r"(?<![A-Za-z0-9_-])(?:[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9_-]*|[A-Za-z]+\d[A-Za-z0-9_-]*)(?![A-Za-z0-9_-])")
+_NAME = NAME
+_WORD = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z][A-Za-z0-9_-]*[A-Za-z0-9](?![A-Za-z0-9_-])")
 _COMMON_NAMES = {"LLM", "LLMs", "AI", "RL", "ML", "NLP", "GPU", "GPUs", "CPU", "API", "QA", "MoE", "VLM", "VLMs",
                  "LoRA", "ASR", "RAG", "3D", "2D", "CNN", "CNNs", "GAN", "GANs", "I", "II"}
 
@@ -46,7 +49,7 @@ _COMMON_NAMES = {"LLM", "LLMs", "AI", "RL", "ML", "NLP", "GPU", "GPUs", "CPU", "
 FRAMING_TERMS = frozenset({
     "how", "what", "which", "why", "when", "where", "who", "whose", "doe", "do", "did", "is", "ar", "wa", "were",
     "has", "have", "can", "could", "would", "should", "there", "anyon", "ani", "use", "paper", "work", "research",
-    "studi", "articl", "literatur", "exist",
+    "studi", "articl", "literatur", "exist", "stand",
 })
 """Stemmed words that frame a question ("Is there work on …", "Has anyone studied …", "Which papers …")
 rather than say what it is about; the BM25 tokenizer's stop list keeps them."""
@@ -101,6 +104,28 @@ class AbstentionRule:
 def content_weights(weights: dict[str, float]) -> dict[str, float]:
     """``weights`` (stemmed term → weight, as assistant.evidence.term_weights) without framing words."""
     return {t: w for t, w in weights.items() if t not in FRAMING_TERMS}
+
+
+def spell_names(question: str, names: dict[str, str]) -> str:
+    """``question`` with each word that is one of the corpus' names (``names``, lower case → spelling,
+    from vectorstore.lexical.corpus_names) spelled as the corpus spells it: "what is omnimoe?" →
+    "what is OmniMoE?", so the name rules apply to questions typed in any case. An all-capitals name
+    is recognized in lower case only when it holds a digit ("u2a"), since "peer" or "cabs" typed in
+    lower case are more often words; "Cabs" or "Peer" capitalized are taken for the names."""
+    if not names:
+        return question
+
+    def spelled(m: re.Match) -> str:
+        word = m.group(0)
+        name = names.get(word.lower())
+        # An all-capitals name typed in lower case may be a plain word ("peer" is not PEER, the
+        # baseline); a mixed-case or digit-bearing one ("omnimoe", "u2a") is not.
+        if name is None or (word.islower() and (name.isupper() or not any(c.islower() for c in name))
+                            and not any(c.isdigit() for c in name)):
+            return word
+        return name
+
+    return _WORD.sub(spelled, question)
 
 
 def question_names(question: str) -> list[str]:

@@ -249,3 +249,18 @@ def test_follow_ups_keep_the_list_and_do_not_take_the_appended_label_for_a_name(
 ])
 def test_a_spelled_out_name_answers_what_it_stands_for(assistant, question, opening):
     assert assistant.ask(question).sources[0].sentence.startswith(opening)
+
+
+def test_names_typed_in_lower_case_are_spelled_as_the_corpus_spells_them(assistant):
+    from assistant.relevance import spell_names
+    from vectorstore.lexical import corpus_names
+
+    names = corpus_names(["We propose OmniMoE and U2A, beating PEER.", "A peer-to-peer CABS system."])
+    assert names["omnimoe"] == "OmniMoE" and "peer" not in names  # "peer" also occurs as a plain word
+    assert spell_names("what is omnimoe vs u2a?", names) == "what is OmniMoE vs U2A?"
+    assert spell_names("are cabs fast? Cabs?", names) == "are cabs fast? CABS?"  # lower-case capitals may be words
+    ans = assistant.ask("what is omnimoe?")
+    assert ans.sources[0].paper_id == "000_12a0d7b1c5c902c5#13"
+    assert ans.sources[0].sentence.startswith("In this paper, we propose OmniMoE")
+    # PEER is a baseline's name in one abstract, but "peer" typed in lower case is the word.
+    assert "000_12a0d7b1c5c902c5#13" not in {s.paper_id for s in assistant.ask("Is there work on peer review?").sources}

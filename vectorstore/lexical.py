@@ -21,8 +21,26 @@ import numpy as np
 
 from vectorstore.cachedir import replace_folder
 
-FORMAT = 5
-"""Version of the saved layout and the tokenizer (4: CJK bigrams; 5: chunks with titles); a saved index of another version is rebuilt."""
+FORMAT = 6
+"""Version of the saved layout and the tokenizer (4: CJK bigrams; 5: chunks with titles; 6: the
+corpus' names); a saved index of another version is rebuilt."""
+
+NAME = re.compile(r"(?<![A-Za-z0-9_-])(?:[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9_-]*|[A-Za-z]+\d[A-Za-z0-9_-]*)(?![A-Za-z0-9_-])")
+"""A name-like token: an acronym, CamelCase or digit-bearing word ("SyPE", "OmniMoE", "U2A", "GPT-4")."""
+_LOWER_WORD = re.compile(r"(?<![A-Za-z0-9_])[a-z][a-z0-9]*(?![A-Za-z0-9_])")  # "peer-to-peer" holds "peer"
+
+
+def corpus_names(texts) -> dict[str, str]:
+    """``{lower case: spelling}`` of the name-like tokens (:data:`NAME`) in ``texts``, each spelled as
+    the texts spell it most often. A token whose lower-case form also occurs as a plain word is left
+    out ("PEER" the baseline vs "peer" the word), so only unambiguous names are recognized in any case."""
+    spellings: dict[str, Counter] = {}
+    plain: set[str] = set()
+    for text in texts:
+        for m in NAME.finditer(text):
+            spellings.setdefault(m.group(0).lower(), Counter())[m.group(0)] += 1
+        plain.update(m.group(0) for m in _LOWER_WORD.finditer(text))
+    return {low: c.most_common(1)[0][0] for low, c in spellings.items() if low not in plain}
 
 _WORD = re.compile(r"(?u)\b\w[\w\-]*\w\b|\b\w\w\b")
 # CJK scripts write no spaces, so "什么是SyPE" must be cut where the script changes.
@@ -79,6 +97,8 @@ class LexicalIndex:
     paper_ids: list[str]
     stamp: str
     doc_freq: dict[str, int] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
+    """The corpus' names by their lower-case form (:func:`corpus_names`): "omnimoe" → "OmniMoE"."""
 
     def idf(self, term: str) -> float:
         """BM25's idf, ``ln(1 + (N − df + 0.5) / (df + 0.5))``, of a stemmed term (unknown terms: df = 0)."""
@@ -96,7 +116,8 @@ class LexicalIndex:
         if corpus_tokens:
             retriever.index(corpus_tokens, show_progress=False)
         df = Counter(t for toks in corpus_tokens for t in set(toks))
-        return cls(retriever, [c for c, _, _ in chunks], [p for _, p, _ in chunks], stamp, dict(df))
+        return cls(retriever, [c for c, _, _ in chunks], [p for _, p, _ in chunks], stamp, dict(df),
+                   corpus_names(t for _, _, t in chunks))
 
     def save(self, folder: Path) -> None:
         """Write to ``folder`` atomically (a temp folder renamed into place)."""
@@ -105,7 +126,7 @@ class LexicalIndex:
                 self.retriever.save(str(tmp / "bm25"))
             (tmp / "ids.json").write_text(json.dumps({"format": FORMAT, "stamp": self.stamp,
                                                       "chunk_ids": self.chunk_ids, "paper_ids": self.paper_ids,
-                                                      "doc_freq": self.doc_freq}))
+                                                      "doc_freq": self.doc_freq, "names": self.names}))
 
     @classmethod
     def load(cls, folder: Path) -> "LexicalIndex | None":
@@ -119,7 +140,8 @@ class LexicalIndex:
             retriever = bm25s.BM25.load(str(folder / "bm25")) if meta["chunk_ids"] else bm25s.BM25()
         except (OSError, ValueError, KeyError):
             return None
-        return cls(retriever, meta["chunk_ids"], meta["paper_ids"], meta["stamp"], meta.get("doc_freq", {}))
+        return cls(retriever, meta["chunk_ids"], meta["paper_ids"], meta["stamp"], meta.get("doc_freq", {}),
+                   meta.get("names", {}))
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for ``query``: float array of shape ``(len(chunk_ids),)``."""
