@@ -1,9 +1,9 @@
 """Citation markers in answer text: parse, rewrite while streaming, and split cited claims.
 
 A marker is ``[n]``, a list ``[n, m]`` / ``[n; m]``, or holds a range ``[n-m]`` / ``[n–m]``. The LLM
-cites the numbers of the context blocks it was given; :class:`CitationRewriter` turns that into what the user sees: numbers outside
-the given blocks are dropped, the rest are renumbered 1, 2, 3 in order of first citation. It works
-on a stream (piece by piece) and its output is the same as rewriting the whole text at once, so the
+cites the numbers of the context blocks it was given; :class:`CitationRewriter` turns that into what
+the user sees: numbers outside the given blocks are dropped, the rest are renumbered 1, 2, 3 in order
+of first citation. It works on a stream (piece by piece) and its output is the same as rewriting the whole text at once, so the
 streamed answer and the final checked answer are identical.
 """
 
