@@ -16,6 +16,7 @@ streamed before a cut is kept and marked incomplete.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -89,6 +90,10 @@ _MAX_OWN_TERMS = 3
 has at most this many content terms of its own; "Is it possible to make mixture-of-experts layers
 faster?" is a new question that happens to say "it"."""
 _MORE = re.compile(r"\b(tell me more|more (about|on|details?)|elaborate|explain (it )?(more|further))\b", re.I)
+FOLLOW_UP_COVERAGE = 0.5
+"""Share (idf-weighted) of a follow-up's own content terms its paper must hold for the paper's name,
+appended to the query, to count as a name match (set by reading follow-ups: "Which commercial models
+does it evaluate?" of TMD-Bench holds them all; "what about its limitations?" of U2A none)."""
 _REFERENCE_WORDS = {"one", "ones", "paper", "papers", "work", "source", "result", "tell", "me", "more", "about",
                     "detail", "details", "elabor", "explain", "further", "what", "how", "and", "it", "they", "them",
                     "last", "first", "second", "third", "fourth", "fifth"}
@@ -325,11 +330,18 @@ class Assistant:
                 for src in ans.sources:
                     if src.sentence:
                         shown.setdefault(src.paper_id, set()).add(src.sentence)
-        # Names the user wrote, not the label appended to an anchored follow-up ("… (OmniMoE)"), which
-        # would make every follow-up a name match, answered whatever the abstract says.
-        names = question_names(question if anchor is not None else query)
         evidence, relevance = self.score_evidence(query, qvec, papers, relevance_vec=tvec, topical=multi, topic=topic,
-                                                  shown=shown, names=names)
+                                                  shown=shown)
+        if anchor is not None:
+            # The label appended to a follow-up ("… (OmniMoE)") names its paper, which settles which
+            # paper, not whether the abstract answers: "what about its limitations?" of an abstract
+            # that never mentions limitations is a closest match. The user's own words decide.
+            own = content_weights({t: w for t, w in term_weights(question, self.index.lexical()).items()
+                                   if t not in _REFERENCE_WORDS})
+            for p in papers:
+                ev = relevance[p.id]
+                if ev.named_hit and own and lexical_coverage(p.paper.searchable(), own) < FOLLOW_UP_COVERAGE:
+                    relevance[p.id] = dataclasses.replace(ev, named_hit=False)
         verdict = self.rule.decide(relevance[papers[0].id]) if papers else Verdict.none
         pinned: list[str] = []
         if anchor is not None and papers and papers[0].id in {src.paper_id for src in anchor.sources}:
@@ -418,7 +430,7 @@ class Assistant:
 
     def score_evidence(self, question: str, qvec: np.ndarray, papers: list[ScoredPaper],
                        relevance_vec: np.ndarray | None = None, topical: bool = False, topic: str | None = None,
-                       shown: dict[str, set[str]] | None = None, names: list[str] | None = None):
+                       shown: dict[str, set[str]] | None = None):
         """Best supporting sentence and relevance evidence for each paper.
 
         ``relevance_vec`` (default ``qvec``) is what the ``sentence`` evidence of the abstention rule
@@ -428,8 +440,7 @@ class Assistant:
         the topic: the quote should show the paper is on the topic, and the detail cues of
         score_sentences alone picked result or filler sentences ("We validate the proposed method
         through extensive experiments…"). ``shown`` (paper id → sentences quoted before) are quoted
-        again only if a paper has no other sentence; ``names`` (default: those of ``question``) make the
-        ``named_hit`` evidence. Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
+        again only if a paper has no other sentence. Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
         """
         rvec = qvec if relevance_vec is None else relevance_vec
         if not papers:
@@ -438,7 +449,7 @@ class Assistant:
         lexical = self.index.lexical()
         weights = term_weights(question, lexical)
         content = content_weights(weights if topic is None or topic == question else term_weights(topic, lexical))
-        names = question_names(question) if names is None else names
+        names = question_names(question)
         evidence, relevance = {}, {}
         for p in papers:
             sents, vecs = cache[p.id]

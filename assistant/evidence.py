@@ -42,11 +42,24 @@ _XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)
 # A link or a code-availability pointer states no finding ("Code is at https://github.com/x/y.").
 _URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
 _NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
-# "What is SyPE?", "What does CABS stand for?", "How does U2A work?": the answer is the sentence that
-# introduces the name, not a result sentence.
-_DEFINITION_CUE = re.compile(
-    r"^\W*(?:what(?:'s| is| are)\b|what does \S+(?: \S+)? (?:stand for|mean|do)\b|how does \S+(?: \S+)? work\b|"
-    r"(?:explain|describe|define)\b|what is the (?:main |key )?(?:idea|contribution) of\b)", re.I)
+# "What is SyPE?", "What does CABS stand for?", "How does U2A work?": the question asks what a named
+# thing is (its words, once the names are taken out, are only these); the answer is the sentence
+# that introduces the name, not a result sentence. "What is the baseline model in TMD-Bench?" asks a detail.
+_DEFINITION_FRAME = re.compile(
+    r"\W*(?:what(?:'s| is| are)(?: the| an?)?(?: (?:main|key|core) (?:idea|contribution|point) of(?: the)?)?|"
+    r"what does(?: the)?|how do(?:es)?(?: the)?|(?:explain|describe|define)(?: the)?|tell me about(?: the)?)"
+    r" \W*N(?:,? (?:and |or )?\W*N)*(?: (?:stand for|mean|do|work))?\W*", re.I)
+
+
+def is_definition_question(question: str, names: list[str]) -> bool:
+    """True when ``question`` asks what the named things are ("What is SyPE?", "What does CABS stand
+    for?", "How does U2A work?", "What is the main contribution of OmniMoE?"), not a detail about them."""
+    if not names:
+        return False
+    masked = re.sub("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)), "N", question)
+    return bool(_DEFINITION_FRAME.fullmatch(" ".join(masked.split())))
+
+
 _INTRODUCES = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|named|"
                          r"termed|dubbed)\b", re.I)
 # A claim every abstract makes ("We validate the proposed method through extensive experiments, with
@@ -210,7 +223,7 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
     if not n:
         return np.zeros(0, dtype=np.float32)
     names = question_names(question)
-    definition = bool(names) and bool(_DEFINITION_CUE.search(question))
+    definition = is_definition_question(question, names)
     # "What is the main contribution of OmniMoE?" says little beyond the name: its cosines to the
     # sentences are mostly noise (0.52 for a result sentence, 0.22 for "we propose OmniMoE, …").
     dense = (0.5 if definition else 1.0) * (vecs @ qvec)
@@ -222,8 +235,8 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
         score += np.array([number_bonus if _figures(s.text) - known else 0.0 for s in sentences], dtype=np.float32)
     # A name inside a link ("vla-leaderboard-01.vercel.app") does not mention it.
     named = np.array([bool(names) and names_in(names, _URL.sub(" ", s.text)) for s in sentences], dtype=bool)
-    score += name_bonus * named
-    if definition:  # "we propose OmniMoE, …" answers "What is OmniMoE?" whatever the cosines say, and
+    if definition:
+        score += name_bonus * named  # "we propose OmniMoE, …" answers "What is OmniMoE?" whatever the cosines say, and
         # the spelled-out name ("multinomial logit (MNL)") does best of all
         expands = [re.compile(rf"\w[\w\s-]{{3,}}\(\s*{re.escape(n)}s?\s*\)", re.I) for n in names]
         score += name_bonus * (named & np.array([bool(_INTRODUCES.search(s.text)) for s in sentences], dtype=bool))

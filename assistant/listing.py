@@ -169,7 +169,9 @@ def select(candidates: list[ListedPaper], bar: ListBar, top_verdict: Verdict) ->
     ranked = sorted(candidates, key=lambda c: -c.score)
     if not ranked or top_verdict == Verdict.none:
         return [], ranked[: bar.near_misses]
-    listed = [c for c in ranked if c.score >= bar.relative_bar and c.verdict != Verdict.none]
+    # A paper holding a name the question names ("Which papers use GRPO?") is listed whatever its
+    # share of the best paper's evidence: it mentions the named thing once, the best one throughout.
+    listed = [c for c in ranked if (c.score >= bar.relative_bar or c.relevance.named_hit) and c.verdict != Verdict.none]
     kept = {c.id for c in listed}
     near = [c for c in ranked if c.id not in kept][: bar.near_misses]
     for i, c in enumerate(listed, 1):

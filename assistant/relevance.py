@@ -112,12 +112,13 @@ def spell_names(question: str, names: dict[str, str]) -> str:
     "what is OmniMoE?", so the name rules apply to questions typed in any case. An all-capitals name
     is recognized in lower case only when it holds a digit ("u2a"), since "peer" or "cabs" typed in
     lower case are more often words; "Cabs" or "Peer" capitalized are taken for the names."""
-    if not names:
-        return question
+    shouted = not any(c.islower() for c in question)  # "WHAT IS OMNIMOE": every word looks like an acronym
 
     def spelled(m: re.Match) -> str:
         word = m.group(0)
         name = names.get(word.lower())
+        if shouted:
+            return name or word.lower()
         # An all-capitals name typed in lower case may be a plain word ("peer" is not PEER, the
         # baseline); a mixed-case or digit-bearing one ("omnimoe", "u2a") is not.
         if name is None or (word.islower() and (name.isupper() or not any(c.islower() for c in name))
@@ -128,12 +129,27 @@ def spell_names(question: str, names: dict[str, str]) -> str:
     return _WORD.sub(spelled, question)
 
 
+_TITLE_RUN = re.compile(r"(?<![\w-])(?:[A-Z][a-z]+ )+[A-Z][a-z]+(?![\w-])")
+_OPENERS = {"What", "Which", "How", "Why", "When", "Where", "Who", "Is", "Are", "Do", "Does", "Can", "Could", "Compare",
+            "Explain", "Describe", "List", "Find", "Show", "Tell", "Give", "Please", "In", "For", "The", "A", "An"}
+
+
 def question_names(question: str) -> list[str]:
-    """Name-like tokens of a question (acronyms, CamelCase, digit-bearing), generic ones dropped."""
-    return [n.strip("-") for n in _NAME.findall(question) if n.strip("-") not in _COMMON_NAMES and len(n) > 1]
+    """Name-like tokens of a question (acronyms, CamelCase, digit-bearing), generic ones dropped, and
+    runs of capitalized words inside it ("Compare CacheEdit and World Shaper" → CacheEdit, World Shaper)."""
+    found = [n.strip("-") for n in _NAME.findall(question) if n.strip("-") not in _COMMON_NAMES and len(n) > 1]
+    for run in _TITLE_RUN.findall(question):
+        words = run.split()
+        while words and words[0] in _OPENERS:  # "Compare World Shaper" → World Shaper
+            words = words[1:]
+        if len(words) >= 2:
+            found.append(" ".join(words))
+    return found
 
 
 def names_in(names: list[str], text: str) -> bool:
-    """True when any of ``names`` occurs in ``text`` as a whole token, in any case and maybe plural
-    ("SyPe" finds "SyPE", "PINN" finds "PINNs")."""
-    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text, re.I) for n in names)
+    """True when any of ``names`` occurs in ``text`` as a whole token, maybe plural ("PINN" finds
+    "PINNs"); a one-word name in any case ("SyPe" finds "SyPE"), a several-word one as capitalized
+    ("World Shaper", not the phrase "reinforcement learning" for "Reinforcement Learning")."""
+    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text, 0 if " " in n else re.I)
+               for n in names)

@@ -264,3 +264,31 @@ def test_names_typed_in_lower_case_are_spelled_as_the_corpus_spells_them(assista
     assert ans.sources[0].sentence.startswith("In this paper, we propose OmniMoE")
     # PEER is a baseline's name in one abstract, but "peer" typed in lower case is the word.
     assert "000_12a0d7b1c5c902c5#13" not in {s.paper_id for s in assistant.ask("Is there work on peer review?").sources}
+
+
+@pytest.mark.parametrize("question, paper, part", [
+    # A detail about a named thing is not a definition question: the detail's sentence, not "we introduce X".
+    ("What percentage of student misconceptions did SENSEI correct?", "000_12a0d7b1c5c902c5#2", "90%"),
+    ("What is the difference between OmniMoE and PEER?", "000_12a0d7b1c5c902c5#13", "compared to PEER"),
+])
+def test_a_detail_question_naming_a_method_quotes_the_detail(assistant, question, paper, part):
+    ans = assistant.ask(question)
+    assert ans.sources[0].paper_id == paper and part in ans.sources[0].sentence
+
+
+def test_shouted_questions_and_multi_word_names(assistant):
+    shouted = assistant.ask("WHAT IS OMNIMOE")
+    assert [s.paper_id for s in shouted.sources] == ["000_12a0d7b1c5c902c5#13"]  # no word taken for an acronym
+    both = assistant.ask("Compare CacheEdit and World Shaper.")
+    assert {s.paper_id for s in both.sources} == {"000_12a0d7b1c5c902c5#19", "004_9268713af81d21d3#19"}
+
+
+def test_a_follow_up_its_paper_answers_stays_answered(assistant):
+    first = assistant.ask("What is SyPE?")
+    ans = assistant.ask("Which architecture implements it?", history=[("What is SyPE?", first)])
+    assert ans.verdict == Verdict.answered and "StretchTime" in ans.sources[0].sentence
+
+
+def test_a_list_naming_a_method_lists_every_paper_that_mentions_it(assistant):
+    ans = assistant.ask("Which papers use GRPO?")
+    assert {"000_12a0d7b1c5c902c5#3", "004_9268713af81d21d3#8"} <= {s.paper_id for s in ans.sources}
