@@ -38,17 +38,24 @@ class CountingAssistant:
         return getattr(self._inner, name)
 
     def ask_stream(self, question, *args, **kwargs):
+        # Counted from the call: the chat first shows the question (one update) and only then
+        # starts the stream, so counting from the stream's first step would miss that part.
         with self._lock:
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
-        try:
-            if SLOW_MARK in (question or ""):
-                time.sleep(SLOW_SECONDS)
-                question = question.replace(SLOW_MARK, "")
-            yield from self._inner.ask_stream(question, *args, **kwargs)
-        finally:
-            with self._lock:
-                self.in_flight -= 1
+
+        def stream():
+            try:
+                q = question
+                if SLOW_MARK in (q or ""):
+                    time.sleep(SLOW_SECONDS)
+                    q = q.replace(SLOW_MARK, "")
+                yield from self._inner.ask_stream(q, *args, **kwargs)
+            finally:
+                with self._lock:
+                    self.in_flight -= 1
+
+        return stream()
 
 
 @pytest.fixture(scope="module")
