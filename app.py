@@ -217,10 +217,6 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     # cleared (Gradio's cancel alone can lose the race with updates already on their way).
     chat_epochs: dict[str, int] = {}
 
-    def new_chat(request: gr.Request | None = None):
-        sid = getattr(request, "session_hash", None)
-        chat_epochs[sid] = chat_epochs.get(sid, 0) + 1
-
     def chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY,
              request: gr.Request | None = None):
         sid = getattr(request, "session_hash", None)
@@ -412,7 +408,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             # A new chat forgets the last list too: exports and the map's highlight follow it.
             # It also stops an answer still streaming, which would otherwise write the old chat back.
             def cleared(request: gr.Request):
-                new_chat(request)
+                chat_epochs[request.session_hash] = chat_epochs.get(request.session_hash, 0) + 1
                 return [], [], sources_html(None), None
 
             def settled():

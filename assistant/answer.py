@@ -176,6 +176,8 @@ class Prepared:
     """Paper ids the question points at ("the second one"): the only ones cited."""
     note: str = ""
     """A remark from retrieval for the answer's note (e.g. an ordinal past the end of the list)."""
+    topic_vec: np.ndarray | None = None
+    """Embedding of a list question's topic (``question_topic(query)``); ``qvec`` otherwise."""
     listing: "ListResult | None" = None
     """For a list question: the papers above list mode's bar (assistant.listing), the ones it cites."""
 
@@ -323,8 +325,9 @@ class Assistant:
         topic = question_topic(query) if multi else query
         tvec = self.index.encoder.encode_one(topic) if topic != query else qvec
         # "Tell me more about the second one" wants something not shown yet, not a quote shown before.
+        bare = anchor is not None and _bare_reference(question)
         shown: dict[str, set[str]] | None = None
-        if anchor is not None and _bare_reference(question):
+        if bare:
             shown = {}
             for _, ans in turns:
                 for src in ans.sources:
@@ -347,12 +350,12 @@ class Assistant:
         if anchor is not None and papers and papers[0].id in {src.paper_id for src in anchor.sources}:
             # The user points at a paper of an earlier answer: never "nothing found" for it, and a bare
             # reference ("tell me more about the second one") asks about that paper alone.
-            verdict = Verdict.answered if _bare_reference(question) else max(
+            verdict = Verdict.answered if bare else max(
                 verdict, Verdict.weak, key=[Verdict.none, Verdict.weak, Verdict.answered].index)
             if anchor.pinned:
                 pinned = [papers[0].id]
         prep = Prepared(question, query, qvec, papers, evidence, relevance, verdict, multi=multi and not pinned,
-                        llm_error=llm_error, pinned=pinned, note=anchor.note if anchor else "")
+                        llm_error=llm_error, pinned=pinned, note=anchor.note if anchor else "", topic_vec=tvec)
         if prep.multi and verdict != Verdict.none:
             prep.listing = listed_from(self, prep)
             if prep.listing.loose:
@@ -440,7 +443,8 @@ class Assistant:
         the topic: the quote should show the paper is on the topic, and the detail cues of
         score_sentences alone picked result or filler sentences ("We validate the proposed method
         through extensive experiments…"). ``shown`` (paper id → sentences quoted before) are quoted
-        again only if a paper has no other sentence. Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
+        again only if a paper has no other sentence.
+        Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
         """
         rvec = qvec if relevance_vec is None else relevance_vec
         if not papers:

@@ -236,8 +236,9 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
     # A name inside a link ("vla-leaderboard-01.vercel.app") does not mention it.
     named = np.array([bool(names) and names_in(names, _URL.sub(" ", s.text)) for s in sentences], dtype=bool)
     if definition:
-        score += name_bonus * named  # "we propose OmniMoE, …" answers "What is OmniMoE?" whatever the cosines say, and
-        # the spelled-out name ("multinomial logit (MNL)") does best of all
+        # "we propose OmniMoE, …" answers "What is OmniMoE?" whatever the cosines say, and the
+        # spelled-out name ("multinomial logit (MNL)") does best of all.
+        score += name_bonus * named
         expands = [re.compile(rf"\w[\w\s-]{{3,}}\(\s*{re.escape(n)}s?\s*\)", re.I) for n in names]
         score += name_bonus * (named & np.array([bool(_INTRODUCES.search(s.text)) for s in sentences], dtype=bool))
         score += 2 * name_bonus * np.array([any(e.search(s.text) for e in expands) for s in sentences], dtype=bool)

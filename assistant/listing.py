@@ -220,7 +220,8 @@ def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:
     if not prep.papers:
         result.note = bar_note(result)
         return result
-    tvec = assistant.index.encoder.encode_one(topic)
+    # prepare() embedded this very topic for a list question; any other question is embedded here.
+    tvec = prep.topic_vec if prep.multi and prep.topic_vec is not None else assistant.index.encoder.encode_one(topic)
     cache = assistant.sentences.get([p.paper for p in prep.papers])
     best_sents: list[tuple[Sentence | None, float]] = []
     for p in prep.papers:

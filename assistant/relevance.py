@@ -40,7 +40,6 @@ from enum import Enum
 from vectorstore.lexical import NAME
 
 # ASCII boundaries, not \w: CJK characters are word characters, and "什么是SyPE？" names SyPE.
-_NAME = NAME
 _WORD = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z][A-Za-z0-9_-]*[A-Za-z0-9](?![A-Za-z0-9_-])")
 _COMMON_NAMES = {"LLM", "LLMs", "AI", "RL", "ML", "NLP", "GPU", "GPUs", "CPU", "API", "QA", "MoE", "VLM", "VLMs",
                  "LoRA", "ASR", "RAG", "3D", "2D", "CNN", "CNNs", "GAN", "GANs", "I", "II"}
@@ -121,8 +120,7 @@ def spell_names(question: str, names: dict[str, str]) -> str:
             return name or word.lower()
         # An all-capitals name typed in lower case may be a plain word ("peer" is not PEER, the
         # baseline); a mixed-case or digit-bearing one ("omnimoe", "u2a") is not.
-        if name is None or (word.islower() and (name.isupper() or not any(c.islower() for c in name))
-                            and not any(c.isdigit() for c in name)):
+        if name is None or (word.islower() and not any(c.islower() or c.isdigit() for c in name)):
             return word
         return name
 
@@ -137,7 +135,7 @@ _OPENERS = {"What", "Which", "How", "Why", "When", "Where", "Who", "Is", "Are", 
 def question_names(question: str) -> list[str]:
     """Name-like tokens of a question (acronyms, CamelCase, digit-bearing), generic ones dropped, and
     runs of capitalized words inside it ("Compare CacheEdit and World Shaper" → CacheEdit, World Shaper)."""
-    found = [n.strip("-") for n in _NAME.findall(question) if n.strip("-") not in _COMMON_NAMES and len(n) > 1]
+    found = [n.strip("-") for n in NAME.findall(question) if n.strip("-") not in _COMMON_NAMES and len(n) > 1]
     for run in _TITLE_RUN.findall(question):
         words = run.split()
         while words and words[0] in _OPENERS:  # "Compare World Shaper" → World Shaper
