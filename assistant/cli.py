@@ -1,4 +1,4 @@
-"""`paper-assistant` commands: ingest, ask, related, eval, doctor, serve. Thin over the library.
+"""`paper-assistant` commands: ingest, ask, related, eval, doctor, serve, mcp. Thin over the library.
 
 Errors are one line on stderr with exit code 2 (1 for partial ingests), never a traceback.
 """
@@ -335,6 +335,19 @@ def serve(
 
     settings = _settings(index, ui={"host": host, "port": port, "auth": auth})
     web.launch(settings, ingest_default=ingest_default)
+
+
+@app.command("mcp")
+def mcp_cmd(
+    index: IndexOpt = None,
+    http: Annotated[bool, typer.Option("--http", help="serve streamable HTTP on 127.0.0.1 instead of stdio")] = False,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="port for --http")] = 8765,
+    ingest_default: Annotated[bool, typer.Option("--ingest/--no-ingest", help="ingest the bundled corpus first if needed")] = True,
+):
+    """Serve search, ask, related, list_papers and get_paper to MCP clients (stdio; --http for 127.0.0.1)."""
+    from assistant.mcp_server import serve as serve_mcp
+
+    serve_mcp(_settings(index), http=http, port=port, ingest_default=ingest_default)
 
 
 def main() -> None:

@@ -1,0 +1,271 @@
+"""The MCP server (`paper-assistant mcp`), driven as a subprocess by the SDK's own client: over stdio
+(the way desktop clients launch it) and over streamable HTTP on 127.0.0.1; plus the raw stdio stream,
+to prove stdout carries nothing but protocol messages."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from anyio.from_thread import start_blocking_portal
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import ROOT, free_port
+
+OMNIMOE = "000_12a0d7b1c5c902c5#13"
+SYPE = "000_12a0d7b1c5c902c5#15"
+PERSONALITY = ["000_12a0d7b1c5c902c5#14", "000_12a0d7b1c5c902c5#10"]
+TOOLS = {"search", "ask", "related", "list_papers", "get_paper"}
+
+
+def server_args(index_dir: Path, *extra: str) -> list[str]:
+    # `-m assistant` from the checkout: this checkout's code, whatever the venv's editable install points at.
+    return ["-m", "assistant", "mcp", "--index", str(index_dir), "--no-ingest", *extra]
+
+
+@pytest.fixture(scope="module")
+def stdio_client(index, index_dir, tmp_path_factory):
+    """One server subprocess over stdio for the module, with the SDK client's default (filtered)
+    environment: no PYTHONPATH, no HF_HUB_OFFLINE, as a desktop client would start it."""
+    errlog = open(tmp_path_factory.mktemp("mcp") / "stderr.log", "w+")
+    params = StdioServerParameters(command=sys.executable, args=server_args(index_dir), cwd=str(ROOT))
+    with start_blocking_portal() as portal:
+        with portal.wrap_async_context_manager(Client(params, read_timeout_seconds=300)) as client:
+            yield portal, client, errlog
+    errlog.close()
+
+
+def call(stdio_client, tool: str, args: dict):
+    portal, client, _ = stdio_client
+    return portal.call(lambda: client.call_tool(tool, args))
+
+
+def ok(result) -> dict:
+    assert not result.is_error, result.content[0].text
+    # The same record as JSON text, for clients that read only the content.
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content
+
+
+def error_text(result) -> str:
+    assert result.is_error
+    return result.content[0].text
+
+
+def test_lists_the_five_tools_with_typed_schemas(stdio_client):
+    portal, client, _ = stdio_client
+    tools = {t.name: t for t in portal.call(client.list_tools).tools}
+    assert set(tools) == TOOLS
+    search = tools["search"].input_schema
+    assert search["required"] == ["query"]
+    assert search["properties"]["k"]["minimum"] == 1 and search["properties"]["k"]["type"] == "integer"
+    assert tools["get_paper"].input_schema["required"] == ["paper_id"]
+    assert tools["ask"].output_schema["properties"]["verdict"]["enum"] == ["answered", "closest match", "nothing found"]
+    assert all(t.annotations.read_only_hint for t in tools.values())
+
+
+def test_search_ranks_the_paper_first_with_its_best_sentence(stdio_client):
+    out = ok(call(stdio_client, "search", {"query": "fine-grained mixture-of-experts layer faster than PEER", "k": 3}))
+    assert out["count"] == 3 and [p["rank"] for p in out["papers"]] == [1, 2, 3]
+    top = out["papers"][0]
+    assert top["paper_id"] == OMNIMOE and top["label"] == "OmniMoE"
+    assert "6.7ms" in top["sentence"] and top["venue"] == "ICML" and top["year"] == 2026
+    assert out["verdict"] == "answered"
+    assert out["papers"][0]["score"] > out["papers"][1]["score"]
+
+
+def test_search_filters_and_their_errors(stdio_client):
+    out = ok(call(stdio_client, "search", {"query": "mixture of experts", "source": "004_9268713af81d21d3", "k": 5}))
+    assert out["papers"] and all(p["paper_id"].startswith("004_9268713af81d21d3#") for p in out["papers"])
+    assert ok(call(stdio_client, "search", {"query": "mixture of experts", "venue": "icml", "year": 2026}))["count"] == 5
+    msg = error_text(call(stdio_client, "search", {"query": "mixture of experts", "venue": "NeurIPS"}))
+    assert "no indexed paper has venue 'NeurIPS'; the index has: ICML" in msg
+    msg = error_text(call(stdio_client, "search", {"query": "mixture of experts", "year": 1999}))
+    assert "no indexed paper has year 1999" in msg and "2026" in msg
+
+
+def test_ask_answers_with_citations_and_verdicts(stdio_client):
+    out = ok(call(stdio_client, "ask", {"question": "What is SyPE?"}))
+    assert out["verdict"] == "answered" and out["mode"] == "extractive"
+    assert out["citations"][0]["paper_id"] == SYPE and out["citations"][0]["n"] == 1
+    assert "Symplectic Positional Embeddings" in out["citations"][0]["sentence"]
+    assert "[1]" in out["answer"] and SYPE not in out["also_retrieved"]
+    none = ok(call(stdio_client, "ask", {"question": "Which papers improve protein structure prediction?"}))
+    assert none["verdict"] == "nothing found" and none["citations"] == []
+
+
+def test_related_by_text_and_by_id(stdio_client):
+    text = ("We ask whether the personality that chat models claim on questionnaires predicts how they play "
+            "economic games such as the dictator game. We also steer internal activations along trait directions.")
+    out = ok(call(stdio_client, "related", {"text": text, "k": 5}))
+    assert out["count"] == 5 and {p["paper_id"] for p in out["papers"][:2]} == set(PERSONALITY)
+    top = out["papers"][0]
+    assert top["explanation"] and top["explanation"][0]["query_sentence"] in text
+    assert set(top["differs"]) == {"query_only", "paper_only"}
+    by_id = ok(call(stdio_client, "related", {"paper_id": OMNIMOE, "k": 3}))
+    assert by_id["query"] == OMNIMOE and OMNIMOE not in [p["paper_id"] for p in by_id["papers"]]
+    assert "no indexed paper has id 'nope#1'" in error_text(call(stdio_client, "related", {"paper_id": "nope#1"}))
+    assert "give either a text or a paper id" in error_text(call(stdio_client, "related", {}))
+
+
+def test_list_papers_gives_every_match_and_the_count(stdio_client):
+    out = ok(call(stdio_client, "list_papers", {"topic": "Which papers study personality in large language models?"}))
+    assert out["count"] == 2 and [p["paper_id"] for p in out["papers"]] == PERSONALITY
+    assert out["topic"] == "study personality in large language models" and "bar" in out["note"]
+    assert all(p["sentence"] for p in out["papers"])
+
+
+def test_get_paper_returns_the_full_record(stdio_client):
+    out = ok(call(stdio_client, "get_paper", {"paper_id": OMNIMOE}))
+    assert out["id"] == OMNIMOE and out["label"] == "OmniMoE" and out["source"] == "000_12a0d7b1c5c902c5.txt"
+    assert out["abstract"].endswith(".") and "PEER" in out["abstract"] and len(out["abstract"]) > 500
+    msg = error_text(call(stdio_client, "get_paper", {"paper_id": OMNIMOE + "3"}))
+    assert f"no indexed paper has id '{OMNIMOE}3'; did you mean {OMNIMOE}" in msg
+
+
+def test_bad_input_gets_clear_errors(stdio_client):
+    assert "the question is empty" in error_text(call(stdio_client, "search", {"query": "   "}))
+    assert "the question is empty" in error_text(call(stdio_client, "ask", {"question": ""}))
+    assert "greater than or equal to 1" in error_text(call(stdio_client, "search", {"query": "MoE", "k": 0}))
+    assert "query" in error_text(call(stdio_client, "search", {}))  # the missing argument is named
+    # The server is still answering after the errors.
+    assert ok(call(stdio_client, "get_paper", {"paper_id": SYPE}))["label"] == "SyPE"
+
+
+def test_index_resource_lists_papers_venues_and_years(stdio_client):
+    portal, client, _ = stdio_client
+    resources = portal.call(client.list_resources).resources
+    assert [str(r.uri) for r in resources] == ["paper-assistant://index"]
+    data = json.loads(portal.call(lambda: client.read_resource("paper-assistant://index")).contents[0].text)
+    assert data["papers"] == 38 and data["venues"] == {"ICML": 38} and data["years"] == {"2026": 38}
+    assert data["sources"] == {"000_12a0d7b1c5c902c5.txt": 19, "004_9268713af81d21d3.txt": 19}
+    ids = [p["id"] for p in data["listed"]]
+    assert len(ids) == 38 and ids[:3] == ["000_12a0d7b1c5c902c5#1", "000_12a0d7b1c5c902c5#2", "000_12a0d7b1c5c902c5#3"]
+
+
+def test_streamable_http_on_loopback(index, index_dir, tmp_path):
+    port = free_port()
+    log = open(tmp_path / "stderr.log", "w+")
+    proc = subprocess.Popen([sys.executable, *server_args(index_dir, "--http", "--port", str(port))], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=log, env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 120
+        while f"127.0.0.1:{port}/mcp" not in (tmp_path / "stderr.log").read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "stderr.log").read_text()
+            time.sleep(0.2)
+
+        async def session():
+            for _ in range(100):  # the line above is printed just before uvicorn binds
+                try:
+                    async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=300) as client:
+                        tools = {t.name for t in (await client.list_tools()).tools}
+                        return tools, await client.call_tool("search", {"query": "What is OmniMoE?", "k": 2})
+                except Exception:
+                    if proc.poll() is not None:
+                        raise
+                    time.sleep(0.2)
+            raise AssertionError("the HTTP server never answered")
+
+        with start_blocking_portal() as portal:
+            tools, result = portal.call(session)
+        assert tools == TOOLS
+        assert ok(result)["papers"][0]["paper_id"] == OMNIMOE
+        # A second server on the same port: one clear line, not a traceback.
+        clash = subprocess.run([sys.executable, *server_args(index_dir, "--http", "--port", str(port))], cwd=ROOT,
+                               capture_output=True, text=True, timeout=120)
+        assert clash.returncode == 2 and "Traceback" not in clash.stderr
+        assert f"error: cannot serve MCP on 127.0.0.1:{port}" in clash.stderr and "--port" in clash.stderr
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()
+    assert proc.stdout.read() == b""  # HTTP mode: nothing on stdout either
+
+
+def _rpc(proc, message: dict) -> None:
+    proc.stdin.write((json.dumps(message) + "\n").encode())
+    proc.stdin.flush()
+
+
+def test_raw_stdio_carries_only_protocol_while_it_ingests(tmp_path):
+    """The handshake a pre-2026 desktop client does, by hand, on an empty index: `initialize` is answered
+    while the bundled-corpus ingest (model load, embedding) runs in the background, a tool call waits
+    for it, and every byte on stdout is a JSON-RPC message."""
+    corpus = tmp_path / "mini.txt"
+    corpus.write_text("ICML 2026\n\nWe introduce FooNet, a network for graph coloring with 3x speed.\n\n"
+                      "We study protein folding with diffusion models.\n\nWe present BarBench, a benchmark for graph coloring.\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
+    env.update(PAPER_ASSISTANT_CORPUS=str(corpus), PAPER_ASSISTANT_INDEX=str(tmp_path / "idx"))
+    stderr = open(tmp_path / "stderr.log", "w+")
+    proc = subprocess.Popen([sys.executable, "-m", "assistant", "mcp"], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=stderr, env=env)
+    try:
+        _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "raw-test", "version": "0"}}})
+        init = json.loads(proc.stdout.readline())
+        assert init["id"] == 1 and init["result"]["serverInfo"]["name"] == "paper-assistant"
+        assert "tools" in init["result"]["capabilities"] and "resources" in init["result"]["capabilities"]
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "list_papers", "arguments": {"topic": "Which papers are about graph coloring?"}}})
+        _rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                    "params": {"name": "get_paper", "arguments": {"paper_id": "mini#9"}}})
+        replies = {}
+        while len(replies) < 2:
+            line = proc.stdout.readline()
+            assert line, (tmp_path / "stderr.log").read_text()[-2000:]
+            msg = json.loads(line)  # anything but JSON here would break a client
+            assert msg["jsonrpc"] == "2.0"
+            if "id" in msg:
+                replies[msg["id"]] = msg
+        listed = replies[2]["result"]["structuredContent"]
+        assert {p["paper_id"] for p in listed["papers"]} == {"mini#1", "mini#3"}
+        assert replies[3]["result"]["isError"] is True
+        assert "no indexed paper has id 'mini#9'" in replies[3]["result"]["content"][0]["text"]
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        stderr.close()
+    assert proc.returncode == 0
+    rest = proc.stdout.read().decode()
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in rest.splitlines() if line.strip())
+    assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+
+
+def _readme_config() -> dict:
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"```json\n(\{\s*\"mcpServers\".*?)```", text, re.S)
+    assert block, "README has no mcpServers JSON block"
+    return json.loads(block.group(1))["mcpServers"]["paper-assistant"]
+
+
+def test_readme_config_works_as_written(index, index_dir):
+    """The README's `mcpServers` entry, with its placeholder replaced by this checkout's path: the
+    absolute entry point, no working directory, the client's filtered environment (plus the index)."""
+    cfg = _readme_config()
+    command = cfg["command"].replace("/ABSOLUTE/PATH/TO/paper-assistant", str(ROOT))
+    assert command == str(ROOT / ".venv" / "bin" / "paper-assistant") and cfg["args"] == ["mcp"]
+    if not Path(command).exists():
+        pytest.skip("no .venv in this checkout (make setup creates it)")
+    where = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c", "import assistant; print(assistant.__file__)"],
+                           capture_output=True, text=True, cwd="/", env={"PATH": os.environ.get("PATH", "")})
+    if not where.stdout.strip().startswith(str(ROOT)):
+        pytest.skip(f".venv runs another checkout's code ({where.stdout.strip()})")
+    params = StdioServerParameters(command=command, args=cfg["args"], env={"PAPER_ASSISTANT_INDEX": str(index_dir)})
+
+    async def session():
+        async with Client(params, read_timeout_seconds=300) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            return tools, await client.call_tool("get_paper", {"paper_id": OMNIMOE})
+
+    with start_blocking_portal() as portal:
+        tools, result = portal.call(session)
+    assert tools == TOOLS and ok(result)["label"] == "OmniMoE"
