@@ -26,6 +26,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, Field
 
+from assistant.caveat import beyond_abstracts, caveat_text
 from assistant.citations import CitationRewriter, claims_with_citations, strip_markers
 from assistant.evidence import Sentence, SentenceCache, lexical_coverage, score_sentences, term_weights
 from assistant.llm import (LLMStreamIncomplete, explain_llm_error, iter_with_deadline, make_chat_model,
@@ -155,6 +156,8 @@ class CitedAnswer(BaseModel):
     count: int | None = Field(None, description="papers found, for 'which papers…' questions")
     claims: list[Claim] = Field(default_factory=list, description="LLM claims and their support check")
     usage: dict[str, int] | None = Field(None, description="token usage reported by the endpoint, if any")
+    caveat: str = Field("", description="the abstract-only caveat (assistant.caveat) when the question asks for "
+                                        "what abstracts rarely state; also part of ``note``")
 
 
 @dataclass
@@ -651,15 +654,17 @@ class Assistant:
         cited_ids = {s.paper_id for s in sources}
         # Every retrieved paper (`-k` sets how many); a list question retrieves a pool of 20, shown 5.
         also = [self._source(0, p, prep, []) for p in prep.papers if p.id not in cited_ids][: 5 if prep.multi else None]
+        kind = beyond_abstracts(prep.query) or beyond_abstracts(prep.question)
+        caveat = caveat_text(kind, [(s.n, s.title or s.label) for s in sources]) if kind else ""
         return CitedAnswer(
             question=prep.question, standalone_question=prep.query if prep.query != prep.question else "",
             answer=text.strip(), sources=sources, also_retrieved=also, verdict=prep.verdict, mode=run.mode,
-            note=" ".join(n for n in (prep.note, run.note) if n), incomplete=run.incomplete,
+            note=" ".join(n for n in (prep.note, run.note, caveat) if n), incomplete=run.incomplete,
             removed_citations=run.removed,
             # The papers above the bar, also when an LLM cites only some of them.
             count=(prep.listing.count if prep.listing else len(sources))
             if prep.multi and prep.verdict == Verdict.answered else None,
-            claims=claims, usage=run.usage,
+            claims=claims, usage=run.usage, caveat=caveat,
         )
 
     def check_claims(self, text: str, numbered: dict[int, ScoredPaper]) -> list[Claim]:

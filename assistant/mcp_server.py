@@ -75,6 +75,9 @@ class AskResult(BaseModel):
     also_retrieved: list[str] = Field(description="ids of retrieved papers the answer does not cite")
     count: int | None = Field(None, description="papers found, for 'which papers…' questions")
     note: str = Field("", description="e.g. why the LLM answer fell back to the extractive one")
+    caveat: str = Field("", description="set when the question asks for what abstracts rarely state (hyper-parameters, "
+                                        "training details, proofs, table values, code): the answer is limited to "
+                                        "abstracts; see the cited papers' full text")
     mode: str = Field(description="'extractive' or 'llm'")
 
 
@@ -240,7 +243,8 @@ def ask_question(backend: Backend, question: str, k: int | None = None, venue: s
         question=ans.question, answer=ans.answer, verdict=VERDICTS[ans.verdict.value],
         citations=[Citation(n=s.n, paper_id=s.paper_id, label=s.title or s.label, sentence=s.sentence,
                             support=s.support) for s in ans.sources],
-        also_retrieved=[s.paper_id for s in ans.also_retrieved], count=ans.count, note=ans.note, mode=ans.mode)
+        also_retrieved=[s.paper_id for s in ans.also_retrieved], count=ans.count, mode=ans.mode,
+        note=" ".join(ans.note.replace(ans.caveat, "").split()) if ans.caveat else ans.note, caveat=ans.caveat)
 
 
 def related_papers(backend: Backend, text: str | None = None, paper_id: str | None = None, k: int = 10,

@@ -99,6 +99,11 @@ def test_ask_answers_with_citations_and_verdicts(stdio_client):
     assert "[1]" in out["answer"] and SYPE not in out["also_retrieved"]
     none = ok(call(stdio_client, "ask", {"question": "Which papers improve protein structure prediction?"}))
     assert none["verdict"] == "nothing found" and none["citations"] == []
+    assert out["caveat"] == ""
+    detail = ok(call(stdio_client, "ask", {"question": "What learning rate did OmniMoE use?"}))
+    assert detail["citations"][0]["paper_id"] == OMNIMOE and detail["note"] == ""
+    assert detail["caveat"].startswith("Abstracts rarely give exact hyper-parameters: this answer is limited to")
+    assert detail["caveat"].endswith("see the full text of the cited paper: [1] OmniMoE.")
 
 
 def test_related_by_text_and_by_id(stdio_client):

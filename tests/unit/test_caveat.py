@@ -1,0 +1,64 @@
+"""The abstract-only caveat's question analysis (assistant.caveat): a table of questions and kinds."""
+
+import json
+
+import pytest
+
+from assistant.caveat import beyond_abstracts, caveat_text
+from tests.conftest import DEV, SHARED
+
+CASES = [
+    ("What learning rate did OmniMoE use?", "exact hyper-parameters"),
+    ("Which optimizer does SyPE train with?", "exact hyper-parameters"),
+    ("What batch size was used to train VLA?", "exact hyper-parameters"),
+    ("What are the hyperparameters of MapGR?", "exact hyper-parameters"),
+    ("how many epochs did they train for", "exact hyper-parameters"),
+    ("What is the value of the learning rate in PsumQuant?", "exact hyper-parameters"),
+    ("How many GPUs did they train on?", "exact training details"),
+    ("What are the training details of OmniMoE?", "exact training details"),
+    ("How long did it take to train LightningRL?", "exact training details"),
+    ("Give me the proof of Theorem 2 in the U2A paper", "proofs"),
+    ("How does SyPE prove stability?", "proofs"),
+    ("Walk me through the derivation of the bound", "proofs"),
+    ("What are the values in Table 3 of OmniMoE?", "table values"),
+    ("What exact accuracy does PsumQuant get on ImageNet?", "table values"),
+    ("Show me the per-dataset results of VLA", "table values"),
+    ("Show me the pseudocode of LightningRL", "code details"),
+    ("How is CacheEdit implemented?", "code details"),
+    ("Which library did they use for MapGR?", "code details"),
+    # Abstracts answer these: no caveat.
+    ("What is OmniMoE?", None),
+    ("How much faster is OmniMoE than PEER?", None),
+    ("Which papers study learning rate schedules?", None),  # a list question: which papers, not details
+    ("Which papers give proofs of convergence?", None),
+    ("What is the proof-of-concept in VLA?", None),
+    ("How does the method improve proof search?", None),
+    ("Which papers release code?", None),
+    ("Is the code of OmniMoE available?", None),
+    ("Which papers study table understanding?", None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize("question, kind", CASES)
+def test_kind_of_detail_the_question_asks_for(question, kind):
+    assert beyond_abstracts(question) == kind
+
+
+def test_fires_on_no_dev_or_training_question():
+    """Every dev and training question is answerable from abstracts: the caveat must stay silent."""
+    files = [DEV, SHARED / "eval" / "train" / "train.jsonl"]
+    questions = [json.loads(line)["question"] for f in files if f.exists() for line in f.read_text().splitlines()
+                 if line.strip()]
+    if not questions:
+        pytest.skip("no shared eval questions here")
+    assert [q for q in questions if beyond_abstracts(q)] == []
+
+
+def test_caveat_points_to_the_cited_papers():
+    one = caveat_text("exact hyper-parameters", [(1, "OmniMoE")])
+    assert one == ("Abstracts rarely give exact hyper-parameters: this answer is limited to what the abstracts say. "
+                   "For them, see the full text of the cited paper: [1] OmniMoE.")
+    two = caveat_text("proofs", [(1, "SyPE"), (2, "U2A")])
+    assert two.endswith("see the full text of the cited papers: [1] SyPE; [2] U2A.")
+    assert caveat_text("table values", []).endswith("The full papers, not their abstracts, would give them.")
