@@ -182,6 +182,16 @@ def test_streamable_http_on_loopback(index, index_dir, tmp_path):
             tools, result = portal.call(session)
         assert tools == TOOLS
         assert ok(result)["papers"][0]["paper_id"] == OMNIMOE
+        # A web page elsewhere cannot reach it through DNS rebinding: a foreign Host header is refused.
+        import urllib.error
+        import urllib.request
+
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=b"{}", method="POST",
+                                     headers={"Host": "attacker.example", "Content-Type": "application/json",
+                                              "Accept": "application/json, text/event-stream"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=30)
+        assert refused.value.code == 421
         # A second server on the same port: one clear line, not a traceback.
         clash = subprocess.run([sys.executable, *server_args(index_dir, "--http", "--port", str(port))], cwd=ROOT,
                                capture_output=True, text=True, timeout=120)
