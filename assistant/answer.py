@@ -26,7 +26,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, Field
 
-from assistant.caveat import beyond_abstracts, caveat_text
+from assistant.caveat import caveat_text
 from assistant.citations import CitationRewriter, claims_with_citations, strip_markers
 from assistant.evidence import (Sentence, SentenceCache, lexical_coverage, question_weights, score_sentences,
                                 term_weights)
@@ -95,7 +95,7 @@ class CitedAnswer(BaseModel):
     claims: list[Claim] = Field(default_factory=list, description="LLM claims and their support check")
     usage: dict[str, int] | None = Field(None, description="token usage reported by the endpoint, if any")
     caveat: str = Field("", description="the abstract-only caveat (assistant.caveat) when the question asks for "
-                                        "what abstracts rarely state; also part of ``note``")
+                                        "what abstracts rarely state (Question.beyond_abstracts); also in ``note``")
 
 
 @dataclass
@@ -579,7 +579,7 @@ class Assistant:
         cited_ids = {s.paper_id for s in sources}
         # Every retrieved paper (`-k` sets how many); a list question retrieves a pool of 20, shown 5.
         also = [self._source(0, p, prep, []) for p in prep.papers if p.id not in cited_ids][: 5 if prep.multi else None]
-        kind = beyond_abstracts(prep.query) or beyond_abstracts(prep.question)
+        kind = (prep.analysis or analyze(prep.query)).beyond_abstracts
         caveat = caveat_text(kind, [(s.n, s.title or s.label) for s in sources]) if kind else ""
         return CitedAnswer(
             question=prep.question, standalone_question=prep.query if prep.query != prep.question else "",

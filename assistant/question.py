@@ -225,6 +225,52 @@ def _reference(text: str, terms: list[str], names: list[str], bare: bool) -> Ref
     return Reference("pronoun")
 
 
+# --- what abstracts rarely state ------------------------------------------------------------------
+# An abstract gives a paper's problem, method and headline result; it seldom gives exact
+# hyper-parameters, training details, proofs, table values or implementation details. A question
+# asking for one is answered from the abstracts with a caveat (assistant.caveat). Hand-listed cues,
+# one pattern per kind: no training question is labelled so (the dev and training questions are all
+# answerable from abstracts, and none of them fires: tests/unit/test_caveat.py). "Learning rate" as a
+# topic ("the learning-rate schedule paper …") does not fire; asking for one ("what learning rate …") does.
+BEYOND_ABSTRACTS: list[tuple[str, re.Pattern]] = [
+    ("exact hyper-parameters", re.compile(
+        r"\b(?:what|which)\s+(?:(?:were|was|are|is)\s+)?(?:the\s+)?(?:exact\s+|specific\s+)?"
+        r"(?:hyper-?\s?parameters?|learning[- ]rates?|batch[- ]sizes?|weight[- ]decay|warm-?up\s+(?:steps|schedule|ratio)"
+        r"|dropout(?:\s+rate)?|optimi[sz]er(?:\s+settings)?|random\s+seeds?|(?:adam|sgd)\s+(?:betas?|momentum))\b"
+        r"|\bhyper-?\s?parameter\s+(?:settings|values|choices|configurations?|config)\b"
+        r"|\b(?:how\s+many|number\s+of)\s+(?:training\s+)?epochs\b"
+        r"|\b(?:learning[- ]rate|batch[- ]size|optimi[sz]er)s?\s+(?:did|does|do|was|were)\b"
+        r"|\bvalues?\s+of\s+(?:the\s+)?(?:learning\s+rate|batch\s+size|hyper-?\s?parameters?)\b", re.I)),
+    ("exact training details", re.compile(
+        r"\btraining\s+(?:details|setup|set-up|configuration|config)\b"
+        r"|\b(?:how\s+many|number\s+of|which|what)\s+(?:gpus?|tpus?|accelerators)\b|\bgpu[- ]hours?\b"
+        r"|\bhow\s+long\s+(?:did|does|do|was|were)\b.{0,40}\bto\s+train\b|\bwhat\s+hardware\b"
+        r"|\b(?:exact|full)\s+(?:experimental|training)\s+(?:setup|details|settings)\b|\bimplementation\s+details\b", re.I)),
+    ("proofs", re.compile(
+        r"\bproofs?\b(?![- ]of[- ]concept)(?!\s+(?:search|assistants?|generation|systems?|automation))|\bhow (do|does|did) (they|the authors|it|\w+) prove\b|\bderivations?\b"
+        r"|\bderive[sd]?\b.{0,30}\b(bound|theorem|lemma|result|formula|equation)\b|\blemma\s*\d|\btheorem\s*\d"
+        r"|\bstep[- ]by[- ]step (derivation|proof)\b", re.I)),
+    ("table values", re.compile(
+        r"\btables?\s*\d+\b|\b(in|from) (the|their|its) tables?\b|\btable values?\b|\bper[- ](dataset|task|benchmark|language|class) (results?|scores?|numbers|accuracy)\b"
+        r"|\bexact (numbers?|values?|scores?|figures?|results?|accuracy|numbers)\b|\bfull (results?|table|numbers)\b"
+        r"|\b(ablation|results?) tables?\b|\bfigure\s*\d+\b|\bappendix\b", re.I)),
+    ("code details", re.compile(
+        r"\bpseudo-?\s?code\b|\bsource code\b|\bcode (snippet|example|listing|details|structure)\b"
+        r"|\b(which|what) (library|libraries|framework|frameworks|programming language)\b"
+        r"|\bhow (is|was|are|were) (it|they|\w+) implemented\b|\bimplemented in (pytorch|jax|tensorflow|which|what)\b"
+        r"|\b(function|class|api) (names?|signatures?)\b|\bgithub (repo|repository)? ?(structure|files?)\b", re.I)),
+]
+
+
+def beyond_abstracts(text: str, is_list: bool = False) -> str | None:
+    """What ``text`` asks for that abstracts rarely state ("exact hyper-parameters", "exact training
+    details", "proofs", "table values", "code details"), or None. A list question ("Which papers …")
+    asks which papers, which abstracts do say: None."""
+    if not text or is_list:
+        return None
+    return next((kind for kind, pattern in BEYOND_ABSTRACTS if pattern.search(text)), None)
+
+
 # --- the analysis ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Question:
@@ -249,6 +295,9 @@ class Question:
     reference: Reference | None = None
     own_terms: tuple[str, ...] = field(default=())
     """Content terms of its own: neither reference nor framing words."""
+    beyond_abstracts: str | None = None
+    """What it asks for that abstracts rarely state (:func:`beyond_abstracts`), e.g. "proofs"; the
+    answer then carries the abstract-only caveat."""
 
     @property
     def kind(self) -> str:
@@ -283,4 +332,5 @@ def analyze(text: str, corpus_names: dict[str, str] | None = None) -> Question:
         figures=frozenset(figures(text)), counts=frozenset(counts(text)), bare=bare,
         reference=_reference(text, terms, names, bare),
         own_terms=tuple(t for t in terms if t not in REFERENCE_WORDS and t not in FRAMING_TERMS),
+        beyond_abstracts=beyond_abstracts(text, is_list),
     )

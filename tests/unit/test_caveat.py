@@ -1,10 +1,12 @@
-"""The abstract-only caveat's question analysis (assistant.caveat): a table of questions and kinds."""
+"""The abstract-only caveat: the question analysis (Question.beyond_abstracts, assistant.question) on a
+table of questions, and the caveat's text (assistant.caveat)."""
 
 import json
 
 import pytest
 
-from assistant.caveat import beyond_abstracts, caveat_text
+from assistant.caveat import caveat_text
+from assistant.question import analyze
 from tests.conftest import DEV, SHARED
 
 CASES = [
@@ -42,7 +44,7 @@ CASES = [
 
 @pytest.mark.parametrize("question, kind", CASES)
 def test_kind_of_detail_the_question_asks_for(question, kind):
-    assert beyond_abstracts(question) == kind
+    assert analyze(question).beyond_abstracts == kind
 
 
 def test_fires_on_no_dev_or_training_question():
@@ -52,7 +54,7 @@ def test_fires_on_no_dev_or_training_question():
                  if line.strip()]
     if not questions:
         pytest.skip("no shared eval questions here")
-    assert [q for q in questions if beyond_abstracts(q)] == []
+    assert [q for q in questions if analyze(q).beyond_abstracts] == []
 
 
 def test_caveat_points_to_the_cited_papers():
