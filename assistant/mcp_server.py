@@ -15,6 +15,7 @@ to stderr. The model and the index load in a background thread started once the 
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import threading
@@ -144,16 +145,16 @@ class Backend:
     def __init__(self, settings: Settings, ingest_default: bool = True):
         self.settings = settings
         self.ingest_default = ingest_default
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held while loading
         self._assistant = None
-        self._warming = False
+        self._warming = threading.Event()
 
     def warm_up(self) -> None:
-        """Start loading in the background (once); an error is raised again by the tool that needs it."""
-        with self._lock:
-            if self._warming:
-                return
-            self._warming = True
+        """Start loading in a background thread, once; never waits (the event loop calls it). An error
+        is raised again by the tool that needs the Assistant."""
+        if self._warming.is_set():
+            return
+        self._warming.set()
         threading.Thread(target=self._warm, name="paper-assistant-warm-up", daemon=True).start()
 
     def _warm(self) -> None:
@@ -198,8 +199,6 @@ def _filters(venue: str | None, year: int | None, source: str | None):
 
 def _user_errors(fn):
     """Run a tool body; a user error becomes a ToolError with the CLI's one-line message."""
-    import functools
-
     from mcp.server.mcpserver.exceptions import ToolError
 
     @functools.wraps(fn)
@@ -416,7 +415,12 @@ def port_in_use(host: str, port: int) -> str | None:
 def serve(settings: Settings, http: bool = False, port: int = DEFAULT_HTTP_PORT, ingest_default: bool = True) -> None:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP on 127.0.0.1:``port``).
     Raises ValueError when the port cannot be bound."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # Warnings and errors only, on stderr; a handler-level filter, since some libraries set their own
+    # loggers to DEBUG (bm25s). Set before the SDK's own logging.basicConfig, which then does nothing.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     host = "127.0.0.1"
     if http:
         why = port_in_use(host, port)
