@@ -433,4 +433,10 @@ def serve(settings: Settings, http: bool = False, port: int = DEFAULT_HTTP_PORT,
         print(f"Paper Assistant MCP server on http://{host}:{port}/mcp (streamable HTTP)", file=sys.stderr, flush=True)
         server.run("streamable-http", host=host, port=port)
     else:
+        # The protocol is bytes on file descriptors 0 and 1: the SDK takes over the streams' binary
+        # buffers. A text wrapper over them (a terminal filter of the CLI's, say) has none: use the
+        # process' own streams, which the wrapper only filtered (JSON escapes every control character).
+        for name in ("stdin", "stdout"):
+            if not hasattr(getattr(sys, name), "buffer"):
+                setattr(sys, name, getattr(sys, f"__{name}__"))
         server.run("stdio")
