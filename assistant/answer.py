@@ -22,15 +22,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, Field
 
 from assistant.citations import CitationRewriter, claims_with_citations, strip_markers
 from assistant.evidence import (Sentence, SentenceCache, lexical_coverage, question_weights, score_sentences,
                                 term_weights)
-from assistant.llm import (LLMStreamIncomplete, explain_llm_error, iter_with_deadline, make_chat_model,
-                           rejects_stream_options)
+from assistant.llm import ChatModel, OpenAIChat, explain_llm_error
 from assistant.prompts import answer_prompt, condense_prompt
 from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from
 from assistant.question import (MAX_QUESTION_CHARS, REFERENCE_WORDS, Question, QuestionError, analyze, names_in,
@@ -165,7 +163,8 @@ def _clean_rewrite(text: str) -> str:
 class Assistant:
     """Retrieval + answering over one index; one per process, shared by CLI, UI and tests."""
 
-    def __init__(self, settings: Settings, index: Index, rule: Judge | None = None):
+    def __init__(self, settings: Settings, index: Index, rule: Judge | None = None,
+                 chat_model: ChatModel | None = None):
         self.settings = settings
         self.index = index
         cal = self.calibration = settings.calibration
@@ -174,7 +173,7 @@ class Assistant:
         self.sentences = SentenceCache(index.encoder, index.store, chunker=index.chunker())
         self.judge: Judge = rule or AbstentionRule(**cal.abstention.model_dump())
         self.list_bar = ListBar(**cal.listing.model_dump())
-        self.llm = make_chat_model(settings.llm) if settings.llm.configured else None
+        self.llm: ChatModel | None = chat_model or (OpenAIChat(settings.llm) if settings.llm.configured else None)
         self.chain: Runnable = (
             RunnableLambda(self._prepare_input) | RunnableLambda(self.answer_prepared)
         ).with_config(run_name="paper_assistant_answer")
@@ -203,10 +202,10 @@ class Assistant:
         """``(query, rewritten by the LLM?, endpoint error or None)``."""
         if not history or self.llm is None:
             return question, False, None
-        chain = condense_prompt(self.settings.prompts_dir) | self.llm | StrOutputParser()
-        inputs = {"history": self.history_text(history), "question": question}
+        messages = condense_prompt(self.settings.prompts_dir).invoke(
+            {"history": self.history_text(history), "question": question}).to_messages()
         try:
-            out = "".join(iter_with_deadline(lambda: [chain.invoke(inputs)], self.settings.llm.timeout))
+            out = self.llm.complete(messages)
         except Exception as exc:  # the extractive conditioning applies instead
             return question, False, exc
         rewritten = _clean_rewrite(out)
@@ -481,36 +480,12 @@ class Assistant:
         return self.extractive_text(prep, cited, [run.numbering[p.id] for p in cited])
 
     def _chat_pieces(self, inputs: dict, run: _Run) -> Iterator[str]:
-        """Text pieces of the streamed LLM answer (each wait bounded by the timeout); records usage.
-
-        A server that rejects ``stream_options`` (asked for to get usage) is asked again without it,
-        once, and never again by this Assistant. Raises the endpoint's error otherwise.
-        """
-        cfg = self.settings.llm
-        for attempt in range(2):
-            chain = answer_prompt(self.settings.prompts_dir) | self.llm
-            sent = False
-            finish = None
-            try:
-                for chunk in iter_with_deadline(lambda: chain.stream(inputs), cfg.timeout):
-                    if chunk.usage_metadata:
-                        run.usage = {k: int(chunk.usage_metadata[k])
-                                     for k in ("input_tokens", "output_tokens", "total_tokens")}
-                    finish = chunk.response_metadata.get("finish_reason") or finish
-                    text = chunk.text
-                    if text:
-                        sent = True
-                        yield text
-                # Every compatible server ends a finished answer with a finish_reason ("stop"); a
-                # stream that just stops, or stops at the token budget, is a cut answer.
-                if sent and finish in (None, "length"):
-                    raise LLMStreamIncomplete(finish)
-                return
-            except Exception as exc:
-                if attempt == 0 and not sent and rejects_stream_options(exc):
-                    self.llm = make_chat_model(cfg, stream_usage=False)
-                    continue
-                raise
+        """Text pieces of the streamed LLM answer (assistant.llm.ChatModel.stream); records usage."""
+        usage: dict[str, int] = {}
+        try:
+            yield from self.llm.stream(answer_prompt(self.settings.prompts_dir).invoke(inputs).to_messages(), usage)
+        finally:
+            run.usage = usage or run.usage
 
     def stream_text(self, prep: Prepared, cited: list[ScoredPaper], run: _Run) -> Iterator[str]:
         """Yield the answer's text pieces, final as shown (markers already checked and renumbered).
