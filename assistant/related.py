@@ -128,10 +128,9 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
             raise ValueError(f"the text is {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}: "
                              "paste an abstract or a few paragraphs")
         qvec = text_embedding(retriever, text)
-    n = min(store.papers.count(), k + len(exclude) + 40)
-    res = store.papers.query(query_embeddings=[qvec], n_results=max(n, 1), include=["distances"]) if n else None
-    d_ids = [i for i in (res["ids"][0] if res else []) if i not in exclude]
-    d_sim = {i: 1.0 - d for i, d in zip(res["ids"][0], res["distances"][0])} if res else {}
+    nearest = store.nearest_papers(qvec, k + len(exclude) + 40)
+    d_ids = [i for i, _ in nearest if i not in exclude]
+    d_sim = dict(nearest)
     b_ids, _ = retriever.bm25(text)
     b_ids = [i for i in b_ids if i not in exclude]
     ids, scores = reciprocal_rank_fusion([d_ids, b_ids], k=retriever.rrf_k)

@@ -73,6 +73,12 @@ def _tuned(default, description: str, source: str, **kw):
 DEV = "set on shared/eval/dev.jsonl"
 
 
+class QuestionCalibration(BaseModel):
+    max_own_terms: int = _tuned(3, "a question with a pronoun is a follow-up only with at most this many content "
+                                "terms of its own (and no name)", "set by reading follow-ups: 'Is it possible to "
+                                "make mixture-of-experts layers faster?' is a new question", ge=0)
+
+
 class FusionCalibration(BaseModel):
     rrf_k: int = _tuned(60, "reciprocal rank fusion constant k in Σ 1/(k + rank)",
                         "Cormack, Clarke & Büttcher (SIGIR 2009), not tuned here", ge=1)
@@ -155,6 +161,7 @@ class Calibration(BaseModel):
     (``Calibration.model_json_schema()`` or :func:`calibration_table` lists them)."""
 
     chunking: ChunkingConfig = ChunkingConfig()
+    question: QuestionCalibration = QuestionCalibration()
     fusion: FusionCalibration = FusionCalibration()
     abstention: AbstentionCalibration = AbstentionCalibration()
     listing: ListCalibration = ListCalibration()

@@ -242,7 +242,7 @@ def test_endpoint_failure_gives_one_line_note_and_the_extractive_answer(case, fa
 
 def llm_wait(a: Assistant, question: str) -> tuple[float, str]:
     """Seconds spent generating (retrieval excluded: other test runs may share the CPU), and the text."""
-    from assistant.answer import _Run
+    from assistant.generate import Run as _Run
 
     prep = a.prepare(question)
     started = time.monotonic()

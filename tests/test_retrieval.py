@@ -110,7 +110,7 @@ def test_venue_spellings_all_match_and_an_ambiguous_stem_is_an_error():
 
     have = {"venue": {"NeurIPS", "neurips", "ICLR"}, "source": {"x.txt", "x.jsonl", "y.txt"}}
     got = resolve_filters(Filters(venue="NEURIPS"), have.__getitem__)
-    assert got.venue == ["NeurIPS", "neurips"] and got.chroma_where() == {"venue": {"$in": ["NeurIPS", "neurips"]}}
+    assert got.venue == ["NeurIPS", "neurips"] and got.where() == {"venue": {"$in": ["NeurIPS", "neurips"]}}
     assert got.admits(Paper(id="a", text="t", venue="neurips")) and not got.admits(Paper(id="b", text="t", venue="ICLR"))
     with pytest.raises(FilterError, match=r"source 'x' is ambiguous: x.jsonl, x.txt"):
         resolve_filters(Filters(source="x"), have.__getitem__)
