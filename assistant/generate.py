@@ -219,7 +219,7 @@ class Generator:
         sources = [self._source(n, numbered[n], prep, [c for c in claims if c.n == n]) for n in sorted(numbered)]
         cited_ids = {s.paper_id for s in sources}
         # Every retrieved paper (`-k` sets how many); a list question retrieves a pool of 20, shown 5.
-        also = [self._source(0, p, prep, []) for p in prep.papers if p.id not in cited_ids][: 5 if prep.multi else None]
+        also = [self._source(0, p, prep, []) for p in prep.papers if p.id not in cited_ids][: self.calibration.listing.also_shown if prep.multi else None]
         return CitedAnswer(
             question=prep.question, standalone_question=prep.query if prep.query != prep.question else "",
             answer=text.strip(), sources=sources, also_retrieved=also, verdict=prep.verdict, mode=run.mode,

@@ -103,7 +103,7 @@ class ListResult:
     @property
     def loose(self) -> bool:
         """More than half of the candidates clear the bar: the evidence is flat."""
-        return bool(self.pool_size) and self.count > self.pool_size / 2
+        return bool(self.pool_size) and self.count > self.pool_size * self.bar.loose_share
 
     def to_dict(self) -> dict:
         return {"question": self.question, "topic": self.topic, "count": self.count,

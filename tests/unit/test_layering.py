@@ -3,6 +3,7 @@
 ``if TYPE_CHECKING:`` blocks are skipped."""
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +48,7 @@ def _imports(path: Path, known: set[str]) -> set[str]:
     return {m for m in found if m in known}
 
 
+@lru_cache(maxsize=1)
 def _graph() -> dict[str, set[str]]:
     mods = _modules()
     return {m: _imports(p, set(mods)) - {m} for m, p in mods.items()}
