@@ -1,11 +1,11 @@
 """The abstract-only caveat: the question analysis (Question.beyond_abstracts, assistant.question) on a
-table of questions, and the caveat's text (assistant.caveat)."""
+table of questions, and the caveat's text (assistant.generate.caveat_text)."""
 
 import json
 
 import pytest
 
-from assistant.caveat import caveat_text
+from assistant.generate import caveat_text
 from assistant.question import analyze
 from tests.conftest import DEV, SHARED
 
