@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS = [
     # 0: records and settings, importing nothing above them
-    {"assistant.types", "assistant.settings", "assistant.prompts", "assistant.metrics"},
+    {"assistant.types", "assistant.settings", "assistant.prompts", "assistant.metrics", "assistant.trace"},
     # 1: pure analysis and the chat-model contract
     {"assistant.question", "assistant.llm", "assistant.citations"},
     # 2: the judge, evidence, retrieval, the list bar
