@@ -65,10 +65,12 @@ def main_options(
 def _embedding_bar():
     """A progress bar for papers being embedded, on stderr when it is a terminal; yields the
     ``on_total`` / ``progress`` callbacks of :func:`vectorstore.ingest.ingest`."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    stderr = getattr(sys.stderr, "unsafe", sys.stderr)  # the bar's own cursor codes, not sanitised away
     with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  transient=True, disable=not sys.stderr.isatty()) as bar:
+                  console=Console(file=stderr), transient=True, disable=not stderr.isatty()) as bar:
         task = bar.add_task("papers", total=None)
         yield {"on_total": lambda n: bar.update(task, total=n), "progress": lambda n: bar.advance(task, n)}
 
@@ -338,7 +340,20 @@ def serve(
 
 
 def main() -> None:
-    """Console entry point: run the app, turning known errors into one line on stderr."""
+    """Console entry point: run the app, turning known errors into one line on stderr. Everything it
+    prints goes through :class:`assistant.sanitize.TerminalSafe` (abstracts, questions and LLM replies
+    may hold escape sequences that a terminal would execute)."""
+    from assistant.sanitize import TerminalSafe
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalSafe(out), TerminalSafe(err)
+    try:
+        _main()
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main() -> None:
     from assistant.errors import USER_ERRORS, one_line
 
     try:
