@@ -204,3 +204,34 @@ def test_a_bad_llm_base_url_is_a_settings_error_when_settings_load(url, reason, 
     monkeypatch.setenv("OPENAI_MODEL", "m")
     code, out, err = run_main(monkeypatch, capsys, "doctor", "--index", str(index_dir))
     assert (code, out, err) == (2, "", line)
+
+
+# --- decided: --export never overwrites silently; a short sentence is no heading -------------------
+def test_export_refuses_an_existing_file_unless_forced(index, index_dir, monkeypatch, capsys, tmp_path):
+    out_file = tmp_path / "sources.md"
+    out_file.write_text("my notes\n")
+    for cmd in (["ask", "What is SyPE?"], ["list", "Which papers study personality in large language models?"]):
+        code, out, err = run_main(monkeypatch, capsys, *cmd, "--export", str(out_file), "--index", str(index_dir))
+        assert (code, out, err) == (2, "", f"error: {out_file} already exists: pass --force to overwrite it, or "
+                                           "choose another file name\n")
+        assert out_file.read_text() == "my notes\n"
+    code, out, err = run_main(monkeypatch, capsys, "ask", "What is SyPE?", "--export", str(out_file), "--force",
+                              "--index", str(index_dir))
+    assert code == 0 and err == f"exported 1 paper to {out_file}\n" and SYPE in out_file.read_text()
+
+
+@pytest.mark.parametrize("first_line, venue", [
+    ("We study penguins.", None), ("Is attention all you need?", None), ("我们研究企鹅。", None),
+    ("NeurIPS accepted papers", "NeurIPS accepted papers"), ("ICML 2026.", "ICML"),
+])
+def test_a_short_sentence_is_not_taken_for_a_heading(tmp_path, first_line, venue):
+    from vectorstore.papers import CorpusError, load_paper_list
+
+    f = tmp_path / "list.txt"
+    f.write_text(f"{first_line}\n\nWe present OmegaBench, a benchmark for symbolic regression.\n")
+    if venue is None:
+        with pytest.raises(CorpusError, match="the first line looks like an abstract, not a heading"):
+            load_paper_list(f)
+    else:
+        (paper,) = load_paper_list(f)
+        assert paper.venue == venue and paper.text.startswith("We present OmegaBench")

@@ -176,7 +176,10 @@ def load_paper_list(path: str | Path) -> list[Paper]:
         raise CorpusError(f"{path}: file is empty (expected a heading line, then abstracts separated by blank lines)")
     heading, _, body = text.partition("\n")
     venue, year = parse_heading(heading)
-    if len(heading.strip()) > MAX_HEADING_CHARS or len(heading.split()) > MAX_HEADING_WORDS:
+    # A short sentence ("We study penguins.") is an abstract too: a heading with no year names a venue,
+    # and a venue's name does not end like a sentence.
+    sentence = year is None and re.search(r"[.!?。！？]\s*$", heading)
+    if len(heading.strip()) > MAX_HEADING_CHARS or len(heading.split()) > MAX_HEADING_WORDS or sentence:
         raise CorpusError(f"{path}: the first line looks like an abstract, not a heading; add a first line "
                           "naming venue and year (e.g. 'ICML 2026')")
     blocks = [b.strip() for b in _BLANK_LINE.split(body)]
