@@ -225,3 +225,22 @@ def test_no_command_reaches_outside_loopback_or_asks_dns(index, index_dir, tmp_p
         f"{name} → {where}: {len(calls)} calls; processes {' '.join(sorted({p for p, _ in calls}))}; {calls[0][1]}"
         for (name, where), calls in sorted(report.items()))
     print(f"8 traced runs in {elapsed:.0f} s")
+
+
+@pytest.mark.parametrize("entry", ["import assistant", "import vectorstore.papers", "import assistant.cli", "import app",
+                                   "from assistant.service import get_assistant"])
+def test_every_entry_point_switches_telemetry_off_whatever_the_environment_says(entry):
+    """The switches are set by importing either package, before any library reads them: a shell that
+    switched a library's telemetry or tracing on does not switch it on here. The hubs' offline mode is
+    only a default."""
+    import json
+
+    from vectorstore.offline import DEFAULTS, FORCED
+
+    env = dict(base_env(with_makefile=False), ORT_DISABLE_TELEMETRY="0", GRADIO_ANALYTICS_ENABLED="True",
+               ANONYMIZED_TELEMETRY="True", LANGSMITH_TRACING_V2="true", LANGCHAIN_TRACING_V2="true",
+               CHROMA_OTEL_COLLECTION_ENDPOINT="http://127.0.0.1:4317", HF_HUB_OFFLINE="0")
+    code = f"{entry}\nimport json, os\nprint(json.dumps({{k: os.environ.get(k) for k in {sorted(FORCED | DEFAULTS)!r}}}))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout) == FORCED | {"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "1"}
