@@ -18,6 +18,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -166,7 +167,7 @@ def test_no_command_reaches_outside_loopback_or_asks_dns(index, index_dir, tmp_p
     draft = "We corrupt the answers of language models and test whether LLM judges notice."
     runs: list[Traced] = []
     serves: dict[str, tuple[Traced, str]] = {}
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         for variant in ("makefile", "bare"):
             env = base_env(with_makefile=variant == "makefile")
@@ -204,6 +205,8 @@ def test_no_command_reaches_outside_loopback_or_asks_dns(index, index_dir, tmp_p
         for t in runs:
             stop(t)
     elapsed = time.monotonic() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
     for variant, text in answers.items():
         assert SYPE in text, f"{variant} serve: the page did not answer with SyPE's abstract:\n{text[:500]}"
     report: dict[tuple[str, str], list] = {}  # (command, address) → [(process, call)]
@@ -224,7 +227,7 @@ def test_no_command_reaches_outside_loopback_or_asks_dns(index, index_dir, tmp_p
     assert not report, "network use outside loopback or DNS (command → address: calls; processes; first call):\n" + "\n".join(
         f"{name} → {where}: {len(calls)} calls; processes {' '.join(sorted({p for p, _ in calls}))}; {calls[0][1]}"
         for (name, where), calls in sorted(report.items()))
-    print(f"8 traced runs in {elapsed:.0f} s")
+    print(f"8 traced runs in {elapsed:.0f} s ({cpu:.0f} CPU-seconds, of which {8 * LINGER:.0f} s lingering idle)")
 
 
 @pytest.mark.parametrize("entry", ["import assistant.cli", "import vectorstore.papers"])
