@@ -12,6 +12,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from assistant.mcp_server import mcp_command
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Ask questions over conference paper abstracts, with citations.")
 
@@ -338,17 +340,7 @@ def serve(
     web.launch(settings, ingest_default=ingest_default)
 
 
-@app.command("mcp")
-def mcp_cmd(
-    index: IndexOpt = None,
-    http: Annotated[bool, typer.Option("--http", help="serve streamable HTTP on 127.0.0.1 instead of stdio")] = False,
-    port: Annotated[int, typer.Option(min=1, max=65535, help="port for --http")] = 8765,
-    ingest_default: Annotated[bool, typer.Option("--ingest/--no-ingest", help="ingest the bundled corpus first if needed")] = True,
-):
-    """Serve search, ask, related, list_papers and get_paper to MCP clients (stdio; --http for 127.0.0.1)."""
-    from assistant.mcp_server import serve as serve_mcp
-
-    serve_mcp(_settings(index), http=http, port=port, ingest_default=ingest_default)
+app.command("mcp")(mcp_command(_settings))
 
 
 def main() -> None:
