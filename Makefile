@@ -57,6 +57,7 @@ bench: setup
 	$(PY) benchmarks/bench_query.py
 	$(PY) benchmarks/bench_answer.py
 	$(PY) benchmarks/concurrency.py
+	$(PY) benchmarks/bench_mcp.py
 
 clean:
 	rm -rf $(VENV) data/index tests/artifacts
