@@ -104,6 +104,7 @@ class RelatedResult(BaseModel):
     query: str = Field(description="the paper id, or the start of the text")
     count: int
     papers: list[RelatedHit]
+    below_bar: int = Field(0, description="papers ranked but left out as too dissimilar, where a bar applies")
 
 
 class ListedHit(_Open):
@@ -236,7 +237,8 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
             log.warning("%s", failed)
     shown = paper_id or " ".join(text.split())[:200]
     records = related_records(items)
-    return RelatedResult(query=shown, count=len(records), papers=[RelatedHit(**r) for r in records])
+    return RelatedResult(query=shown, count=len(records), papers=[RelatedHit(**r) for r in records],
+                         below_bar=getattr(items, "below_bar", 0))  # a related-work list may carry its cut-off
 
 
 def list_matching(backend: Backend, topic: str, venue: str | None = None, year: int | None = None,
