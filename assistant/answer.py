@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from assistant.citations import CitationRewriter, claims_with_citations, strip_markers
 from assistant.evidence import Sentence, SentenceCache, lexical_coverage, score_sentences, term_weights
-from assistant.llm import (LLMStreamIncomplete, explain_llm_error, iter_with_deadline, make_chat_model,
+from assistant.llm import (LLMStreamIncomplete, explain_llm_error, fold_system, iter_with_deadline, make_chat_model,
                            rejects_stream_options)
 from assistant.prompts import answer_prompt, condense_prompt
 from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from, question_topic
@@ -280,7 +280,8 @@ class Assistant:
         chain = condense_prompt(self.settings.prompts_dir) | self.llm | StrOutputParser()
         inputs = {"history": self.history_text(history), "question": question}
         try:
-            out = "".join(iter_with_deadline(lambda: [chain.invoke(inputs)], self.settings.llm.timeout))
+            cfg = self.settings.llm  # not streamed: the first-token wait covers the whole short reply
+            out = "".join(iter_with_deadline(lambda: [chain.invoke(inputs)], cfg.timeout, cfg.first_token_timeout))
         except Exception as exc:  # the extractive conditioning applies instead
             return question, False, exc
         rewritten = _clean_rewrite(out)
@@ -563,11 +564,12 @@ class Assistant:
         """
         cfg = self.settings.llm
         for attempt in range(2):
-            chain = answer_prompt(self.settings.prompts_dir) | self.llm
+            chain = answer_prompt(self.settings.prompts_dir, fold_system(cfg)) | self.llm
             sent = False
             finish = None
             try:
-                for chunk in iter_with_deadline(lambda: chain.stream(inputs), cfg.timeout):
+                for chunk in iter_with_deadline(lambda: chain.stream(inputs), cfg.timeout, cfg.first_token_timeout,
+                                                starts=lambda c: bool(c.text)):
                     if chunk.usage_metadata:
                         run.usage = {k: int(chunk.usage_metadata[k])
                                      for k in ("input_tokens", "output_tokens", "total_tokens")}

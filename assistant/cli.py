@@ -47,14 +47,17 @@ def _fail(message: str, code: int = 2) -> None:
 def main_options(
     model: Annotated[Optional[str], typer.Option("--model", help="LLM model name [env: OPENAI_MODEL]")] = None,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible base URL [env: OPENAI_BASE_URL]")] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", help="LLM request timeout, seconds")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="LLM timeout between streamed pieces, seconds")] = None,
+    first_token_timeout: Annotated[Optional[float], typer.Option(
+        "--first-token-timeout", help="LLM timeout for the first piece of a reply, seconds")] = None,
     chroma_host: Annotated[Optional[str], typer.Option("--chroma-host", help="use a Chroma server at this host")] = None,
     chroma_port: Annotated[Optional[int], typer.Option("--chroma-port", help="Chroma server port")] = None,
     embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="sentence-transformers model name or path")] = None,
 ):
     _State.overrides = {}
-    if any(v is not None for v in (model, base_url, timeout)):
-        _State.overrides["llm"] = {"model": model, "base_url": base_url, "timeout": timeout}
+    if any(v is not None for v in (model, base_url, timeout, first_token_timeout)):
+        _State.overrides["llm"] = {"model": model, "base_url": base_url, "timeout": timeout,
+                                   "first_token_timeout": first_token_timeout}
     if chroma_host or chroma_port:
         _State.overrides["store"] = {"host": chroma_host, "port": chroma_port}
     if embedding_model:

@@ -18,9 +18,10 @@ _CITE = re.compile(r"\[([QP])(\d+)\]")
 _NUMERIC_CITE = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
 
 
-def related_prompt(prompts_dir):
-    """System + user messages; variables ``query``, ``paper`` and ``label``. Raises FileNotFoundError."""
-    from langchain_core.prompts import ChatPromptTemplate
+def related_prompt(prompts_dir, fold_system: bool = False):
+    """System + user messages (one user message with ``fold_system``); variables ``query``, ``paper``
+    and ``label``. Raises FileNotFoundError."""
+    from assistant.prompts import chat_prompt
 
     folder = Path(prompts_dir)
     try:
@@ -28,14 +29,16 @@ def related_prompt(prompts_dir):
         user = (folder / "related_user.txt").read_text(encoding="utf-8")
     except OSError as exc:
         raise FileNotFoundError(f"prompt file missing in {folder}: {exc}") from exc
-    return ChatPromptTemplate.from_messages([("system", system), ("human", user)])
+    return chat_prompt(system, user, fold_system)
 
 
-def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper, timeout: float | None = None) -> str:
+def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper, timeout: float | None = None,
+                    fold_system: bool = False) -> str:
     """The paragraph for ``item``; citations of sentences that do not exist, and numeric ones
     (``[7]``), are removed.
 
-    ``llm`` is a LangChain chat model; ``timeout`` (seconds) bounds the whole call, retries included.
+    ``llm`` is a LangChain chat model; ``timeout`` (seconds) bounds the whole call, retries included;
+    ``fold_system`` sends the system prompt inside the user message (:func:`assistant.llm.fold_system`).
     Raises whatever the endpoint raises, or LLMDeadlineError (callers fall back to the sentence pairs).
     """
     from langchain_core.output_parsers import StrOutputParser
@@ -48,7 +51,7 @@ def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper, timeo
     def number(tag: str, sents: list[str]) -> str:
         return "\n".join(f"[{tag}{i}] {s}" for i, s in enumerate(sents, 1))
 
-    chain = related_prompt(prompts_dir) | llm | StrOutputParser()
+    chain = related_prompt(prompts_dir, fold_system) | llm | StrOutputParser()
     inputs = {"query": number("Q", q_sents), "paper": number("P", p_sents), "label": item.paper.display()}
     if timeout is None:
         text = chain.invoke(inputs)
@@ -60,14 +63,16 @@ def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper, timeo
 
 
 def add_llm_summaries(llm, cfg, prompts_dir, query_text: str, items: list[RelatedPaper], n: int = 3) -> str:
-    """Fill ``summary`` of the first ``n`` items, each call bounded by ``cfg.timeout`` (``cfg``: the
-    LLMSettings). Returns "" or, when the endpoint fails, a one-line note naming what went wrong
-    (the sentence pairs remain the explanation)."""
-    from assistant.llm import explain_llm_error
+    """Fill ``summary`` of the first ``n`` items, each call bounded by ``cfg.first_token_timeout``
+    (``cfg``: the LLMSettings; the reply is not streamed, so its first token is its end). Returns ""
+    or, when the endpoint fails, a one-line note naming what went wrong (the sentence pairs remain
+    the explanation)."""
+    from assistant.llm import explain_llm_error, fold_system
 
     for item in items[:n]:
         try:
-            item.summary = llm_explanation(llm, prompts_dir, query_text, item, timeout=cfg.timeout)
+            item.summary = llm_explanation(llm, prompts_dir, query_text, item, timeout=cfg.first_token_timeout,
+                                           fold_system=fold_system(cfg))
         except Exception as exc:  # any endpoint failure: keep the extractive explanation
             return f"{explain_llm_error(exc, cfg)} Showing sentence pairs only."
     return ""

@@ -72,7 +72,17 @@ class LLMSettings(BaseModel):
     model: str | None = None
     temperature: float = 0.0
     max_tokens: int = 512
-    timeout: float = Field(30.0, gt=0, description="seconds per request")
+    timeout: float = Field(30.0, gt=0, description="seconds to wait for each next piece of a streamed reply "
+                                                  "(and for the model list)")
+    first_token_timeout: float = Field(
+        120.0, gt=0, description="seconds to wait for the first piece of a reply (retries included): a local "
+                                 "CPU server reads a 1,500-token prompt in 10-30 s before it writes anything")
+    system_role: str = Field(
+        "system", pattern="^(auto|system|user)$",
+        description="how the system prompt is sent: system (a system message), user (folded into the first user "
+                    "message, for chat templates without a system role, e.g. llama.cpp's gemma; `doctor` tells) "
+                    "or auto (asks the server once, with two one-token requests, whether its template keeps a "
+                    "system message)")
     max_retries: int = Field(1, ge=0)
     context_window: int = Field(8192, ge=512, description="model context in tokens, for packing")
 

@@ -40,7 +40,7 @@ def make_assistant(settings, index):
 
     def make(base_url: str, index_=None, settings_=None, **llm) -> Assistant:
         cfg = LLMSettings(base_url=base_url, api_key=SecretStr("sk-test"), model="test-model", timeout=TIMEOUT,
-                          max_retries=0).model_copy(update=llm)
+                          first_token_timeout=TIMEOUT, max_retries=0).model_copy(update=llm)
         base = settings_ or settings
         return Assistant(base.model_copy(update={"llm": cfg}), index_ or index)
 
@@ -213,7 +213,9 @@ FAILURES = {
     "404": (dict(model="no-such-model"), "The LLM endpoint {url} does not know model 'no-such-model' (404): check OPENAI_MODEL."),
     "429": (dict(reply=Reply(status=429)), "The LLM endpoint {url} is rate-limiting requests (429): try again shortly."),
     "500": (dict(reply=Reply(status=500)), "The LLM endpoint {url} failed with a server error (500)."),
-    "timeout": (dict(reply=Reply(delay=5), timeout=0.5), "The LLM endpoint {url} did not answer within 0.5 s."),
+    "timeout": (dict(reply=Reply(delay=5), first_token_timeout=0.5),
+                "The LLM endpoint {url} did not answer within 0.5 s (the first-token timeout, "
+                "PAPER_ASSISTANT_LLM__FIRST_TOKEN_TIMEOUT)."),
     "refused": (dict(refused=True), "Cannot connect to the LLM endpoint {url}: is the server running?"),
 }
 
@@ -224,7 +226,7 @@ def test_endpoint_failure_gives_one_line_note_and_the_extractive_answer(case, fa
     url = f"http://127.0.0.1:{free_port()}/v1" if spec.get("refused") else fake.base_url
     if "reply" in spec:
         fake.script(spec["reply"])
-    llm = {k: v for k, v in spec.items() if k in ("model", "timeout")}
+    llm = {k: v for k, v in spec.items() if k in ("model", "first_token_timeout")}
     a = make_assistant(url, **llm)
     pieces, ans = collect(a.ask_stream(OMNIMOE_Q))
 
@@ -252,7 +254,7 @@ def test_nothing_waits_past_the_timeout(fake, make_assistant, extractive, reply)
     """The wait for a reply (connection, retries with their back-off, first token) is bounded by the
     timeout, however many retries are configured."""
     fake.default = reply
-    a = make_assistant(fake.base_url, timeout=0.3, max_retries=3)
+    a = make_assistant(fake.base_url, first_token_timeout=0.3, max_retries=3)
     elapsed, text = llm_wait(a, OMNIMOE_Q)
     assert text.endswith(extractive.answer)
     assert elapsed < 0.3 + 0.5
@@ -398,14 +400,15 @@ def test_the_second_one_is_resolved_without_asking_the_llm_to_rewrite(fake, make
 def test_condense_failure_falls_back_to_extractive_conditioning_without_waiting_twice(fake, make_assistant, assistant):
     first = assistant.ask(OMNIMOE_Q)
     fake.script(Reply(delay=5))
-    a = make_assistant(fake.base_url, timeout=0.5)
+    a = make_assistant(fake.base_url, first_token_timeout=0.5)
     started = time.monotonic()
     assert a.condense("What dataset did it use?", [(OMNIMOE_Q, first)]) == "What dataset did it use?"
     assert time.monotonic() - started < 0.5 + 0.5
     fake.script(Reply(delay=5))
     ans = a.ask("What dataset did it use?", history=[(OMNIMOE_Q, first)])
     assert len(fake.requests) == 2  # the answer did not wait on the dead endpoint a second time
-    assert ans.note == f"The LLM endpoint {fake.base_url} did not answer within 0.5 s. {FALLBACK_NOTE}"
+    assert ans.note == (f"The LLM endpoint {fake.base_url} did not answer within 0.5 s (the first-token timeout, "
+                        f"PAPER_ASSISTANT_LLM__FIRST_TOKEN_TIMEOUT). {FALLBACK_NOTE}")
     assert ans.sources[0].paper_id == OMNIMOE
 
 
@@ -425,20 +428,30 @@ def test_history_is_bounded_by_turns_and_tokens(assistant):
 def _doctor(settings, url, **llm):
     from assistant.doctor import run_doctor
 
-    cfg = LLMSettings(base_url=url, api_key=SecretStr("sk-test"), model="test-model", timeout=TIMEOUT).model_copy(update=llm)
+    cfg = LLMSettings(base_url=url, api_key=SecretStr("sk-test"), model="test-model", timeout=TIMEOUT,
+                      first_token_timeout=TIMEOUT).model_copy(update=llm)
     return list(run_doctor(settings.model_copy(update={"llm": cfg})))
 
 
 def test_doctor_passes_against_a_working_endpoint(settings, index, fake):
     fake.script("OK")
     lines = _doctor(settings, fake.base_url)
-    assert [ok for ok, _ in lines] == [True, True, True]
+    assert [ok for ok, _ in lines] == [True, True, True, True]
     assert lines[0][1].startswith(f"index at {settings.index}: 38 papers")
     assert lines[1][1] == f"LLM endpoint {fake.base_url}: 1 models listed, including 'test-model'"
-    assert lines[2][1] == "LLM model 'test-model' answered: 'OK' (streamed)"
-    assert fake.requests[-1]["stream"] is True
+    assert re.fullmatch(r"LLM model 'test-model' answered: 'OK' \(streamed; first piece after \d+\.\d s, "
+                        r"first-token timeout 1 s\)", lines[2][1])
+    assert lines[3][1] == "LLM model 'test-model': its chat template keeps the system message"
+    probe = fake.requests[0]  # (the model list is not recorded)
+    assert probe["stream"] is True
+    # The probe looks like a real question: the answer prompt's rules, a numbered abstract, a question.
+    assert [m["role"] for m in probe["messages"]] == ["system", "user"]
+    assert "[1] SparseRoute (id: probe#1)" in user_message(probe) and "Question: " in user_message(probe)
     # The budget goes both ways on a non-OpenAI server: local servers read max_tokens.
-    assert fake.requests[-1].get("max_tokens") == 8 == fake.requests[-1].get("max_completion_tokens")
+    assert probe.get("max_tokens") == 16 == probe.get("max_completion_tokens")
+    # The system-role check: the same user message without, then with, a system message.
+    assert [[m["role"] for m in r["messages"]] for r in fake.requests[1:]] == [["user"], ["system", "user"]]
+    assert [r.get("max_tokens") for r in fake.requests[1:]] == [1, 1]
 
 
 def test_doctor_says_what_is_wrong(settings, index, fake):
@@ -469,7 +482,8 @@ def test_doctor_command_exit_codes(index_dir, index, fake):
     env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test", "OPENAI_MODEL": "test-model"}
     ok = CliRunner().invoke(app, ["doctor", "--index", str(index_dir)], env=env)
     assert ok.exit_code == 0, ok.output
-    assert ok.output.splitlines()[-1].startswith("ok    LLM model 'test-model' answered")
+    assert ok.output.splitlines()[-2].startswith("ok    LLM model 'test-model' answered")
+    assert ok.output.splitlines()[-1] == "ok    LLM model 'test-model': its chat template keeps the system message"
     bad = CliRunner().invoke(app, ["doctor", "--index", str(index_dir)], env={**env, "OPENAI_MODEL": "gpt-nope"})
     assert bad.exit_code == 1
     assert bad.output.splitlines()[-1] == (f"FAIL  The LLM endpoint {fake.base_url} does not know model 'gpt-nope' "
