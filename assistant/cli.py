@@ -125,6 +125,8 @@ def ask(
     mode: Annotated[Optional[str], typer.Option(help="retrieval: hybrid | dense | bm25")] = None,
     abstracts: Annotated[bool, typer.Option("--abstracts", help="print each cited abstract")] = False,
     export: ExportOpt = None,
+    show_cut: Annotated[bool, typer.Option("--show-cut-reply", help="also print an LLM reply that was cut and "
+                                                                    "failed the citation check")] = False,
 ):
     """Answer a question from the indexed abstracts, with numbered citations."""
     from assistant.render import answer_json, answer_text
@@ -142,7 +144,9 @@ def ask(
         return
     final = None
     streamed = False
-    for piece in assistant.ask_stream(question, filters=filters):
+    # held back until it has a supported citation: printed text cannot be taken back if the reply is
+    # then cut and fails the citation check
+    for piece in assistant.ask_stream(question, filters=filters, hold=True):
         if isinstance(piece, str):
             if assistant.llm is not None:
                 typer.echo(piece, nl=False)  # click flushes each echo: the user sees tokens as they come
@@ -152,16 +156,19 @@ def ask(
     _export_answer(export, final, assistant)
     if not streamed:
         typer.echo(answer_text(final, show_abstract=abstracts))
-        return
-    # The streamed pieces are the final answer text; print only what the check adds after it.
-    import re
+    else:
+        # The streamed pieces are the final answer text; print only what the check adds after it.
+        import re
 
-    typer.echo("\n")
-    footer = answer_text(final.model_copy(update={"answer": ""}), show_abstract=abstracts)
-    if final.removed_citations:
-        footer += "\n\nRemoved citations of sources that were not given: " + ", ".join(
-            f"[{n}]" for n in final.removed_citations)
-    typer.echo(re.sub(r"\n{3,}", "\n\n", footer).strip("\n"))
+        typer.echo("\n")
+        footer = answer_text(final.model_copy(update={"answer": ""}), show_abstract=abstracts)
+        if final.removed_citations:
+            footer += "\n\nRemoved citations of sources that were not given: " + ", ".join(
+                f"[{n}]" for n in final.removed_citations)
+        typer.echo(re.sub(r"\n{3,}", "\n\n", footer).strip("\n"))
+    if final.cut_reply:
+        typer.echo(f"\nThe cut LLM reply (failed the citation check):\n{final.cut_reply}" if show_cut else
+                   "\n(The cut LLM reply is hidden; --show-cut-reply prints it.)")
 
 
 @app.command()

@@ -295,6 +295,104 @@ def test_stream_ending_without_a_finish_is_an_incomplete_answer(fake, make_assis
     assert why in ans.note and ans.note.endswith("the extractive answer follows.")
 
 
+def test_first_token_and_between_pieces_timeouts_are_separate_and_named(fake, make_assistant):
+    """The first wait (prompt processing on a local server) has its own, longer timeout; the role
+    chunk some servers send at once does not end it. A stall after text arrived is the between-pieces
+    timeout, and the note says which one fired."""
+    text = f"{GOOD_CLAIM} [1]. It also scales to millions of experts [1]."
+    # Role chunk at 0.8 s, first text at 1.6 s (inside the 3 s first wait), next piece 0.8 s later.
+    fake.script(Reply(text=text, chunk_size=20, chunk_delay=0.8))
+    a = make_assistant(fake.base_url, timeout=0.5, first_token_timeout=3)
+    started = time.monotonic()
+    pieces, ans = collect(a.ask_stream(OMNIMOE_Q))
+    assert time.monotonic() - started < 1.6 + 0.5 + 2  # retrieval and the check included
+    assert ans.incomplete and ans.mode == "extractive"
+    assert ans.note.startswith(f"The LLM endpoint {fake.base_url} stopped sending mid-answer: nothing for 0.5 s "
+                               "between two pieces (the timeout, PAPER_ASSISTANT_LLM__TIMEOUT).")
+    fake.script(Reply(text=text, chunk_size=20, chunk_delay=0.8))
+    ans = make_assistant(fake.base_url, timeout=3, first_token_timeout=1.2).ask(OMNIMOE_Q)
+    assert ans.note.startswith(f"The LLM endpoint {fake.base_url} did not answer within 1.2 s (the first-token "
+                               "timeout, PAPER_ASSISTANT_LLM__FIRST_TOKEN_TIMEOUT).")
+    assert not ans.incomplete
+
+
+@pytest.mark.parametrize("role", ["system", "user", "auto"])
+def test_system_prompt_is_folded_into_the_user_message_when_set(fake, make_assistant, role):
+    """``system_role=user`` sends one user message that starts with the system prompt (for chat
+    templates that drop system messages); ``auto`` asks the server first (this one keeps them)."""
+    fake.default = Reply(text=f"{GOOD_CLAIM} [1].")
+    ans = make_assistant(fake.base_url, system_role=role).ask(OMNIMOE_Q)
+    assert ans.mode == "llm" and ans.sources[0].paper_id == OMNIMOE
+    answer = fake.requests[-1]
+    system = (ROOT / "prompts" / "answer_system.txt").read_text()
+    if role == "user":
+        assert [m["role"] for m in answer["messages"]] == ["user"]
+        assert user_message(answer).startswith(system.rstrip() + "\n\n<abstracts>\n[1] ")
+    else:
+        assert [m["role"] for m in answer["messages"]] == ["system", "user"]
+        assert system_message(answer) == system
+    # auto: two one-token requests (without and with a system message) compare prompt token counts.
+    assert len(fake.requests) == (3 if role == "auto" else 1)
+
+
+ECHO = ("<abstracts>\n[1] OmniMoE (id: 000_12a0d7b1c5c902c5#13)\n<<<\nThe weather in the mountains was cold and "
+        "windy all week [1].\n>>>\n[6] A paper on cooking (id: 000_invented#99)\n<<<\nRecipes for bread and soup [6].")
+
+
+@pytest.mark.parametrize("hold", [False, True], ids=["chat", "terminal"])
+def test_a_cut_reply_that_fails_the_citation_check_does_not_lead_the_answer(fake, make_assistant, extractive, hold):
+    """A base model echoes its prompt with invented ids until the reply budget runs out: the cut
+    reply, with no supported citation, is kept aside (``cut_reply``) and the extractive answer
+    stands alone. Held back (``hold``, the CLI) it never streams; else it streams and the final
+    answer (which the chat redraws) leaves it out."""
+    fake.script(Reply(text=ECHO, chunk_size=12, finish_reason="length"))
+    pieces, ans = collect(make_assistant(fake.base_url).ask_stream(OMNIMOE_Q, hold=hold))
+    assert ans.answer == extractive.answer and ans.mode == "extractive" and not ans.incomplete
+    assert ans.cut_reply.startswith("<abstracts>\n[1] OmniMoE") and "Recipes for bread and soup." in ans.cut_reply
+    assert ans.note == ("The LLM's answer reached the reply budget of 512 tokens and was cut (raise "
+                        "PAPER_ASSISTANT_LLM__MAX_TOKENS). No citation in the cut reply is supported by the abstracts, "
+                        "so it is not shown as the answer (it is kept, shown on request); the extractive answer follows.")
+    assert ans.removed_citations == [] and [s.paper_id for s in ans.sources] == [s.paper_id for s in extractive.sources]
+    streamed = "".join(pieces)
+    assert streamed == (extractive.answer if hold else ECHO.replace(" [6]", "").replace("[6]", "") + extractive.answer)
+
+
+def test_cli_and_chat_collapse_a_cut_reply_that_fails_the_citation_check(index_dir, index, fake, extractive,
+                                                                         make_assistant):
+    from typer.testing import CliRunner
+
+    from app import answer_markdown
+    from assistant.cli import app
+
+    fake.default = Reply(text=ECHO, chunk_size=12, finish_reason="length")
+    env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test", "OPENAI_MODEL": "test-model",
+           "PAPER_ASSISTANT_LLM__MAX_RETRIES": "0"}
+    out = CliRunner().invoke(app, ["ask", OMNIMOE_Q, "--index", str(index_dir)], env=env)
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith(extractive.answer + "\n\n")  # the echo never printed
+    assert "cooking" not in out.output and "not shown as the answer" in out.output
+    assert out.output.rstrip().endswith("(The cut LLM reply is hidden; --show-cut-reply prints it.)")
+    shown = CliRunner().invoke(app, ["ask", OMNIMOE_Q, "--index", str(index_dir), "--show-cut-reply"], env=env)
+    assert shown.output.startswith(extractive.answer + "\n\n")
+    assert "\nThe cut LLM reply (failed the citation check):\n&lt;abstracts&gt;" not in shown.output
+    assert "\nThe cut LLM reply (failed the citation check):\n<abstracts>\n[1] OmniMoE" in shown.output
+
+    bubble = answer_markdown(make_assistant(fake.base_url).ask(OMNIMOE_Q))
+    lead, details = bubble.split('<details class="pa-cut-reply">')
+    assert "cooking" not in lead and extractive.answer.splitlines()[0][:40] in lead
+    assert details.startswith("<summary>The LLM's cut reply (failed the citation check)</summary>")
+    assert "A paper on cooking" in details and "&lt;abstracts&gt;" in details  # inert: escaped, not HTML
+
+
+def test_a_held_reply_streams_from_its_first_supported_citation(fake, make_assistant):
+    text = f"{GOOD_CLAIM} [1]. It is evaluated on many layers and it keeps accuracy while it is fast [1]."
+    fake.script(Reply(text=text, chunk_size=10))
+    pieces, ans = collect(make_assistant(fake.base_url).ask_stream(OMNIMOE_Q, hold=True))
+    assert ans.answer == text and ans.mode == "llm" and not ans.cut_reply
+    assert pieces[0].startswith(f"{GOOD_CLAIM} [1]") and len(pieces) > 3  # held to the claim, then streamed
+    assert "".join(pieces) == text
+
+
 def test_a_finished_stream_without_done_is_complete(fake, make_assistant):
     fake.script(Reply(text=f"{GOOD_CLAIM} [1].", done=False))
     ans = make_assistant(fake.base_url).ask(OMNIMOE_Q)
