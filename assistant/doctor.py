@@ -54,7 +54,7 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
     import openai
 
     from assistant.answer import as_data
-    from assistant.llm import explain_llm_error, fold_system, iter_with_deadline, make_chat_model, system_role_kept
+    from assistant.llm import LLMStreamIncomplete, OpenAIChat, explain_llm_error, fold_system, system_role_kept
     from assistant.prompts import answer_prompt
 
     where = cfg.base_url or "the OpenAI API"
@@ -74,29 +74,27 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
             shown = ", ".join(repr(n) for n in names[:5]) + (", …" if len(names) > 5 else "")
             yield False, f"LLM endpoint {where} does not list model {cfg.model!r} (it lists: {shown or 'none'})"
     # Streamed, as answers are, with the answer prompt: a server whose streaming is broken fails here,
-    # not mid-answer.
-    text, finish, first = "", None, None
+    # not mid-answer. The reply is short by design, so a cut at its budget ("length") is fine.
+    text, first = "", None
     context = f"[1] SparseRoute (id: probe#1)\n<<<\n{as_data(PROBE_ABSTRACT)}\n>>>"
-    messages = answer_prompt(settings.prompts_dir, fold_system=fold_system(cfg)).format_messages(
-        context=context, question=PROBE_QUESTION)
+    messages = answer_prompt(settings.prompts_dir).format_messages(context=context, question=PROBE_QUESTION)
+    model = OpenAIChat(cfg.model_copy(update={"max_tokens": PROBE_TOKENS, "max_retries": 0}))
+    start = time.monotonic()
     try:
-        model = make_chat_model(cfg.model_copy(update={"max_tokens": PROBE_TOKENS, "max_retries": 0}))
-        start = time.monotonic()
-        for chunk in iter_with_deadline(lambda: model.stream(messages), cfg.timeout, cfg.first_token_timeout,
-                                        starts=lambda c: bool(c.text)):
-            if first is None and chunk.text:
+        for piece in model.stream(messages):
+            if first is None:
                 first = time.monotonic() - start
-            text += chunk.text
-            finish = chunk.response_metadata.get("finish_reason") or finish
+            text += piece
+    except LLMStreamIncomplete as exc:
+        if exc.finish_reason is None:
+            yield False, (f"LLM model {cfg.model!r} at {where} ended its stream without a finish reason: every "
+                          f"answer would be marked incomplete")
+            return
     except Exception as exc:
         yield False, explain_llm_error(exc, cfg)
         return
     if not text.strip():
         yield False, f"LLM model {cfg.model!r} at {where} streamed an empty reply: answers would fall back to extractive"
-        return
-    if finish is None:
-        yield False, (f"LLM model {cfg.model!r} at {where} ended its stream without a finish reason: every answer "
-                      f"would be marked incomplete")
         return
     shown = " ".join(text.split())
     yield True, (f"LLM model {cfg.model!r} answered: {shown[:40]!r} (streamed; first piece after {first:.1f} s, "

@@ -139,7 +139,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
             progress()
     for mode in MODES:
         report.ranking[mode] = {kind: _mean(rows) for kind, rows in per_mode[mode].items()}
-    report.abstention = abstention_report(answerable, nones, assistant.rule)
+    report.abstention = abstention_report(answerable, nones, assistant.judge)
     if evidence_n:
         report.evidence_accuracy = evidence_hits / evidence_n
         report.evidence_n = evidence_n

@@ -17,19 +17,11 @@ def _read(folder: str, name: str) -> str:
         raise FileNotFoundError(f"prompt file missing: {path}") from exc
 
 
-def chat_prompt(system: str, user: str, fold_system: bool = False) -> ChatPromptTemplate:
-    """A system and a user message, or with ``fold_system`` one user message holding both (the
-    system text first): some chat templates have no system role and silently drop a system message
-    (llama.cpp's ``gemma`` format), which would lose every rule in it."""
-    if fold_system:
-        return ChatPromptTemplate.from_messages([("human", f"{system.rstrip()}\n\n{user}")])
-    return ChatPromptTemplate.from_messages([("system", system), ("human", user)])
-
-
-def answer_prompt(folder: Path, fold_system: bool = False) -> ChatPromptTemplate:
-    """System + user messages (one user message with ``fold_system``); variables ``context`` and
-    ``question``. Raises FileNotFoundError."""
-    return chat_prompt(_read(str(folder), "answer_system.txt"), _read(str(folder), "answer_user.txt"), fold_system)
+def answer_prompt(folder: Path) -> ChatPromptTemplate:
+    """System + user messages; variables ``context`` and ``question``. Raises FileNotFoundError."""
+    return ChatPromptTemplate.from_messages(
+        [("system", _read(str(folder), "answer_system.txt")), ("human", _read(str(folder), "answer_user.txt"))]
+    )
 
 
 def condense_prompt(folder: Path) -> PromptTemplate:

@@ -18,10 +18,9 @@ _CITE = re.compile(r"\[([QP])(\d+)\]")
 _NUMERIC_CITE = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
 
 
-def related_prompt(prompts_dir, fold_system: bool = False):
-    """System + user messages (one user message with ``fold_system``); variables ``query``, ``paper``
-    and ``label``. Raises FileNotFoundError."""
-    from assistant.prompts import chat_prompt
+def related_prompt(prompts_dir):
+    """System + user messages; variables ``query``, ``paper`` and ``label``. Raises FileNotFoundError."""
+    from langchain_core.prompts import ChatPromptTemplate
 
     folder = Path(prompts_dir)
     try:
@@ -29,50 +28,38 @@ def related_prompt(prompts_dir, fold_system: bool = False):
         user = (folder / "related_user.txt").read_text(encoding="utf-8")
     except OSError as exc:
         raise FileNotFoundError(f"prompt file missing in {folder}: {exc}") from exc
-    return chat_prompt(system, user, fold_system)
+    return ChatPromptTemplate.from_messages([("system", system), ("human", user)])
 
 
-def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper, timeout: float | None = None,
-                    fold_system: bool = False) -> str:
+def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper, timeout: float | None = None) -> str:
     """The paragraph for ``item``; citations of sentences that do not exist, and numeric ones
     (``[7]``), are removed.
 
-    ``llm`` is a LangChain chat model; ``timeout`` (seconds) bounds the whole call, retries included;
-    ``fold_system`` sends the system prompt inside the user message (:func:`assistant.llm.fold_system`).
+    ``llm`` is an :class:`assistant.llm.ChatModel`, whose timeout bounds the whole call, retries included.
     Raises whatever the endpoint raises, or LLMDeadlineError (callers fall back to the sentence pairs).
     """
-    from langchain_core.output_parsers import StrOutputParser
-
-    from assistant.llm import iter_with_deadline
-
     q_sents = split_sentences(query_text)
     p_sents = split_sentences(item.paper.text)
 
     def number(tag: str, sents: list[str]) -> str:
         return "\n".join(f"[{tag}{i}] {s}" for i, s in enumerate(sents, 1))
 
-    chain = related_prompt(prompts_dir, fold_system) | llm | StrOutputParser()
-    inputs = {"query": number("Q", q_sents), "paper": number("P", p_sents), "label": item.paper.display()}
-    if timeout is None:
-        text = chain.invoke(inputs)
-    else:
-        text = next(iter(iter_with_deadline(lambda: [chain.invoke(inputs)], timeout)))
+    text = llm.complete(related_prompt(prompts_dir).invoke(
+        {"query": number("Q", q_sents), "paper": number("P", p_sents), "label": item.paper.display()}).to_messages())
     limit = {"Q": len(q_sents), "P": len(p_sents)}
     text = _CITE.sub(lambda m: m.group(0) if 1 <= int(m.group(2)) <= limit[m.group(1)] else "", text.strip())
     return _NUMERIC_CITE.sub("", text).strip()
 
 
 def add_llm_summaries(llm, cfg, prompts_dir, query_text: str, items: list[RelatedPaper], n: int = 3) -> str:
-    """Fill ``summary`` of the first ``n`` items, each call bounded by ``cfg.first_token_timeout``
-    (``cfg``: the LLMSettings; the reply is not streamed, so its first token is its end). Returns ""
-    or, when the endpoint fails, a one-line note naming what went wrong (the sentence pairs remain
-    the explanation)."""
-    from assistant.llm import explain_llm_error, fold_system
+    """Fill ``summary`` of the first ``n`` items, each call bounded by ``cfg.timeout`` (``cfg``: the
+    LLMSettings). Returns "" or, when the endpoint fails, a one-line note naming what went wrong
+    (the sentence pairs remain the explanation)."""
+    from assistant.llm import explain_llm_error
 
     for item in items[:n]:
         try:
-            item.summary = llm_explanation(llm, prompts_dir, query_text, item, timeout=cfg.first_token_timeout,
-                                           fold_system=fold_system(cfg))
+            item.summary = llm_explanation(llm, prompts_dir, query_text, item)
         except Exception as exc:  # any endpoint failure: keep the extractive explanation
             return f"{explain_llm_error(exc, cfg)} Showing sentence pairs only."
     return ""

@@ -17,7 +17,10 @@ import numpy as np
 import pytest
 from pydantic import SecretStr
 
-from assistant.answer import FALLBACK_NOTE, INCOMPLETE_MARK, SUPPORT_THRESHOLD, Assistant
+from assistant.answer import FALLBACK_NOTE, INCOMPLETE_MARK, Assistant
+from assistant.settings import Calibration
+
+SUPPORT_THRESHOLD = Calibration().answer.support_threshold
 from assistant.settings import LLMSettings
 from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI, Reply, free_port
@@ -300,8 +303,9 @@ def test_first_token_and_between_pieces_timeouts_are_separate_and_named(fake, ma
     chunk some servers send at once does not end it. A stall after text arrived is the between-pieces
     timeout, and the note says which one fired."""
     text = f"{GOOD_CLAIM} [1]. It also scales to millions of experts [1]."
-    # Role chunk at 0.8 s, first text at 1.6 s (inside the 3 s first wait), next piece 0.8 s later.
-    fake.script(Reply(text=text, chunk_size=20, chunk_delay=0.8))
+    # Role chunk at 0.8 s, first text (the cited claim) at 1.6 s (inside the 3 s first wait), the
+    # next piece 0.8 s later.
+    fake.script(Reply(text=text, chunk_size=90, chunk_delay=0.8))
     a = make_assistant(fake.base_url, timeout=0.5, first_token_timeout=3)
     started = time.monotonic()
     pieces, ans = collect(a.ask_stream(OMNIMOE_Q))
@@ -309,7 +313,7 @@ def test_first_token_and_between_pieces_timeouts_are_separate_and_named(fake, ma
     assert ans.incomplete and ans.mode == "extractive"
     assert ans.note.startswith(f"The LLM endpoint {fake.base_url} stopped sending mid-answer: nothing for 0.5 s "
                                "between two pieces (the timeout, PAPER_ASSISTANT_LLM__TIMEOUT).")
-    fake.script(Reply(text=text, chunk_size=20, chunk_delay=0.8))
+    fake.script(Reply(text=text, chunk_size=90, chunk_delay=0.8))
     ans = make_assistant(fake.base_url, timeout=3, first_token_timeout=1.2).ask(OMNIMOE_Q)
     assert ans.note.startswith(f"The LLM endpoint {fake.base_url} did not answer within 1.2 s (the first-token "
                                "timeout, PAPER_ASSISTANT_LLM__FIRST_TOKEN_TIMEOUT).")
@@ -511,7 +515,8 @@ def test_condense_failure_falls_back_to_extractive_conditioning_without_waiting_
 
 
 def test_history_is_bounded_by_turns_and_tokens(assistant):
-    from assistant.answer import HISTORY_TOKENS, HISTORY_TURNS
+    HISTORY_TURNS = assistant.calibration.history.condense_turns
+    HISTORY_TOKENS = assistant.calibration.history.condense_tokens
 
     first = assistant.ask(OMNIMOE_Q)
     many = [(f"question {i}", first) for i in range(7)]
@@ -590,8 +595,9 @@ def test_doctor_command_exit_codes(index_dir, index, fake):
 
 # --- faces: CLI and UI streaming -----------------------------------------------------------------
 def test_cli_ask_streams_from_the_endpoint_then_shows_checked_sources(index_dir, index, fake):
-    reply = f"{GOOD_CLAIM} [1]. It also cures cancer [7]."
-    fake.default = Reply(text=reply, chunk_size=6, chunk_delay=0.12)  # ≈ 2 s of streaming
+    reply = f"{GOOD_CLAIM} [1]. It routes each token to experts in a fine-grained way. It also cures cancer [7]."
+    # ≈ 3 s of streaming; the CLI holds text back until its first supported citation, then streams.
+    fake.default = Reply(text=reply, chunk_size=6, chunk_delay=0.12)
     env = dict(os.environ, OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="sk-test", OPENAI_MODEL="test-model",
                PAPER_ASSISTANT_LLM__TIMEOUT="2", PAPER_ASSISTANT_LLM__MAX_RETRIES="0", PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "assistant", "ask", OMNIMOE_Q, "--index", str(index_dir)],
@@ -606,7 +612,7 @@ def test_cli_ask_streams_from_the_endpoint_then_shows_checked_sources(index_dir,
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
 
-    answer = f"{GOOD_CLAIM} [1]. It also cures cancer."
+    answer = f"{GOOD_CLAIM} [1]. It routes each token to experts in a fine-grained way. It also cures cancer."
     assert text.startswith(answer + "\n\n")
     assert text.count(GOOD_CLAIM) == 1  # streamed once, not printed again after the check
     assert f"Sources:\n[1] OmniMoE ({OMNIMOE})\n" in text
