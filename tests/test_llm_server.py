@@ -94,3 +94,139 @@ def llm_cfg(url: str, **fields) -> LLMSettings:
     """Settings for the test server: its alias, a context window that fits the server's, a short reply."""
     return LLMSettings(base_url=url, model=MODEL_ALIAS, api_key=SecretStr("not-needed"), context_window=N_CTX,
                        max_tokens=48, timeout=30, first_token_timeout=120, max_retries=0).model_copy(update=fields)
+
+
+@pytest.fixture
+def llm_assistant(settings, index, llama_server):
+    """``llm_assistant(**llm_fields)`` → an Assistant over the session index answering through the server,
+    with two papers of context (a short prompt: the CPU reads it in seconds)."""
+    from assistant.answer import Assistant
+
+    def make(**fields) -> Assistant:
+        s = settings.model_copy(update={"llm": llm_cfg(llama_server, **fields),
+                                        "retrieval": settings.retrieval.model_copy(update={"k": 2})})
+        return Assistant(s, index)
+
+    return make
+
+
+def _doctor(settings, cfg):
+    from assistant.doctor import run_doctor
+
+    return list(run_doctor(settings.model_copy(update={"llm": cfg})))
+
+
+def test_doctor_probes_like_a_real_question_and_finds_the_dropped_system_role(settings, index, llama_server):
+    """A base model asked only "Say OK." may end at once; the probe is the answer prompt with one
+    abstract and a question, so it streams. The gemma template drops system messages: the doctor
+    says so with the setting that fixes it, and passes once it is set."""
+    lines = _doctor(settings, llm_cfg(llama_server, system_role="system"))
+    assert lines[1] == (True, f"LLM endpoint {llama_server}: 1 models listed, including 'local'")
+    ok, probe = lines[2]
+    assert ok and probe.startswith("LLM model 'local' answered: '") and "first-token timeout 120 s" in probe
+    assert lines[3] == (False, f"LLM model 'local' at {llama_server} drops the system message (its chat template has "
+                               "no system role), losing the answer rules: set PAPER_ASSISTANT_LLM__SYSTEM_ROLE=user "
+                               "(or auto)")
+    fixed = _doctor(settings, llm_cfg(llama_server, system_role="user"))
+    assert [ok for ok, _ in fixed] == [True, True, True, True]
+    assert fixed[3][1] == ("LLM model 'local': its chat template drops system messages; the system prompt is folded "
+                           "into the user message (system_role=user)")
+
+
+def test_the_system_prompt_reaches_the_model_only_when_folded(llama_server):
+    """Measured by the server's own prompt token counts: the gemma template drops the system message
+    (same count with and without it); folded into the user message, the rules are read."""
+    import openai
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_openai.chat_models.base import _convert_message_to_dict
+
+    from assistant.llm import fold_system, fold_system_messages, system_role_kept
+
+    cfg = llm_cfg(llama_server, system_role="auto")
+    assert system_role_kept(cfg) is False
+    assert fold_system(cfg) is True
+    client = openai.OpenAI(base_url=llama_server, api_key="not-needed", timeout=120, max_retries=0)
+    rules = (ROOT / "prompts" / "answer_system.txt").read_text()
+    messages = [SystemMessage(rules), HumanMessage("Question: What is SyPE?")]
+
+    def prompt_tokens(msgs) -> int:
+        reply = client.chat.completions.create(model=MODEL_ALIAS, max_tokens=1,
+                                               messages=[_convert_message_to_dict(m) for m in msgs])
+        return reply.usage.prompt_tokens
+
+    sent, user_only, folded = (prompt_tokens(m) for m in (messages, messages[1:], fold_system_messages(messages)))
+    assert sent == user_only  # the rules were dropped
+    assert folded > user_only + 100  # the rules (about 250 words) are in the prompt
+
+
+def test_a_reply_cut_at_the_budget_does_not_lead_the_answer(llm_assistant, assistant, index_dir, llama_server):
+    """The base model echoes its prompt with invented ids until the reply budget runs out: the answer
+    is the extractive one with a note, the cut reply is kept aside (library, CLI)."""
+    extractive = assistant.ask(OMNIMOE_Q)
+    a = llm_assistant(system_role="user")
+    items = list(a.ask_stream(OMNIMOE_Q))
+    ans = items[-1]
+    assert ans.note.startswith("The LLM's answer reached the reply budget of 48 tokens and was cut")
+    assert "No citation in the cut reply is supported by the abstracts" in ans.note
+    assert ans.answer == extractive.answer and ans.cut_reply and ans.mode == "extractive"
+    assert ans.sources[0].paper_id == OMNIMOE
+    assert ans.usage is None  # the server ignores stream_options.include_usage; nothing breaks
+
+    env = dict(os.environ, OPENAI_BASE_URL=llama_server, OPENAI_MODEL=MODEL_ALIAS, PAPER_ASSISTANT_LLM__MAX_TOKENS="48",
+               PAPER_ASSISTANT_LLM__SYSTEM_ROLE="user", PAPER_ASSISTANT_LLM__CONTEXT_WINDOW=str(N_CTX),
+               PAPER_ASSISTANT_RETRIEVAL__K="2", PAPER_ASSISTANT_LLM__MAX_RETRIES="0")
+    out = subprocess.run([sys.executable, "-m", "assistant", "ask", OMNIMOE_Q, "--index", str(index_dir)],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(extractive.answer + "\n\n")  # the echo never printed
+    assert "Note: The LLM's answer reached the reply budget of 48 tokens" in out.stdout
+    assert out.stdout.rstrip().endswith("(The cut LLM reply is hidden; --show-cut-reply prints it.)")
+
+
+def test_first_token_and_between_pieces_timeouts_fire_on_a_cpu_server(llm_assistant):
+    """Reading the prompt takes the CPU well over 0.2 s: the first-token timeout fires and is named.
+    With a long first wait and a 1 ms wait between pieces, the stall is named as the between one."""
+    ans = llm_assistant(system_role="user", first_token_timeout=0.2).ask(OMNIMOE_Q)
+    assert ans.note.startswith("The LLM endpoint http://127.0.0.1:")
+    assert "did not answer within 0.2 s (the first-token timeout, PAPER_ASSISTANT_LLM__FIRST_TOKEN_TIMEOUT)" in ans.note
+    assert ans.mode == "extractive" and ans.sources[0].paper_id == OMNIMOE
+    time.sleep(5)  # the abandoned request finishes its 48 tokens (the server answers one at a time)
+    ans = llm_assistant(system_role="user", timeout=0.001).ask(OMNIMOE_Q)
+    assert "stopped sending mid-answer: nothing for 0.001 s between two pieces (the timeout, " \
+           "PAPER_ASSISTANT_LLM__TIMEOUT)" in ans.note
+    assert ans.mode == "extractive" and ans.sources[0].paper_id == OMNIMOE
+
+
+def test_the_server_ignores_max_completion_tokens_and_the_model_name_and_the_project_copes(settings, llama_server):
+    """llama-cpp-python reads ``max_tokens``, not ``max_completion_tokens`` (the project sends both),
+    sends no usage in streams, and answers under any model name (the doctor's model list check
+    catches a wrong one)."""
+    import openai
+    from langchain_core.messages import HumanMessage
+
+    from assistant.llm import LLMStreamIncomplete, OpenAIChat
+
+    client = openai.OpenAI(base_url=llama_server, api_key="not-needed", timeout=120, max_retries=0)
+    stream = client.chat.completions.create(model="no-such-model", max_completion_tokens=3, stream=True,
+                                            stream_options={"include_usage": True},
+                                            messages=[{"role": "user", "content": "Tell a long story about a cat."}])
+    pieces, models = 0, set()
+    with stream:
+        for chunk in stream:
+            models.add(chunk.model)
+            assert chunk.usage is None
+            pieces += bool(chunk.choices and chunk.choices[0].delta.content)
+            if pieces > 6:
+                break
+    assert pieces > 3 and models == {"no-such-model"}  # the budget was ignored; any model name answers
+
+    usage: dict = {}
+    chat = OpenAIChat(llm_cfg(llama_server, max_tokens=3, system_role="user"))
+    got = []
+    with pytest.raises(LLMStreamIncomplete) as cut:
+        for piece in chat.stream([HumanMessage("Tell a long story about a cat.")], usage):
+            got.append(piece)
+    assert cut.value.finish_reason == "length" and 1 <= len(got) <= 3 and usage == {}
+
+    lines = _doctor(settings, llm_cfg(llama_server, model="no-such-model", system_role="user"))
+    assert lines[1] == (False, f"LLM endpoint {llama_server} does not list model 'no-such-model' (it lists: 'local')")
