@@ -14,14 +14,13 @@ import re
 import sys
 import time
 
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
+import vectorstore.offline  # noqa: E402,F401  before gradio: every library's telemetry off (see that module)
 import gradio as gr  # noqa: E402
 
 from assistant.answer import Assistant, CitedAnswer, Source  # noqa: E402
 from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
 from assistant.render import inert  # noqa: E402
+from assistant.sanitize import valid_text  # noqa: E402
 from assistant.settings import Calibration, Settings  # noqa: E402
 
 MAX_HISTORY_TURNS = Calibration().history.ui_turns
@@ -225,7 +224,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         sid = getattr(request, "session_hash", None)
         epoch = chat_epochs.get(sid, 0)
         turns = list(turns or [])[-MAX_HISTORY_TURNS:]
-        message = message or ""
+        message = valid_text(message or "")  # invalid UTF-8 (a lone surrogate in the JSON) becomes U+FFFD
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
         text = ""
         try:
@@ -304,7 +303,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         from assistant.listing import as_answer, list_papers
         from assistant.render import list_html, list_markdown
 
-        history = trim_display(list(history or []) + [{"role": "user", "content": inert(message or "")}])
+        message = valid_text(message or "")
+        history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
         try:
             result = list_papers(assistant, message, filters=make_filters(venue, year, source))
         except Exception as exc:  # noqa: BLE001
@@ -349,7 +349,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         from assistant.listing import list_papers
         from assistant.paper_map import index_map, map_figure
 
-        hits, what = [], ""
+        hits, what, question = [], "", valid_text(question or "")
         try:
             pmap = index_map(assistant.index.store)
             if question and question.strip():
@@ -548,8 +548,15 @@ def check_port_free(host: str, port: int) -> None:
                              "--port (or PAPER_ASSISTANT_UI__PORT)") from None
 
 
-if __name__ == "__main__":
-    from assistant.cli import main
+if __name__ == "__main__":  # `python app.py`: serve with the environment's settings (`paper-assistant serve` takes flags)
+    from assistant.errors import exit_message
+    from assistant.settings import load_settings
 
-    sys.argv[1:1] = ["serve"]
-    main()
+    try:
+        launch(load_settings())
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # one line, as the CLI prints it
+        message, code = exit_message(exc)
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(code)

@@ -18,6 +18,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 IndexOpt = Annotated[Optional[Path], typer.Option("--index", help="index directory [env: PAPER_ASSISTANT_INDEX]")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
 ExportOpt = Annotated[Optional[Path], typer.Option("--export", help="also write the cited papers to FILE.bib (BibTeX) or FILE.md")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="let --export overwrite an existing file")]
 
 
 class _State:
@@ -48,16 +49,14 @@ def main_options(
     model: Annotated[Optional[str], typer.Option("--model", help="LLM model name [env: OPENAI_MODEL]")] = None,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible base URL [env: OPENAI_BASE_URL]")] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", help="LLM timeout between streamed pieces, seconds")] = None,
-    first_token_timeout: Annotated[Optional[float], typer.Option(
-        "--first-token-timeout", help="LLM timeout for the first piece of a reply, seconds")] = None,
+    first_token_timeout: Annotated[Optional[float], typer.Option("--first-token-timeout", help="LLM timeout for a reply's first piece, seconds")] = None,
     chroma_host: Annotated[Optional[str], typer.Option("--chroma-host", help="use a Chroma server at this host")] = None,
     chroma_port: Annotated[Optional[int], typer.Option("--chroma-port", help="Chroma server port")] = None,
     embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="sentence-transformers model name or path")] = None,
 ):
     _State.overrides = {}
     if any(v is not None for v in (model, base_url, timeout, first_token_timeout)):
-        _State.overrides["llm"] = {"model": model, "base_url": base_url, "timeout": timeout,
-                                   "first_token_timeout": first_token_timeout}
+        _State.overrides["llm"] = {"model": model, "base_url": base_url, "timeout": timeout, "first_token_timeout": first_token_timeout}
     if chroma_host or chroma_port:
         _State.overrides["store"] = {"host": chroma_host, "port": chroma_port}
     if embedding_model:
@@ -68,10 +67,12 @@ def main_options(
 def _embedding_bar():
     """A progress bar for papers being embedded, on stderr when it is a terminal; yields the
     ``on_total`` / ``progress`` callbacks of :func:`vectorstore.ingest.ingest`."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    stderr = getattr(sys.stderr, "unsafe", sys.stderr)  # the bar's own cursor codes, not sanitised away
     with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  transient=True, disable=not sys.stderr.isatty()) as bar:
+                  console=Console(file=stderr), transient=True, disable=not stderr.isatty()) as bar:
         task = bar.add_task("papers", total=None)
         yield {"on_total": lambda n: bar.update(task, total=n), "progress": lambda n: bar.advance(task, n)}
 
@@ -125,15 +126,15 @@ def ask(
     mode: Annotated[Optional[str], typer.Option(help="retrieval: hybrid | dense | bm25")] = None,
     abstracts: Annotated[bool, typer.Option("--abstracts", help="print each cited abstract")] = False,
     export: ExportOpt = None,
-    show_cut: Annotated[bool, typer.Option("--show-cut-reply", help="also print an LLM reply that was cut and "
-                                                                    "failed the citation check")] = False,
+    force: ForceOpt = False,
+    show_cut: Annotated[bool, typer.Option("--show-cut-reply", help="also print a cut LLM reply that failed the citation check")] = False,
 ):
     """Answer a question from the indexed abstracts, with numbered citations."""
     from assistant.render import answer_json, answer_text
     from assistant.retrieval import Filters
     from assistant.service import get_assistant
 
-    _check_export(export)
+    _check_export(export, force)
     settings = _settings(index, retrieval={"k": k, "mode": mode})
     assistant = get_assistant(settings)
     filters = Filters(venue=venue, year=year, source=source)
@@ -144,8 +145,7 @@ def ask(
         return
     final = None
     streamed = False
-    # held back until it has a supported citation: printed text cannot be taken back if the reply is
-    # then cut and fails the citation check
+    # hold: LLM text waits for a supported citation (printed text cannot be taken back if the reply is cut)
     for piece in assistant.ask_stream(question, filters=filters, hold=True):
         if isinstance(piece, str):
             if assistant.llm is not None:
@@ -154,21 +154,20 @@ def ask(
         else:
             final = piece
     _export_answer(export, final, assistant)
+    cut = "" if not final.cut_reply else (f"\n\nThe cut LLM reply (failed the citation check):\n{final.cut_reply}"
+                                          if show_cut else "\n\n(The cut LLM reply is hidden; --show-cut-reply prints it.)")
     if not streamed:
-        typer.echo(answer_text(final, show_abstract=abstracts))
-    else:
-        # The streamed pieces are the final answer text; print only what the check adds after it.
-        import re
+        typer.echo(answer_text(final, show_abstract=abstracts) + cut)
+        return
+    # The streamed pieces are the final answer text; print only what the check adds after it.
+    import re
 
-        typer.echo("\n")
-        footer = answer_text(final.model_copy(update={"answer": ""}), show_abstract=abstracts)
-        if final.removed_citations:
-            footer += "\n\nRemoved citations of sources that were not given: " + ", ".join(
-                f"[{n}]" for n in final.removed_citations)
-        typer.echo(re.sub(r"\n{3,}", "\n\n", footer).strip("\n"))
-    if final.cut_reply:
-        typer.echo(f"\nThe cut LLM reply (failed the citation check):\n{final.cut_reply}" if show_cut else
-                   "\n(The cut LLM reply is hidden; --show-cut-reply prints it.)")
+    typer.echo("\n")
+    footer = answer_text(final.model_copy(update={"answer": ""}), show_abstract=abstracts)
+    if final.removed_citations:
+        footer += "\n\nRemoved citations of sources that were not given: " + ", ".join(
+            f"[{n}]" for n in final.removed_citations)
+    typer.echo(re.sub(r"\n{3,}", "\n\n", footer).strip("\n") + cut)
 
 
 @app.command()
@@ -201,7 +200,8 @@ def related(
     typer.echo(related_json(items) if as_json else related_text(items))
 
 
-def _check_export(path: Path | None) -> None:
+def _check_export(path: Path | None, force: bool = False) -> None:
+    """Before any work: the export's format, and no existing file overwritten unless ``force``."""
     if path is not None:
         from assistant.export import export_format
 
@@ -209,6 +209,8 @@ def _check_export(path: Path | None) -> None:
             export_format(path)
         except ValueError as exc:
             _fail(str(exc))
+        if path.exists() and not force:
+            _fail(f"{path} already exists: pass --force to overwrite it, or choose another file name")
 
 
 def _write_export(path: Path | None, items, heading: str) -> None:
@@ -237,6 +239,7 @@ def list_cmd(
     year: Annotated[Optional[int], typer.Option(help="only papers of this year")] = None,
     source: Annotated[Optional[str], typer.Option(help="only papers from this file name")] = None,
     export: ExportOpt = None,
+    force: ForceOpt = False,
 ):
     """List every indexed paper above the relevance bar, with the count and one evidence sentence each."""
     from assistant.export import items_from_list
@@ -245,7 +248,7 @@ def list_cmd(
     from assistant.retrieval import Filters
     from assistant.service import get_assistant
 
-    _check_export(export)
+    _check_export(export, force)
     a = get_assistant(_settings(index))
     result = list_papers(a, question, filters=Filters(venue=venue, year=year, source=source))
     typer.echo(list_json(result) if as_json else list_text(result))
@@ -295,9 +298,7 @@ def evaluate_cmd(
     csfcube: Annotated[Optional[Path], typer.Option("--csfcube", help="CSFCube folder: score related-work re-ranking instead")] = None,
 ):
     """Score retrieval (recall@k, MRR, nDCG@10), abstention and evidence on a question file."""
-    import json
-
-    from assistant.evaluate import format_report, run_csfcube, run_eval
+    from assistant.evaluate import format_csfcube, format_report, run_csfcube, run_eval
 
     settings = _settings(index)
     if csfcube is not None:
@@ -305,12 +306,7 @@ def evaluate_cmd(
 
         e = settings.embedding
         res = run_csfcube(get_encoder(e.model, e.batch_size, resolve_backend(e.model, e.backend)), csfcube)
-        if as_json:
-            typer.echo(json.dumps(res, indent=2))
-        else:
-            typer.echo(f"CSFCube ({res['queries']} queries, candidate re-ranking): NDCG@20 {res['NDCG@20']:.3f}  R@20 {res['R@20']:.3f}")
-            for facet, r in sorted(res["per_facet"].items()):
-                typer.echo(f"  {facet:<11} n={r['n']:<3} NDCG@20 {r['NDCG@20']:.3f}  R@20 {r['R@20']:.3f}")
+        typer.echo(format_csfcube(res, as_json))
         return
     if questions is None:
         _fail("give --questions FILE (or --csfcube DIR)")
@@ -348,36 +344,7 @@ def serve(
 
 
 def main() -> None:
-    """Console entry point: run the app, turning known errors into one line on stderr."""
-    from assistant.errors import USER_ERRORS, one_line
+    """Console entry point (assistant.console.run: terminal-safe output, one-line errors)."""
+    from assistant.console import run
 
-    try:
-        # Without standalone mode click returns (not raises) the code of a `typer.Exit(n)`.
-        code = app(standalone_mode=False)
-        if isinstance(code, int) and code:
-            sys.exit(code)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except (typer.Abort, KeyboardInterrupt):
-        typer.echo("aborted", err=True)
-        sys.exit(130)
-    except USER_ERRORS as exc:
-        typer.echo(f"error: {one_line(exc)}", err=True)
-        sys.exit(2)
-    except Exception as exc:  # click usage errors and anything unexpected: still one line
-        import click
-
-        # typer may carry its own copy of click: recognise click's exceptions by their shape too.
-        if isinstance(exc, click.ClickException) or (hasattr(exc, "show") and hasattr(exc, "exit_code")):
-            ctx = getattr(exc, "ctx", None)
-            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-            typer.echo(f"error: {exc.format_message()}{hint}", err=True)
-            sys.exit(exc.exit_code)
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        if type(exc).__module__.split(".")[0] == "httpx" or isinstance(exc, ConnectionError):
-            # The Chroma server went away mid-command (ingest resumes where it stopped when run again).
-            typer.echo(f"error: lost the connection to the Chroma server ({type(exc).__name__}: {first}); "
-                       "run the command again once the server is back", err=True)
-            sys.exit(2)
-        typer.echo(f"error: unexpected {type(exc).__name__}: {first}", err=True)
-        sys.exit(2)
+    run(app)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assistant.relevance import RelevanceEvidence, content_weights
 from assistant.settings import SentenceCalibration
 from assistant.question import Question, counts, figures, has_name_or_number, names_in
 from vectorstore.chunking import Chunker, sentence_spans
@@ -250,3 +251,47 @@ def best_sentence(question: Question, qvec: np.ndarray, sentences: list[Sentence
         return None, 0.0
     i = int(np.argmax(scores))
     return sentences[i], float(scores[i])
+
+
+def score_papers(question: Question, qvec: np.ndarray, papers: list, sentences: dict, lexical: LexicalIndex | None,
+                 cal: SentenceCalibration | None = None, topic_margin: float = 0.10,
+                 relevance_vec: np.ndarray | None = None, topical: bool = False,
+                 shown: dict[str, set[str]] | None = None) -> tuple[dict, dict[str, RelevanceEvidence]]:
+    """Best supporting sentence and relevance evidence for each paper (``papers``: ScoredPaper records,
+    ``sentences``: :meth:`SentenceCache.get` of their papers).
+
+    ``relevance_vec`` (default ``qvec``) is what the ``sentence`` evidence of the judge is measured
+    against, and the question's topic the text its ``coverage`` counts. With ``topical`` (a list
+    question, ``relevance_vec`` its topic) the quoted sentence is chosen among those within
+    ``topic_margin`` of the paper's best cosine to the topic: the quote should show the paper is on the
+    topic, and the detail cues of score_sentences alone picked result or filler sentences ("We
+    validate the proposed method through extensive experiments…"). ``shown`` (paper id → sentences
+    quoted before) are quoted again only if a paper has no other sentence.
+    Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
+    """
+    cal = cal or _DEFAULTS
+    rvec = qvec if relevance_vec is None else relevance_vec
+    weights = question_weights(question, lexical, cal.name_term_weight)
+    content = content_weights(weights if question.topic == question.text
+                              else term_weights(question.topic_terms, lexical, question.name_terms, cal.name_term_weight))
+    names = question.names
+    evidence, relevance = {}, {}
+    for p in papers:
+        sents, vecs = sentences[p.id]
+        if not sents:
+            evidence[p.id] = (None, 0.0)
+            relevance[p.id] = RelevanceEvidence(p.dense, 0.0, p.bm25, False)
+            continue
+        scores = score_sentences(question, qvec, sents, vecs, weights, cal)
+        on_topic = vecs @ rvec
+        if topical:
+            scores = np.where(on_topic >= on_topic.max() - topic_margin, scores, -np.inf)
+        if shown and p.id in shown and len(sents) > 1:
+            scores = np.where([x.text in shown[p.id] for x in sents], -np.inf, scores)
+        i = int(np.argmax(scores))
+        evidence[p.id] = (sents[i], float(scores[i]))
+        dense = p.dense if p.dense else float(np.max(vecs @ qvec))
+        text = p.paper.searchable()
+        relevance[p.id] = RelevanceEvidence(dense, float(np.max(on_topic)), p.bm25,
+                                            bool(names) and names_in(names, text), lexical_coverage(text, content))
+    return evidence, relevance

@@ -34,24 +34,11 @@ heavily between the classes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from typing import Protocol
 
 from assistant.question import FRAMING_TERMS
 from assistant.settings import AbstentionCalibration
-
-
-class Verdict(str, Enum):
-    answered = "answered"
-    weak = "weak"
-    none = "none"
-
-
-VERDICT_TEXT = {
-    Verdict.answered: "",
-    Verdict.weak: "Closest match, may not answer the question.",
-    Verdict.none: "No relevant abstract found in the indexed papers.",
-}
+from assistant.types import VERDICT_TEXT, Verdict  # noqa: F401  (VERDICT_TEXT: re-exported)
 
 
 @dataclass(frozen=True)
@@ -112,26 +99,37 @@ class AbstentionRule:
         return ev.named_hit and (ev.own_coverage is None or ev.own_coverage >= self.follow_up_coverage)
 
     def decide(self, ev: RelevanceEvidence | None) -> Verdict:
+        return self.explain(ev)[0]
+
+    def explain(self, ev: RelevanceEvidence | None) -> tuple[Verdict, str]:
+        """``(verdict, the rule that decided it)``; the rule names are :data:`JUDGE_RULES`."""
         if ev is None:
-            return Verdict.none
+            return Verdict.none, "nothing retrieved"
         if ev.pointed_at and ev.bare_reference:
-            return Verdict.answered  # "tell me more about the second one" asks about that paper alone
+            return Verdict.answered, "bare reference"  # "tell me more about the second one": that paper alone
         if ev.list_share is not None and ev.list_share < ev.list_bar and not self.named(ev):
             # A paper holding a name the question names ("Which papers use GRPO?") is listed whatever
             # its share: it mentions the named thing once, the best paper throughout.
-            return Verdict.none
-        verdict = self._thresholds(ev)
+            return Verdict.none, "below the list bar"
+        verdict, rule = self._thresholds(ev)
         # The user points at a paper of an earlier answer: never "nothing found" for it.
-        return max(verdict, Verdict.weak, key=_ORDER.index) if ev.pointed_at else verdict
+        if ev.pointed_at and verdict == Verdict.none:
+            return Verdict.weak, "pointed at"
+        return verdict, rule
 
-    def _thresholds(self, ev: RelevanceEvidence) -> Verdict:
+    def _thresholds(self, ev: RelevanceEvidence) -> tuple[Verdict, str]:
         if self.named(ev):
-            return Verdict.answered
+            return Verdict.answered, "named" if ev.own_coverage is None else "named, own words held"
         if ev.dense < self.none_dense and ev.sentence < self.none_sentence:
-            return Verdict.weak if ev.coverage >= self.covered else Verdict.none
+            return (Verdict.weak, "coverage guard") if ev.coverage >= self.covered else (Verdict.none, "none thresholds")
         if ev.dense + ev.sentence < self.weak_sum:
-            return Verdict.weak
-        return Verdict.answered
+            return Verdict.weak, "weak sum"
+        return Verdict.answered, "above thresholds"
+
+
+JUDGE_RULES = ("nothing retrieved", "bare reference", "below the list bar", "pointed at", "named",
+               "named, own words held", "coverage guard", "none thresholds", "weak sum", "above thresholds")
+"""Every rule :meth:`AbstentionRule.explain` names (``paper-assistant eval`` counts how often each decides)."""
 
 
 def content_weights(weights: dict[str, float]) -> dict[str, float]:

@@ -16,6 +16,7 @@ import json
 import os
 import re
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -73,6 +74,12 @@ def _tuned(default, description: str, source: str, **kw):
 DEV = "set on shared/eval/dev.jsonl"
 
 
+class QuestionCalibration(BaseModel):
+    max_own_terms: int = _tuned(3, "a question with a pronoun is a follow-up only with at most this many content "
+                                "terms of its own (and no name)", "set by reading follow-ups: 'Is it possible to "
+                                "make mixture-of-experts layers faster?' is a new question", ge=0)
+
+
 class FusionCalibration(BaseModel):
     rrf_k: int = _tuned(60, "reciprocal rank fusion constant k in Σ 1/(k + rank)",
                         "Cormack, Clarke & Büttcher (SIGIR 2009), not tuned here", ge=1)
@@ -105,6 +112,10 @@ class ListCalibration(BaseModel):
     lexical_weight: float = _tuned(0.5, "weight of BM25 (vs topic-sentence cosine) in a paper's list evidence",
                                    "equal weights; widest working bar range on dev multi questions")
     near_misses: int = _tuned(3, "papers below the bar reported as near misses", "presentation choice", ge=0)
+    loose_share: float = _tuned(0.5, "a list is flagged loose when more than this share of the pool clears the bar",
+                                "hand-set: flat evidence", gt=0, le=1)
+    also_shown: int = _tuned(5, "other retrieved papers a list answer shows besides those it cites",
+                             "presentation choice", ge=0)
 
 
 class SentenceCalibration(BaseModel):
@@ -150,17 +161,31 @@ class HistoryCalibration(BaseModel):
                            "hand-set", ge=1)
 
 
+class RelatedCalibration(BaseModel):
+    unmatched_below: float = _tuned(0.40, "a sentence whose best match on the other side is below this cosine "
+                                    "is a difference", "sentence pairs of related dev.jsonl papers (mostly > 0.5) vs "
+                                    "unrelated ones (< 0.3); assistant/related.py")
+    pool_extra: int = _tuned(40, "papers fetched beyond k (and the excluded ones) before fusing for related work",
+                             "hand-set", ge=0)
+    facet_weight: float = _tuned(0.6, "CSFCube: weight of facet-sentence alignment vs whole-abstract cosine",
+                                 "CSFCube dev: 0.5–0.7 all score NDCG@20 0.60–0.62")
+    facet_lexical_weight: float = _tuned(0.2, "CSFCube: weight of lexical overlap in facet scores",
+                                         "CSFCube dev: 0.1–0.2 all score NDCG@20 0.60–0.62")
+
+
 class Calibration(BaseModel):
     """Every tuned number of the answer path, each with a description and its source
     (``Calibration.model_json_schema()`` or :func:`calibration_table` lists them)."""
 
     chunking: ChunkingConfig = ChunkingConfig()
+    question: QuestionCalibration = QuestionCalibration()
     fusion: FusionCalibration = FusionCalibration()
     abstention: AbstentionCalibration = AbstentionCalibration()
     listing: ListCalibration = ListCalibration()
     sentences: SentenceCalibration = SentenceCalibration()
     answer: AnswerCalibration = AnswerCalibration()
     history: HistoryCalibration = HistoryCalibration()
+    related: RelatedCalibration = RelatedCalibration()
 
 
 def calibration_table(cal: "Calibration | None" = None) -> list[tuple[str, object, str, str]]:
@@ -181,17 +206,12 @@ class LLMSettings(BaseModel):
     model: str | None = None
     temperature: float = 0.0
     max_tokens: int = 512
-    timeout: float = Field(30.0, gt=0, description="seconds to wait for each next piece of a streamed reply "
-                                                  "(and for the model list)")
-    first_token_timeout: float = Field(
-        120.0, gt=0, description="seconds to wait for the first piece of a reply (retries included): a local "
-                                 "CPU server reads a 1,500-token prompt in 10-30 s before it writes anything")
-    system_role: str = Field(
-        "system", pattern="^(auto|system|user)$",
-        description="how the system prompt is sent: system (a system message), user (folded into the first user "
-                    "message, for chat templates without a system role, e.g. llama.cpp's gemma; `doctor` tells) "
-                    "or auto (asks the server once, with two one-token requests, whether its template keeps a "
-                    "system message)")
+    timeout: float = Field(30.0, gt=0, description="seconds to wait for each next piece of a reply (and the model list)")
+    first_token_timeout: float = Field(120.0, gt=0, description="seconds to wait for a reply's first text, retries "
+                                       "included: a CPU server reads a 1,500-token prompt for 10-30 s first")
+    system_role: str = Field("system", pattern="^(auto|system|user)$", description="system prompt sent as a system "
+                             "message, or folded into the user message (user: for templates without a system role, "
+                             "e.g. llama.cpp's gemma; `doctor` tells), or auto (asks the server once)")
     max_retries: int = Field(1, ge=0)
     context_window: int = Field(8192, ge=512, description="model context in tokens, for packing")
 
@@ -204,6 +224,18 @@ class LLMSettings(BaseModel):
         value = value.strip()
         if not re.match(r"https?://[^/\s]", value, re.I):
             raise ValueError("must start with http:// or https://, e.g. http://127.0.0.1:11434/v1")
+        # A bad port or bracket ("http://127.0.0.1:abc/v1", "http://[::1/v1") would otherwise surface at
+        # the first request, as an unexpected InvalidURL instead of an answer.
+        import httpx
+
+        try:
+            parts = urlsplit(value)
+            if not parts.hostname:
+                raise ValueError("no host name")
+            parts.port  # noqa: B018 - parsing it raises ValueError for a port that is no number in 0-65535
+            httpx.URL(value)
+        except (ValueError, httpx.InvalidURL) as exc:
+            raise ValueError(f"is not a valid URL ({str(exc).rstrip('.')}), e.g. http://127.0.0.1:11434/v1") from None
         return value
 
     @property
