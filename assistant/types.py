@@ -71,6 +71,9 @@ class CitedAnswer(BaseModel):
     usage: dict[str, int] | None = Field(None, description="token usage reported by the endpoint, if any")
     caveat: str = Field("", description="the abstract-only caveat (generate.caveat_text) when the question asks for "
                                         "what abstracts rarely state (Question.beyond_abstracts); also in ``note``")
+    cut_reply: str = Field("", description="an LLM reply cut before its end (reply budget, dropped or stalled "
+                                           "stream) that no supported citation backs: kept out of the answer, "
+                                           "shown on request")
 
 
 History = list[tuple[str, CitedAnswer]]
