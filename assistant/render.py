@@ -6,6 +6,7 @@ import html
 import json
 import re
 
+from assistant import markup
 from assistant.answer import CitedAnswer
 from assistant.related import RelatedPaper
 from assistant.relevance import VERDICT_TEXT, Verdict
@@ -23,7 +24,12 @@ def inert(text: str) -> str:
 
 
 def answer_text(ans: CitedAnswer, show_abstract: bool = False) -> str:
-    """The answer, then numbered sources with their supporting sentences, then 'also retrieved'."""
+    """The answer, then numbered sources with their supporting sentences, then 'also retrieved'; math
+    and emphasis as plain Unicode (:func:`assistant.markup.plain`: ``10.9$\\times$`` → ``10.9×``)."""
+    return markup.plain(_answer_text(ans, show_abstract))
+
+
+def _answer_text(ans: CitedAnswer, show_abstract: bool) -> str:
     lines = []
     if ans.note:
         lines += [f"Note: {ans.note}", ""]
@@ -74,6 +80,11 @@ def clip(text: str, limit: int) -> str:
 
 
 def related_text(items: list[RelatedPaper]) -> str:
+    """Related work as plain text (math as Unicode)."""
+    return markup.plain(_related_text(items))
+
+
+def _related_text(items: list[RelatedPaper]) -> str:
     if not items:
         return "No related papers found."
     lines = []
@@ -103,7 +114,11 @@ def related_json(items: list[RelatedPaper]) -> str:
 # --- "all papers that…" lists -------------------------------------------------------------------
 def list_text(result) -> str:
     """A :class:`assistant.listing.ListResult` as text: the count, then one numbered line and one
-    evidence sentence per paper, best first, then how the bar was set."""
+    evidence sentence per paper, best first, then how the bar was set (math as Unicode)."""
+    return markup.plain(_list_text(result))
+
+
+def _list_text(result) -> str:
     n = result.count
     lines = [f"Found {n} paper{'s' if n != 1 else ''} matching “{result.topic}”" + (":" if n else ".")]
     if result.weak:
@@ -129,8 +144,8 @@ def list_markdown(result) -> str:
     if result.weak:
         lines.insert(0, f"_{VERDICT_TEXT[Verdict.weak]}_\n")
     for p in result.papers:
-        quote = f" — “{inert(p.sentence.text)}”" if p.sentence else ""
-        lines.append(f"{p.rank}. **{inert(p.paper.display())}** `{p.id}` ({p.score:.2f}){quote}")
+        quote = f" — “{markup.markdown(p.sentence.text)}”" if p.sentence else ""
+        lines.append(f"{p.rank}. **{markup.markdown(p.paper.display())}** `{p.id}` ({p.score:.2f}){quote}")
     return "\n".join(lines)
 
 
@@ -143,9 +158,9 @@ def list_html(result) -> str:
         t = p.paper.text
         s = p.sentence
         if s and 0 <= s.start < s.end <= len(t):
-            return (_html.escape(t[: s.start]) + "<mark>" + _html.escape(t[s.start : s.end]) + "</mark>"
-                    + _html.escape(t[s.end :]))
-        return _html.escape(t)
+            return (markup.html(t[: s.start]) + "<mark>" + markup.html(t[s.start : s.end]) + "</mark>"
+                    + markup.html(t[s.end :]))
+        return markup.html(t)
 
     n = result.count
     parts = [f'<div class="pa-list"><p class="pa-list-count"><b>{n}</b> paper{"s" if n != 1 else ""} found '
@@ -154,10 +169,10 @@ def list_html(result) -> str:
         parts.append(f'<p class="pa-list-weak"><i>{_html.escape(VERDICT_TEXT[Verdict.weak])}</i></p>')
     for p in result.papers:
         parts.append(f'<details class="pa-source" data-paper-id="{_html.escape(p.id)}"><summary>{p.rank}. '
-                     f'{_html.escape(p.paper.display())} <code>{_html.escape(p.id)}</code> '
+                     f'{markup.html(p.paper.display())} <code>{_html.escape(p.id)}</code> '
                      f'<small>relevance {p.score:.2f}</small></summary><p>{marked(p)}</p></details>')
     parts.append(f'<details class="pa-list-note"><summary>How the bar was set</summary><p>{_html.escape(result.note)}</p></details></div>')
-    return "".join(parts)
+    return "".join(parts).replace("\n", " ")  # one raw-HTML block for the Markdown panel
 
 
 def related_markdown(items: list[RelatedPaper]) -> str:
