@@ -138,6 +138,26 @@ def test_question_answer_sources_and_citation_click(browser, page_url):
     page.close()
 
 
+def test_math_renders_in_the_sources_panel_and_the_answer(browser, page_url):
+    """``10.9$\\times$`` in an abstract is typeset by the KaTeX Gradio bundles (no network), in the
+    sources panel and in the chat's quote; the stored quote keeps its LaTeX."""
+    page = open_page(browser, page_url)
+    ask(page, "How much does OmniMoE reduce inference latency compared to PEER?")
+    panel = page.locator("#pa-sources details.pa-source").first
+    panel.locator("mark .katex").first.wait_for(state="visible")
+    assert panel.locator("mark .katex annotation").first.text_content().strip() == "\\times"
+    assert "$\\times$" not in panel.inner_text() and "10.9" in panel.inner_text()
+    bot = last_bot(page)
+    bot.locator(".katex").first.wait_for(state="visible")
+    assert "$\\times$" not in bot.inner_text()
+    assert not bot.locator("li").count()  # one cited paper: not a bulleted list
+    panel.scroll_into_view_if_needed()
+    page.locator("#pa-sources").screenshot(path=str(ARTIFACTS / "browser-math-sources.png"))
+    shot(page, "math")
+    assert_clean(page)
+    page.close()
+
+
 def test_answer_streams_into_the_chat(browser, llm_page_url):
     page = open_page(browser, llm_page_url[0])
     # Record every text the answer bubble shows, as the page renders it.
