@@ -78,6 +78,22 @@ document.addEventListener("click", function (ev) {
 </script>"""
 
 
+# After an answer: its question at the top of the chat when question and answer do not fit together
+# (Gradio's autoscroll shows a long answer's end, and on a narrow window its start and question are
+# scrolled away), else the chat's end; and the chat itself in the window.
+SHOW_NEWEST = """() => { var show = function () {
+  var chat = document.querySelector('#pa-chat'); if (!chat) return;
+  var users = chat.querySelectorAll('[data-testid="user"]'); var q = users[users.length - 1];
+  var box = chat.querySelector('.bubble-wrap'); if (!q || !box) return;
+  var top = q.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop - 36;  // below the "Chat" label
+  box.scrollTop = Math.min(top, box.scrollHeight);
+  var r = chat.getBoundingClientRect();
+  if (r.top < 0 || r.bottom > window.innerHeight) chat.scrollIntoView({block: "nearest"});
+};
+  /* again once the chat has rendered (math, Gradio's own scroll to the end) */
+  [50, 400, 1000].forEach(function (ms) { setTimeout(show, ms); }); }"""
+
+
 def page_options() -> dict:
     """Look and behaviour of the page, for ``demo.launch(**page_options())`` (the CLI and the tests)."""
     return dict(theme=gr.themes.Soft(), css=CSS, head=HEAD, footer_links=[])
@@ -276,7 +292,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         use_paper = bool(paper_id) and (last == "paper" or not (text or "").strip())
         try:
             items = related_work(assistant.retriever, assistant.sentences, text=None if use_paper else text,
-                                 paper_id=paper_id if use_paper else None, k=10)
+                                 paper_id=paper_id if use_paper else None, k=10,
+                                 bar=settings.related.min_similarity)
             query = assistant.index.store.get_papers([paper_id])[paper_id] if use_paper else None
         except Exception as exc:  # noqa: BLE001
             return f"⚠ {inert(ui_error(exc))}"
@@ -284,8 +301,9 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         if assistant.llm is not None and items:
             from assistant.related_llm import add_llm_summaries
 
+            # One paragraph per listed paper: the bar keeps the list short.
             failed = add_llm_summaries(assistant.llm, settings.llm, settings.prompts_dir,
-                                       query.text if use_paper else text, items)
+                                       query.text if use_paper else text, items, n=len(items))
             if failed:
                 return f"⚠ {inert(failed)}\n\n{head}\n\n" + related_markdown(items)
         return f"{head}\n\n" + related_markdown(items)
@@ -410,6 +428,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                                    [box, chatbot, turns, panel, last_list], api_name=False)
             listed = list_send.click(list_chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel, last_list],
                                      api_name="list")
+            for ev in (asked, submitted, listed):
+                ev.then(None, None, None, js=SHOW_NEWEST, api_name=False)
             list_mode.change(lambda on: (gr.update(visible=not on), gr.update(visible=on)), list_mode, [send, list_send],
                              api_name=False)
             panel.change(refresh_exports, [turns, last_list, list_mode], [exp_bib, exp_md], api_name=False)

@@ -87,6 +87,7 @@ def _text_mode(text: str, em: str, strong: str, code: str) -> str:
         return body
 
     text = _HREF.sub(lambda m: m.group(2) or m.group(1), text)
+    text = text.replace("``", "“").replace("''", "”")  # LaTeX quotes
     return _ESCAPED.sub(r"\1", _TEXT_CMD.sub(cmd, text))
 
 

@@ -72,9 +72,9 @@ def llm_page_url(settings, index):
         demo.close()
 
 
-def open_page(browser, url: str):
+def open_page(browser, url: str, width: int = 1400, height: int = 900):
     """A fresh page on ``url`` with the question box ready; records requests and page errors."""
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(TIMEOUT)
     page.requests_seen, page.errors_seen = [], []
     page.on("request", lambda r: page.requests_seen.append(r.url))
@@ -154,6 +154,30 @@ def test_math_renders_in_the_sources_panel_and_the_answer(browser, page_url):
     panel.scroll_into_view_if_needed()
     page.locator("#pa-sources").screenshot(path=str(ARTIFACTS / "browser-math-sources.png"))
     shot(page, "math")
+    assert_clean(page)
+    page.close()
+
+
+def test_narrow_window_keeps_the_newest_question_and_answer_in_view(browser, page_url):
+    """At 420 px a long answer is taller than the chat: its question and its start stay in view (the
+    chat scrolls to the newest question), inside the chat's scroll box and inside the window."""
+    page = open_page(browser, page_url, width=420, height=800)
+    for n, q in enumerate(["What is SyPE?", "Which papers study personality in large language models?"], 1):
+        ask(page, q)
+        page.wait_for_function(f"""() => {{ const b = document.querySelectorAll('#pa-chat [data-testid="bot"]');
+            return b.length >= {n} && b[b.length - 1].innerText.includes('[1]'); }}""")
+    page.wait_for_function("""() => { const u = [...document.querySelectorAll('#pa-chat [data-testid="user"]')].pop();
+        const box = document.querySelector('#pa-chat .bubble-wrap');
+        return u && u.innerText.includes('personality') &&
+               u.getBoundingClientRect().top >= box.getBoundingClientRect().top - 1; }""", timeout=20_000)
+    geo = page.evaluate("""() => { const u = [...document.querySelectorAll('#pa-chat [data-testid="user"]')].pop();
+        const b = [...document.querySelectorAll('#pa-chat [data-testid="bot"]')].pop();
+        const box = document.querySelector('#pa-chat .bubble-wrap').getBoundingClientRect();
+        return {u: u.getBoundingClientRect().top, b: b.getBoundingClientRect().top, top: box.top, bottom: box.bottom,
+                vh: window.innerHeight}; }""")
+    assert geo["top"] - 1 <= geo["u"] < geo["b"] < geo["bottom"], geo
+    assert 0 <= geo["top"] and geo["b"] < geo["vh"], geo
+    shot(page, "narrow-420")
     assert_clean(page)
     page.close()
 
