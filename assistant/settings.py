@@ -66,6 +66,15 @@ class RetrievalSettings(BaseModel):
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
 
 
+class RelatedSettings(BaseModel):
+    min_similarity: float = Field(
+        0.40, ge=0.0, le=1.0, allow_inf_nan=False,
+        description="related work lists a paper only when the dense cosine (mean chunk embeddings) of it and "
+                    "the query text is at least this. Calibration: fitted by benchmarks/fit_related.py on "
+                    "CSFCube (never dev.jsonl): P(graded relevance >= 2 | cosine) = 0.5 over its candidate "
+                    "pools, for whole-abstract and facet-sentence queries (assistant/facets.json 'bar')")
+
+
 class LLMSettings(BaseModel):
     api_key: SecretStr | None = None
     base_url: str | None = None
@@ -118,6 +127,7 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     store: StoreSettings = StoreSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    related: RelatedSettings = RelatedSettings()
     llm: LLMSettings = LLMSettings()
     ui: UISettings = UISettings()
 
