@@ -23,10 +23,10 @@ from assistant import markup  # noqa: E402
 from assistant.answer import Assistant, CitedAnswer, Source  # noqa: E402
 from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
 from assistant.render import inert  # noqa: E402
-from assistant.settings import Settings  # noqa: E402
+from assistant.settings import Calibration, Settings  # noqa: E402
 
-MAX_HISTORY_TURNS = 6
-"""Turns (question, answer) the assistant reads as context for a follow-up."""
+MAX_HISTORY_TURNS = Calibration().history.ui_turns
+"""Turns (question, answer) the assistant reads as context for a follow-up (``calibration.history.ui_turns``)."""
 MAX_DISPLAY_TURNS = 30
 """Turns the chat shows. Older ones are dropped from the page: the whole chat travels with every
 request, so an unbounded one would make each question slower than the last."""
@@ -293,7 +293,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         try:
             items = related_work(assistant.retriever, assistant.sentences, text=None if use_paper else text,
                                  paper_id=paper_id if use_paper else None, k=10,
-                                 bar=settings.related.min_similarity)
+                                 bar=settings.calibration.related.min_similarity)
             query = assistant.index.store.get_papers([paper_id])[paper_id] if use_paper else None
         except Exception as exc:  # noqa: BLE001
             return f"⚠ {inert(ui_error(exc))}"
@@ -573,8 +573,15 @@ def check_port_free(host: str, port: int) -> None:
                              "--port (or PAPER_ASSISTANT_UI__PORT)") from None
 
 
-if __name__ == "__main__":
-    from assistant.cli import main
+if __name__ == "__main__":  # `python app.py`: serve with the environment's settings (`paper-assistant serve` takes flags)
+    from assistant.errors import exit_message
+    from assistant.settings import load_settings
 
-    sys.argv[1:1] = ["serve"]
-    main()
+    try:
+        launch(load_settings())
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # one line, as the CLI prints it
+        message, code = exit_message(exc)
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(code)

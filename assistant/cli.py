@@ -169,8 +169,7 @@ def related(
     as_json: JsonOpt = False,
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="papers to list")] = 10,
     explain: Annotated[int, typer.Option("--explain", min=0, help="with an LLM configured: a cited paragraph for the top N papers")] = 3,
-    min_similarity: Annotated[Optional[float], typer.Option("--min-similarity", min=0.0, max=1.0,
-                              help="list only papers at least this similar (cosine; default: the calibrated bar, 0: all k)")] = None,
+    min_similarity: Annotated[Optional[float], typer.Option("--min-similarity", min=0.0, max=1.0, help="list only papers at least this similar (cosine; default: the calibrated bar; 0: all k)")] = None,
 ):
     """Rank indexed papers related to a text or a paper: what each shares with it and where it differs."""
     from assistant.related import related_work
@@ -179,11 +178,9 @@ def related(
 
     if (text is None) == (paper is None):
         _fail("give a text or --paper ID (one of them)")
-    if text == "-":
-        text = sys.stdin.read()
+    text = sys.stdin.read() if text == "-" else text
     a = get_assistant(_settings(index))
-    bar = a.settings.related.min_similarity if min_similarity is None else min_similarity
-    items = related_work(a.retriever, a.sentences, text=text, paper_id=paper, k=k, bar=bar)
+    items = related_work(a.retriever, a.sentences, text=text, paper_id=paper, k=k, bar=min_similarity)  # None: calibrated
     if a.llm is not None and explain and items:
         from assistant.related_llm import add_llm_summaries
 
@@ -288,9 +285,7 @@ def evaluate_cmd(
     csfcube: Annotated[Optional[Path], typer.Option("--csfcube", help="CSFCube folder: score related-work re-ranking instead")] = None,
 ):
     """Score retrieval (recall@k, MRR, nDCG@10), abstention and evidence on a question file."""
-    import json
-
-    from assistant.evaluate import format_report, run_csfcube, run_eval
+    from assistant.evaluate import format_csfcube, format_report, run_csfcube, run_eval
 
     settings = _settings(index)
     if csfcube is not None:
@@ -298,12 +293,7 @@ def evaluate_cmd(
 
         e = settings.embedding
         res = run_csfcube(get_encoder(e.model, e.batch_size, resolve_backend(e.model, e.backend)), csfcube)
-        if as_json:
-            typer.echo(json.dumps(res, indent=2))
-        else:
-            typer.echo(f"CSFCube ({res['queries']} queries, candidate re-ranking): NDCG@20 {res['NDCG@20']:.3f}  R@20 {res['R@20']:.3f}")
-            for facet, r in sorted(res["per_facet"].items()):
-                typer.echo(f"  {facet:<11} n={r['n']:<3} NDCG@20 {r['NDCG@20']:.3f}  R@20 {r['R@20']:.3f}")
+        typer.echo(format_csfcube(res, as_json))
         return
     if questions is None:
         _fail("give --questions FILE (or --csfcube DIR)")
@@ -342,7 +332,7 @@ def serve(
 
 def main() -> None:
     """Console entry point: run the app, turning known errors into one line on stderr."""
-    from assistant.errors import USER_ERRORS, one_line
+    from assistant.errors import exit_message
 
     try:
         # Without standalone mode click returns (not raises) the code of a `typer.Exit(n)`.
@@ -354,23 +344,7 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("aborted", err=True)
         sys.exit(130)
-    except USER_ERRORS as exc:
-        typer.echo(f"error: {one_line(exc)}", err=True)
-        sys.exit(2)
-    except Exception as exc:  # click usage errors and anything unexpected: still one line
-        import click
-
-        # typer may carry its own copy of click: recognise click's exceptions by their shape too.
-        if isinstance(exc, click.ClickException) or (hasattr(exc, "show") and hasattr(exc, "exit_code")):
-            ctx = getattr(exc, "ctx", None)
-            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-            typer.echo(f"error: {exc.format_message()}{hint}", err=True)
-            sys.exit(exc.exit_code)
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        if type(exc).__module__.split(".")[0] == "httpx" or isinstance(exc, ConnectionError):
-            # The Chroma server went away mid-command (ingest resumes where it stopped when run again).
-            typer.echo(f"error: lost the connection to the Chroma server ({type(exc).__name__}: {first}); "
-                       "run the command again once the server is back", err=True)
-            sys.exit(2)
-        typer.echo(f"error: unexpected {type(exc).__name__}: {first}", err=True)
-        sys.exit(2)
+    except Exception as exc:  # a user error, a click usage error, anything unexpected: one line
+        message, code = exit_message(exc)
+        typer.echo(f"error: {message}", err=True)
+        sys.exit(code)

@@ -22,7 +22,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from assistant.metrics import ranking_metrics
-from assistant.relevance import AbstentionRule, Verdict
+from assistant.question import validate_question
+from assistant.relevance import JUDGE_RULES, AbstentionRule, Verdict
 from assistant.settings import Settings
 
 MODES = ("bm25", "dense", "hybrid")
@@ -48,6 +49,7 @@ class EvalReport(BaseModel):
     evidence_accuracy: float | None = None
     evidence_n: int = 0
     missing_gold: list[str] = Field(default_factory=list, description="gold paper ids the index does not hold")
+    rules: dict[str, int] = Field(default_factory=dict, description="rule → questions where it decided something")
 
 
 def load_questions(path: Path) -> list[dict]:
@@ -97,7 +99,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
 
     ``ingest_callbacks``: ``on_total`` / ``progress`` for building the distractor index (see
     vectorstore.ingest.ingest); ``progress()`` is called after each question."""
-    from assistant.answer import Assistant
+    from assistant.pipeline import Assistant
     from assistant.service import get_index
 
     qs = load_questions(questions)
@@ -116,6 +118,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
     held = idx.store.get_papers(gold)
     report.missing_gold = [g for g in gold if g not in held]  # scored as misses: say so, it is likely a wrong index
 
+    report.rules = dict.fromkeys(RULES, 0)
     per_mode: dict[str, dict[str, list]] = {m: defaultdict(list) for m in MODES}
     answerable, nones = [], []
     evidence_hits, evidence_n = 0, 0
@@ -128,6 +131,8 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
                 per_mode[mode][q["kind"]].append(m)
                 per_mode[mode]["overall"].append(m)
         prep = assistant.prepare(q["question"])
+        for rule in rules_fired(assistant, prep, q["question"]):
+            report.rules[rule] += 1
         top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
         (answerable if q["gold"] else nones).append((prep.verdict, top))
         if q["kind"] == "lookup" and q.get("evidence"):
@@ -139,11 +144,44 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
             progress()
     for mode in MODES:
         report.ranking[mode] = {kind: _mean(rows) for kind, rows in per_mode[mode].items()}
-    report.abstention = abstention_report(answerable, nones, assistant.rule)
+    report.abstention = abstention_report(answerable, nones, assistant.judge)
     if evidence_n:
         report.evidence_accuracy = evidence_hits / evidence_n
         report.evidence_n = evidence_n
     return report
+
+
+RULES = (
+    "question: list", "question: list by its lead-in only", "question: definition frame", "question: quantity cue",
+    "question: a count", "question: names", "question: several-word name", "question: name spelled as the corpus",
+    "question: reference (ordinal)", "question: reference (bare)", "question: reference (pronoun)",
+    *(f"judge: {r}" for r in JUDGE_RULES),
+    "list: a named paper below the bar", "cite: each named paper", "cite: a runner-up",
+)
+"""Every rule ``paper-assistant eval`` counts; one that never fires on a question file shows 0."""
+
+
+def rules_fired(assistant, prep, text: str) -> list[str]:
+    """The rules of :data:`RULES` that decided something for one prepared question (``text`` as asked)."""
+    a, out = prep.analysis, []
+    flags = {"question: list": a.is_list, "question: list by its lead-in only": a.list_cue == "lead-in",
+             "question: definition frame": a.definition, "question: quantity cue": a.quantity,
+             "question: a count": bool(a.counts), "question: names": bool(a.names),
+             "question: several-word name": any(" " in n for n in a.names),
+             "question: name spelled as the corpus": prep.question != validate_question(text)}
+    out += [rule for rule, on in flags.items() if on]
+    if a.reference is not None:
+        out.append(f"question: reference ({a.reference.kind})")
+    top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
+    explain = getattr(assistant.judge, "explain", None)
+    if explain is not None:
+        out.append(f"judge: {explain(top)[1]}")
+    if prep.listing is not None and any(c.score < prep.listing.bar.relative_bar for c in prep.listing.papers):
+        out.append("list: a named paper below the bar")
+    cited = assistant.cited_candidates(prep)
+    if len(cited) > 1 and not prep.multi and not prep.pinned:
+        out.append("cite: each named paper" if assistant.judge.named(top) else "cite: a runner-up")
+    return out
 
 
 def abstention_report(answerable: list, nones: list, rule: AbstentionRule) -> AbstentionReport:
@@ -194,6 +232,23 @@ def format_report(rep: EvalReport) -> str:
     if rep.evidence_accuracy is not None:
         lines += ["", f"evidence accuracy (lookup, first citation quotes the gold sentence): "
                       f"{rep.evidence_accuracy:.2f} ({round(rep.evidence_accuracy * rep.evidence_n)}/{rep.evidence_n})"]
+    if rep.rules:
+        fired = [(r, n) for r, n in rep.rules.items() if n]
+        lines += ["", "rules that decided something (questions of the file):"]
+        lines += [f"  {n:>4}  {r}" for r, n in fired]
+        never = [r for r, n in rep.rules.items() if not n]
+        if never:
+            lines.append("  never fired: " + "; ".join(never))
+    return "\n".join(lines)
+
+
+def format_csfcube(res: dict, as_json: bool = False) -> str:
+    """:func:`run_csfcube`'s result as JSON or as lines (overall, then per facet)."""
+    if as_json:
+        return json.dumps(res, indent=2)
+    lines = [f"CSFCube ({res['queries']} queries, candidate re-ranking): NDCG@20 {res['NDCG@20']:.3f}  R@20 {res['R@20']:.3f}"]
+    for facet, r in sorted(res["per_facet"].items()):
+        lines.append(f"  {facet:<11} n={r['n']:<3} NDCG@20 {r['NDCG@20']:.3f}  R@20 {r['R@20']:.3f}")
     return "\n".join(lines)
 
 

@@ -17,47 +17,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.relevance import names_in, question_names
+from assistant.relevance import RelevanceEvidence, content_weights
+from assistant.settings import SentenceCalibration
+from assistant.question import Question, counts, figures, has_name_or_number, names_in
 from vectorstore.chunking import Chunker, sentence_spans
 from vectorstore.embedding import Encoder
 from vectorstore.sentences import embed_chunks, merge_paper, spans_by_chunk, unpack
 from vectorstore.lexical import LexicalIndex, tokenize
 from vectorstore.papers import Paper
 
-_QUANTITY_CUE = re.compile(
-    r"\b(how (much|many|fast|large|long|often|big)|what (share|fraction|percentage|proportion|latenc\w*|speed\w*|"
-    r"gain|number)|by how|margin|speed-?up|latenc\w*|percent\w*|times faster)\b", re.I)
 # Sentences that report findings; a detail asked about a paper is usually stated in one of them.
 _RESULT_CUE = re.compile(
     r"\b(experiment\w*|result\w*|demonstrat\w*|show\w*|outperform\w*|achiev\w*|evaluat\w*|stud(y|ies)|"
     r"empirical\w*|find\w*|benchmark\w*|reveal\w*|confirm\w*|attain\w*)\b", re.I)
-_NUMBER_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|hundreds?|thousands?|millions?|billions?)"
-_FIGURE = re.compile(rf"\d+(?:\.\d+)?|\b{_NUMBER_WORDS}\b", re.I)
-# A count ("three abilities", "5 tasks"), not a number inside a modifier or measure ("360-degree", "3-D", "90%", "1.5").
-_COUNT = re.compile(rf"(?<![\w.-])(\d+|{_NUMBER_WORDS})(?![\w°%-]|\.\d)", re.I)
-# Cross-references ("Sec. 5", "Table 2", "Eq. (3)") and bracketed citations are not quantities.
-_XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)?s?|appendix|app|thm|theorems?|"
-                   r"lemmas?|alg(?:orithm)?s?|chapters?|ch)\.?\s*\(?\d+(?:\.\d+)*\)?|\[\d+(?:[,\u2013-]\s*\d+)*\]", re.I)
-
 # A link or a code-availability pointer states no finding ("Code is at https://github.com/x/y.").
 _URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
-_NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
-# "What is SyPE?", "What does CABS stand for?", "How does U2A work?": the question asks what a named
-# thing is (its words, once the names are taken out, are only these); the answer is the sentence
-# that introduces the name, not a result sentence. "What is the baseline model in TMD-Bench?" asks a detail.
-_DEFINITION_FRAME = re.compile(
-    r"\W*(?:what(?:'s| is| are)(?: the| an?)?(?: (?:main|key|core) (?:idea|contribution|point) of(?: the)?)?|"
-    r"what does(?: the)?|how do(?:es)?(?: the)?|(?:explain|describe|define)(?: the)?|tell me about(?: the)?)"
-    r" \W*N(?:,? (?:and |or )?\W*N)*(?: (?:stand for|mean|do|work))?\W*", re.I)
-
-
-def is_definition_question(question: str, names: list[str]) -> bool:
-    """True when ``question`` asks what the named things are ("What is SyPE?", "What does CABS stand
-    for?", "How does U2A work?", "What is the main contribution of OmniMoE?"), not a detail about them."""
-    if not names:
-        return False
-    masked = re.sub("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)), "N", question)
-    return bool(_DEFINITION_FRAME.fullmatch(" ".join(masked.split())))
 
 
 _INTRODUCES = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|named|"
@@ -74,12 +48,7 @@ def is_generic_claim(text: str) -> bool:
     figure), or one that is mostly a link ("Our code is available at https://…")."""
     if _URL.search(text) and len(tokenize(_URL.sub(" ", text))) <= 6:
         return True
-    return bool(_GENERIC_CLAIM.search(text)) and not _NAMED.search(text) and not _figures(text)
-
-
-def _figures(text: str) -> set[str]:
-    """Figures in ``text`` (numbers and number words), cross-references left out."""
-    return {m.lower() for m in _FIGURE.findall(_XREF.sub(" ", text))}
+    return bool(_GENERIC_CLAIM.search(text)) and not has_name_or_number(text) and not figures(text)
 
 
 @dataclass(frozen=True)
@@ -99,11 +68,11 @@ class SentenceCache:
     without a store) are embedded here with the same chunking and pooling as ingest.
     """
 
-    def __init__(self, encoder: Encoder, store=None, capacity: int = 4096):
+    def __init__(self, encoder: Encoder, store=None, capacity: int = 4096, chunker: Chunker | None = None):
         self.encoder = encoder
         self.store = store
         self.capacity = capacity
-        self._chunker = Chunker(encoder.count_tokens, encoder.max_tokens)
+        self._chunker = chunker or Chunker.for_encoder(encoder)  # the index's chunker (Index.chunker)
         self._data: OrderedDict[str, tuple[list[Sentence], np.ndarray]] = OrderedDict()
         self._lock = threading.Lock()
         self.computed = 0  # papers whose sentence vectors had to be computed (not found in the store)
@@ -177,14 +146,24 @@ class SentenceCache:
         return out
 
 
-def term_weights(question: str, lexical: LexicalIndex | None) -> dict[str, float]:
-    """Stemmed question terms → weight (idf, doubled for names/numbers such as 'PEER', '73ms')."""
-    named = {t for t in tokenize(" ".join(_NAMED.findall(question)))}
+_DEFAULTS = SentenceCalibration()
+
+
+def term_weights(terms, lexical: LexicalIndex | None, named=frozenset(),
+                 name_weight: float = _DEFAULTS.name_term_weight) -> dict[str, float]:
+    """Stemmed terms (a Question's ``terms``) → weight: idf, times ``name_weight`` for the terms in
+    ``named`` (a Question's ``name_terms``: names and numbers such as 'PEER', '73ms')."""
     weights = {}
-    for t in tokenize(question):
+    for t in terms:
         w = lexical.idf(t) if lexical is not None else 1.0
-        weights[t] = w * (2.0 if t in named else 1.0)
+        weights[t] = w * (name_weight if t in named else 1.0)
     return weights
+
+
+def question_weights(question: Question, lexical: LexicalIndex | None,
+                     name_weight: float = _DEFAULTS.name_term_weight) -> dict[str, float]:
+    """:func:`term_weights` of a question's own terms."""
+    return term_weights(question.terms, lexical, question.name_terms, name_weight)
 
 
 def lexical_coverage(sentence: str, weights: dict[str, float]) -> float:
@@ -196,11 +175,8 @@ def lexical_coverage(sentence: str, weights: dict[str, float]) -> float:
     return sum(w for t, w in weights.items() if t in present) / total
 
 
-def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], vecs: np.ndarray,
-                    weights: dict[str, float], lexical_weight: float = 0.25, number_bonus: float = 0.3,
-                    result_bonus: float = 0.1, position_weight: float = 0.2,
-                    centrality_penalty: float = 0.5, brevity_penalty: float = 0.3,
-                    min_terms: int = 6, name_bonus: float = 0.3) -> np.ndarray:
+def score_sentences(question: Question, qvec: np.ndarray, sentences: list[Sentence], vecs: np.ndarray,
+                    weights: dict[str, float], cal: SentenceCalibration | None = None) -> np.ndarray:
     """Hybrid support score of each sentence for ``question``: shape ``(len(sentences),)``.
 
     ``cos(q, s) + lexical_weight·coverage(s) + number_bonus·[quantity question ∧ s has a figure]
@@ -216,23 +192,28 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
     position and centrality terms and adds ``name_bonus`` again to the sentences that introduce a name
     it names ("we propose OmniMoE", "CABS stands for") and twice that to those that spell it out
     ("multinomial logit (MNL)").
-    Weights were set on the lookup questions of dev.jsonl (14 of 17 gold sentences first with the
+    The weights are ``cal`` (``Settings.calibration.sentences``; defaults when None). They were set on the
+    lookup questions of dev.jsonl (14 of 17 gold sentences first with the
     contextual sentence vectors stored at ingest; dense alone: 6).
     """
     n = len(sentences)
     if not n:
         return np.zeros(0, dtype=np.float32)
-    names = question_names(question)
-    definition = is_definition_question(question, names)
+    cal = cal or _DEFAULTS
+    lexical_weight, number_bonus, result_bonus = cal.lexical_weight, cal.number_bonus, cal.result_bonus
+    position_weight, centrality_penalty, brevity_penalty = cal.position_weight, cal.centrality_penalty, cal.brevity_penalty
+    min_terms, name_bonus = cal.min_terms, cal.name_bonus
+    names = question.names
+    definition = question.definition
     # "What is the main contribution of OmniMoE?" says little beyond the name: its cosines to the
     # sentences are mostly noise (0.52 for a result sentence, 0.22 for "we propose OmniMoE, …").
-    dense = (0.5 if definition else 1.0) * (vecs @ qvec)
+    dense = (cal.definition_dense_scale if definition else 1.0) * (vecs @ qvec)
     lex = np.array([lexical_coverage(s.text, weights) for s in sentences], dtype=np.float32)
     score = dense + lexical_weight * lex
-    if _QUANTITY_CUE.search(question):
+    if question.quantity:
         # Only figures the question does not already state can answer it ("360-degree" is not an answer).
-        known = _figures(question)
-        score += np.array([number_bonus if _figures(s.text) - known else 0.0 for s in sentences], dtype=np.float32)
+        score += np.array([number_bonus if figures(s.text) - question.figures else 0.0 for s in sentences],
+                          dtype=np.float32)
     # A name inside a link ("vla-leaderboard-01.vercel.app") does not mention it.
     named = np.array([bool(names) and names_in(names, _URL.sub(" ", s.text)) for s in sentences], dtype=bool)
     if definition:
@@ -245,9 +226,8 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
     else:
         score += np.array([result_bonus if _RESULT_CUE.search(s.text) else 0.0 for s in sentences], dtype=np.float32)
     # "Which three abilities…": a sentence enumerating the same count is likely the answer.
-    counts = {c.lower() for c in _COUNT.findall(question)}
-    if counts:
-        score += np.array([number_bonus if counts & {c.lower() for c in _COUNT.findall(s.text)} else 0.0
+    if question.counts:
+        score += np.array([number_bonus if question.counts & counts(s.text) else 0.0
                            for s in sentences], dtype=np.float32)
     if not definition:
         score += position_weight * (np.arange(n, dtype=np.float32) / max(1, n - 1))
@@ -263,11 +243,55 @@ def score_sentences(question: str, qvec: np.ndarray, sentences: list[Sentence], 
     return score - centrality_penalty * (vecs @ centroid)
 
 
-def best_sentence(question: str, qvec: np.ndarray, sentences: list[Sentence], vecs: np.ndarray,
-                  weights: dict[str, float]) -> tuple[Sentence | None, float]:
+def best_sentence(question: Question, qvec: np.ndarray, sentences: list[Sentence], vecs: np.ndarray,
+                  weights: dict[str, float], cal: SentenceCalibration | None = None) -> tuple[Sentence | None, float]:
     """The sentence that best supports ``question`` and its hybrid score (None, 0.0 when no sentences)."""
-    scores = score_sentences(question, qvec, sentences, vecs, weights)
+    scores = score_sentences(question, qvec, sentences, vecs, weights, cal)
     if scores.size == 0:
         return None, 0.0
     i = int(np.argmax(scores))
     return sentences[i], float(scores[i])
+
+
+def score_papers(question: Question, qvec: np.ndarray, papers: list, sentences: dict, lexical: LexicalIndex | None,
+                 cal: SentenceCalibration | None = None, topic_margin: float = 0.10,
+                 relevance_vec: np.ndarray | None = None, topical: bool = False,
+                 shown: dict[str, set[str]] | None = None) -> tuple[dict, dict[str, RelevanceEvidence]]:
+    """Best supporting sentence and relevance evidence for each paper (``papers``: ScoredPaper records,
+    ``sentences``: :meth:`SentenceCache.get` of their papers).
+
+    ``relevance_vec`` (default ``qvec``) is what the ``sentence`` evidence of the judge is measured
+    against, and the question's topic the text its ``coverage`` counts. With ``topical`` (a list
+    question, ``relevance_vec`` its topic) the quoted sentence is chosen among those within
+    ``topic_margin`` of the paper's best cosine to the topic: the quote should show the paper is on the
+    topic, and the detail cues of score_sentences alone picked result or filler sentences ("We
+    validate the proposed method through extensive experiments…"). ``shown`` (paper id → sentences
+    quoted before) are quoted again only if a paper has no other sentence.
+    Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
+    """
+    cal = cal or _DEFAULTS
+    rvec = qvec if relevance_vec is None else relevance_vec
+    weights = question_weights(question, lexical, cal.name_term_weight)
+    content = content_weights(weights if question.topic == question.text
+                              else term_weights(question.topic_terms, lexical, question.name_terms, cal.name_term_weight))
+    names = question.names
+    evidence, relevance = {}, {}
+    for p in papers:
+        sents, vecs = sentences[p.id]
+        if not sents:
+            evidence[p.id] = (None, 0.0)
+            relevance[p.id] = RelevanceEvidence(p.dense, 0.0, p.bm25, False)
+            continue
+        scores = score_sentences(question, qvec, sents, vecs, weights, cal)
+        on_topic = vecs @ rvec
+        if topical:
+            scores = np.where(on_topic >= on_topic.max() - topic_margin, scores, -np.inf)
+        if shown and p.id in shown and len(sents) > 1:
+            scores = np.where([x.text in shown[p.id] for x in sents], -np.inf, scores)
+        i = int(np.argmax(scores))
+        evidence[p.id] = (sents[i], float(scores[i]))
+        dense = p.dense if p.dense else float(np.max(vecs @ qvec))
+        text = p.paper.searchable()
+        relevance[p.id] = RelevanceEvidence(dense, float(np.max(on_topic)), p.bm25,
+                                            bool(names) and names_in(names, text), lexical_coverage(text, content))
+    return evidence, relevance

@@ -8,7 +8,7 @@ quotes with it); these functions only shape what a reader sees:
   (``$\\times$`` → ``×``, ``$(\\varepsilon,\\delta)$`` → ``(ε, δ)``), ``\\%`` → ``%``, emphasis marks dropped.
 - :func:`markdown` — Markdown for a Gradio Markdown/Chatbot with :data:`LATEX_DELIMITERS` (KaTeX,
   bundled with Gradio, so the page needs no network): math spans kept for KaTeX, text-mode LaTeX
-  (``\\textit{x}``, ``\\%``) turned into Markdown, everything made inert (:func:`assistant.render.inert`).
+  (``\\textit{x}``, ``\\%``) turned into Markdown, everything made inert (:func:`inert`).
 - :func:`html` — escaped HTML with emphasis as ``<em>``/``<strong>``, math spans kept for KaTeX (for raw
   HTML inside a Markdown component, which Markdown does not parse but KaTeX does render).
 """
@@ -43,6 +43,17 @@ def split_math(text: str) -> list[tuple[bool, str]]:
     if pos < len(text):
         out.append((False, text[pos:]))
     return out
+
+
+_IMAGE = re.compile(r"!(?=\[)")
+
+
+def inert(text: str) -> str:
+    """Untrusted text (abstracts, titles, LLM replies) made safe to put in Markdown the page renders:
+    HTML is escaped, image syntax ``![alt](url)`` is broken (``!\\[``), so nothing in a paper or a
+    reply can make the browser fetch a URL, and so is link syntax (``](`` → ``]\\(``), so a title
+    such as ``[1](javascript:…)`` cannot pose as a citation link. The page adds its own links after."""
+    return _IMAGE.sub("!\\\\", _html.escape(text, quote=False)).replace("](", "]\\(")
 
 
 @lru_cache(maxsize=1)
@@ -109,8 +120,6 @@ def plain(text: str) -> str:
 def markdown(text: str) -> str:
     """Untrusted text as inert Markdown for a component with :data:`LATEX_DELIMITERS`: text-mode LaTeX
     becomes Markdown emphasis, math spans stay for KaTeX (HTML-escaped like the rest)."""
-    from assistant.render import inert
-
     return "".join(inert(part) if is_math else inert(_text_mode(part, "*", "**", "`"))
                    for is_math, part in split_math(text or ""))
 

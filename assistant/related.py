@@ -13,8 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
+from assistant.settings import RelatedCalibration
 from vectorstore.chunking import split_sentences
 from vectorstore.papers import Paper
+
+_CAL = RelatedCalibration()
 
 
 class UnknownPaperError(KeyError):
@@ -63,12 +66,12 @@ class RelatedPaper:
         return round(100 * max(0.0, self.similarity))
 
 
-UNMATCHED_BELOW = 0.40
+UNMATCHED_BELOW = _CAL.unmatched_below  # Settings.calibration.related
 """A sentence whose best cosine (MiniLM) on the other side is below this has "no good match"; matched
 pairs of related dev.jsonl papers sit mostly above 0.5, pairs of unrelated sentences below 0.3."""
 
 
-SHARED_ABOVE = 0.50
+SHARED_ABOVE = _CAL.shared_above  # Settings.calibration.related
 """A facet counts as shared when its closest sentence pair has at least this cosine; below it the two
 texts differ there. Set by hand above UNMATCHED_BELOW: pairs between 0.40 and 0.50 read as loosely
 related words ("gradient" in unlearning vs in PINN training), not as a shared task or method."""
@@ -200,10 +203,8 @@ def differences(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str
 
 def text_embedding(retriever: HybridRetriever, text: str) -> np.ndarray:
     """Embedding of an arbitrarily long text: normalized mean of its chunk embeddings (shape ``(dim,)``)."""
-    from vectorstore.chunking import Chunker
-
     enc = retriever.index.encoder
-    chunker = Chunker(enc.count_tokens, enc.max_tokens)
+    chunker = retriever.index.chunker()
     chunks = chunker.split(Paper(id="query", text=text))
     v = enc.encode([c.text for c in chunks]).mean(axis=0)
     return v / (np.linalg.norm(v) or 1.0)
@@ -238,14 +239,12 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
 
     Ranking: RRF of dense similarity (paper-level, the query text's mean chunk embedding against the
     papers' mean chunk embeddings) and BM25 over chunks. Of the top ``k``, those whose dense cosine is
-    below ``bar`` are dropped (None: ``RelatedSettings.min_similarity``, fitted on CSFCube; 0: keep all)
+    below ``bar`` are dropped (None: ``calibration.related.min_similarity``, fitted on CSFCube; 0: keep all)
     and counted in the result's ``below_bar``. Raises UnknownPaperError for an unknown id,
     ValueError when neither or both inputs are given or the text is empty or over MAX_TEXT_CHARS.
     """
     if bar is None:
-        from assistant.settings import RelatedSettings
-
-        bar = RelatedSettings().min_similarity
+        bar = _CAL.min_similarity
     if (text is None) == (paper_id is None):
         raise ValueError("give either a text or a paper id")
     store = retriever.index.store
@@ -264,10 +263,9 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
             raise ValueError(f"the text is {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}: "
                              "paste an abstract or a few paragraphs")
         qvec = text_embedding(retriever, text)
-    n = min(store.papers.count(), k + len(exclude) + 40)
-    res = store.papers.query(query_embeddings=[qvec], n_results=max(n, 1), include=["distances"]) if n else None
-    d_ids = [i for i in (res["ids"][0] if res else []) if i not in exclude]
-    d_sim = {i: 1.0 - d for i, d in zip(res["ids"][0], res["distances"][0])} if res else {}
+    nearest = store.nearest_papers(qvec, k + len(exclude) + _CAL.pool_extra)
+    d_ids = [i for i, _ in nearest if i not in exclude]
+    d_sim = dict(nearest)
     b_ids, _ = retriever.bm25(text)
     b_ids = [i for i in b_ids if i not in exclude]
     ids, scores = reciprocal_rank_fusion([d_ids, b_ids], k=retriever.rrf_k)
@@ -306,8 +304,9 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     return RelatedList(out, considered=considered, below_bar=considered - len(out), bar=bar)
 
 
-def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str], facet_weight: float = 0.6,
-                 sentence_vectors=None, lexical_weight: float = 0.2) -> list[float]:
+def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str],
+                 facet_weight: float = _CAL.facet_weight, sentence_vectors=None,
+                 lexical_weight: float = _CAL.facet_lexical_weight) -> list[float]:
     """Similarity of each candidate text to a query paper's facet (e.g. its method sentences).
 
     ``facet_weight · mean_f max_s cos(f, s) + (1 − facet_weight) · cos(query, mean of s)

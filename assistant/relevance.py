@@ -15,7 +15,7 @@ paper, so the rule is inspectable and the eval can sweep its thresholds:
 - ``coverage``: the idf-weighted share of the question's content terms (stemmed; framing words such
   as "which", "papers", "is there work" left out, see ``FRAMING_TERMS``) that occur in the top paper.
 
-Rule: named_hit → answered. Else ``none`` when dense < ``none_dense`` and sentence < ``none_sentence``,
+Rule (:class:`AbstentionRule`, one implementation of the :class:`Judge` protocol): named_hit → answered. Else ``none`` when dense < ``none_dense`` and sentence < ``none_sentence``,
 unless coverage ≥ ``covered`` (then ``weak``); ``weak`` when dense + sentence < ``weak_sum``; otherwise
 answered. The coverage guard is for short questions: MiniLM scores "How are LLM judges evaluated?"
 low against an abstract about "LLM-as-a-judge" evaluation (0.25), below the ``none`` thresholds,
@@ -33,121 +33,105 @@ heavily between the classes.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from enum import Enum
+from typing import Protocol
 
-from vectorstore.lexical import NAME
-
-# ASCII boundaries, not \w: CJK characters are word characters, and "什么是SyPE？" names SyPE.
-_WORD = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z][A-Za-z0-9_-]*[A-Za-z0-9](?![A-Za-z0-9_-])")
-_COMMON_NAMES = {"LLM", "LLMs", "AI", "RL", "ML", "NLP", "GPU", "GPUs", "CPU", "API", "QA", "MoE", "VLM", "VLMs",
-                 "LoRA", "ASR", "RAG", "3D", "2D", "CNN", "CNNs", "GAN", "GANs", "I", "II"}
-
-
-FRAMING_TERMS = frozenset({
-    "how", "what", "which", "why", "when", "where", "who", "whose", "doe", "do", "did", "is", "ar", "wa", "were",
-    "has", "have", "can", "could", "would", "should", "there", "anyon", "ani", "use", "paper", "work", "research",
-    "studi", "articl", "literatur", "exist", "stand",
-})
-"""Stemmed words that frame a question ("Is there work on …", "Has anyone studied …", "Which papers …")
-rather than say what it is about; the BM25 tokenizer's stop list keeps them."""
-
-
-class Verdict(str, Enum):
-    answered = "answered"
-    weak = "weak"
-    none = "none"
-
-
-VERDICT_TEXT = {
-    Verdict.answered: "",
-    Verdict.weak: "Closest match, may not answer the question.",
-    Verdict.none: "No relevant abstract found in the indexed papers.",
-}
+from assistant.question import FRAMING_TERMS
+from assistant.settings import AbstentionCalibration
+from assistant.types import VERDICT_TEXT, Verdict  # noqa: F401  (VERDICT_TEXT: re-exported)
 
 
 @dataclass(frozen=True)
 class RelevanceEvidence:
-    """Numbers the abstention rule looks at, for the top retrieved paper."""
+    """Everything the judge looks at for one retrieved paper: one record, one verdict.
+
+    The first five are measured on the paper (see the module docstring). The rest say how the
+    question relates to it, set by the step that knows (None / False when they do not apply):
+
+    - ``own_coverage``: for a follow-up, the idf-weighted share of the user's own content terms
+      (reference and framing words left out) the paper holds; the label appended to a follow-up
+      ("… (OmniMoE)") is no name match unless the paper also holds the user's words;
+    - ``pointed_at``: the follow-up resolves to this paper (the top of the ranking conditioned on an
+      earlier answer, and cited by it); ``bare_reference``: and it only points back ("tell me more
+      about the second one");
+    - ``list_share`` / ``list_bar``: for a candidate of a list, its evidence relative to the pool's
+      best (assistant.listing.bar_scores) and the share it must reach (``ListBar.relative_bar``).
+    """
 
     dense: float
     sentence: float
     bm25: float
     named_hit: bool
     coverage: float = 0.0
+    own_coverage: float | None = None
+    pointed_at: bool = False
+    bare_reference: bool = False
+    list_share: float | None = None
+    list_bar: float | None = None
+
+
+class Judge(Protocol):
+    """Decides relevance from one evidence record. Nothing downstream amends its verdict."""
+
+    def decide(self, ev: RelevanceEvidence | None) -> Verdict:
+        """``answered`` | ``weak`` | ``none`` for one paper; None (nothing retrieved) → ``none``."""
+
+    def named(self, ev: RelevanceEvidence) -> bool:
+        """True when the question names something the paper holds (and, for a follow-up, the paper
+        holds the user's own words): the paper is what the question is about."""
+
+
+_ORDER = [Verdict.none, Verdict.weak, Verdict.answered]
+_DEFAULTS = AbstentionCalibration()
 
 
 @dataclass(frozen=True)
 class AbstentionRule:
-    """Thresholds of the abstention rule (see module docstring)."""
+    """The rule-based judge (see the module docstring); thresholds from ``Settings.calibration``."""
 
-    none_dense: float = 0.28
-    none_sentence: float = 0.335
-    weak_sum: float = 0.72
-    covered: float = 0.8
+    none_dense: float = _DEFAULTS.none_dense
+    none_sentence: float = _DEFAULTS.none_sentence
+    weak_sum: float = _DEFAULTS.weak_sum
+    covered: float = _DEFAULTS.covered
+    follow_up_coverage: float = _DEFAULTS.follow_up_coverage
+
+    def named(self, ev: RelevanceEvidence) -> bool:
+        return ev.named_hit and (ev.own_coverage is None or ev.own_coverage >= self.follow_up_coverage)
 
     def decide(self, ev: RelevanceEvidence | None) -> Verdict:
-        """The verdict for the top paper's evidence; None (nothing retrieved) → Verdict.none."""
+        return self.explain(ev)[0]
+
+    def explain(self, ev: RelevanceEvidence | None) -> tuple[Verdict, str]:
+        """``(verdict, the rule that decided it)``; the rule names are :data:`JUDGE_RULES`."""
         if ev is None:
-            return Verdict.none
-        if ev.named_hit:
-            return Verdict.answered
+            return Verdict.none, "nothing retrieved"
+        if ev.pointed_at and ev.bare_reference:
+            return Verdict.answered, "bare reference"  # "tell me more about the second one": that paper alone
+        if ev.list_share is not None and ev.list_share < ev.list_bar and not self.named(ev):
+            # A paper holding a name the question names ("Which papers use GRPO?") is listed whatever
+            # its share: it mentions the named thing once, the best paper throughout.
+            return Verdict.none, "below the list bar"
+        verdict, rule = self._thresholds(ev)
+        # The user points at a paper of an earlier answer: never "nothing found" for it.
+        if ev.pointed_at and verdict == Verdict.none:
+            return Verdict.weak, "pointed at"
+        return verdict, rule
+
+    def _thresholds(self, ev: RelevanceEvidence) -> tuple[Verdict, str]:
+        if self.named(ev):
+            return Verdict.answered, "named" if ev.own_coverage is None else "named, own words held"
         if ev.dense < self.none_dense and ev.sentence < self.none_sentence:
-            return Verdict.weak if ev.coverage >= self.covered else Verdict.none
+            return (Verdict.weak, "coverage guard") if ev.coverage >= self.covered else (Verdict.none, "none thresholds")
         if ev.dense + ev.sentence < self.weak_sum:
-            return Verdict.weak
-        return Verdict.answered
+            return Verdict.weak, "weak sum"
+        return Verdict.answered, "above thresholds"
+
+
+JUDGE_RULES = ("nothing retrieved", "bare reference", "below the list bar", "pointed at", "named",
+               "named, own words held", "coverage guard", "none thresholds", "weak sum", "above thresholds")
+"""Every rule :meth:`AbstentionRule.explain` names (``paper-assistant eval`` counts how often each decides)."""
 
 
 def content_weights(weights: dict[str, float]) -> dict[str, float]:
     """``weights`` (stemmed term → weight, as assistant.evidence.term_weights) without framing words."""
     return {t: w for t, w in weights.items() if t not in FRAMING_TERMS}
-
-
-def spell_names(question: str, names: dict[str, str]) -> str:
-    """``question`` with each word that is one of the corpus' names (``names``, lower case → spelling,
-    from vectorstore.lexical.corpus_names) spelled as the corpus spells it: "what is omnimoe?" →
-    "what is OmniMoE?", so the name rules apply to questions typed in any case. An all-capitals name
-    is recognized in lower case only when it holds a digit ("u2a"), since "peer" or "cabs" typed in
-    lower case are more often words; "Cabs" or "Peer" capitalized are taken for the names."""
-    shouted = not any(c.islower() for c in question)  # "WHAT IS OMNIMOE": every word looks like an acronym
-
-    def spelled(m: re.Match) -> str:
-        word = m.group(0)
-        name = names.get(word.lower())
-        if shouted:
-            return name or word.lower()
-        # An all-capitals name typed in lower case may be a plain word ("peer" is not PEER, the
-        # baseline); a mixed-case or digit-bearing one ("omnimoe", "u2a") is not.
-        if name is None or (word.islower() and not any(c.islower() or c.isdigit() for c in name)):
-            return word
-        return name
-
-    return _WORD.sub(spelled, question)
-
-
-_TITLE_RUN = re.compile(r"(?<![\w-])(?:[A-Z][a-z]+ )+[A-Z][a-z]+(?![\w-])")
-_OPENERS = {"What", "Which", "How", "Why", "When", "Where", "Who", "Is", "Are", "Do", "Does", "Can", "Could", "Compare",
-            "Explain", "Describe", "List", "Find", "Show", "Tell", "Give", "Please", "In", "For", "The", "A", "An"}
-
-
-def question_names(question: str) -> list[str]:
-    """Name-like tokens of a question (acronyms, CamelCase, digit-bearing), generic ones dropped, and
-    runs of capitalized words inside it ("Compare CacheEdit and World Shaper" → CacheEdit, World Shaper)."""
-    found = [n.strip("-") for n in NAME.findall(question) if n.strip("-") not in _COMMON_NAMES and len(n) > 1]
-    for run in _TITLE_RUN.findall(question):
-        words = run.split()
-        while words and words[0] in _OPENERS:  # "Compare World Shaper" → World Shaper
-            words = words[1:]
-        if len(words) >= 2:
-            found.append(" ".join(words))
-    return found
-
-
-def names_in(names: list[str], text: str) -> bool:
-    """True when any of ``names`` occurs in ``text`` as a whole token, maybe plural ("PINN" finds
-    "PINNs"); a one-word name in any case ("SyPe" finds "SyPE"), a several-word one as capitalized
-    ("World Shaper", not the phrase "reinforcement learning" for "Reinforcement Learning")."""
-    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text, 0 if " " in n else re.I)
-               for n in names)

@@ -7,20 +7,12 @@ import json
 import re
 
 from assistant import markup
-from assistant.answer import CitedAnswer
 from assistant.related import FACET_NAMES, RelatedPaper
+from assistant.types import CitedAnswer
 from assistant.relevance import VERDICT_TEXT, Verdict
 
 
-_IMAGE = re.compile(r"!(?=\[)")
-
-
-def inert(text: str) -> str:
-    """Untrusted text (abstracts, titles, LLM replies) made safe to put in Markdown the page renders:
-    HTML is escaped, image syntax ``![alt](url)`` is broken (``!\\[``), so nothing in a paper or a
-    reply can make the browser fetch a URL, and so is link syntax (``](`` → ``]\\(``), so a title
-    such as ``[1](javascript:…)`` cannot pose as a citation link. The page adds its own links after."""
-    return _IMAGE.sub("!\\\\", html.escape(text, quote=False)).replace("](", "]\\(")
+inert = markup.inert  # re-exported: the page and the CLI import it from here
 
 
 def answer_text(ans: CitedAnswer, show_abstract: bool = False) -> str:

@@ -16,10 +16,11 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from assistant.evidence import lexical_coverage, term_weights
-from assistant.relevance import names_in, question_names
+from assistant.evidence import lexical_coverage, question_weights
+from assistant.question import Question, analyze, names_in
 from vectorstore.index import Index
 from vectorstore.papers import Paper
+from vectorstore.store import where_clause
 
 Ranking = tuple[list[str], list[float]]
 
@@ -68,12 +69,9 @@ class Filters:
                 return False
         return True
 
-    def chroma_where(self) -> dict | None:
-        clauses = [{k: {"$in": v} if isinstance(v, list) else v}
-                   for k, v in (("venue", self.venue), ("year", self.year), ("source", self.source)) if v is not None]
-        if not clauses:
-            return None
-        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+    def where(self) -> dict | None:
+        """The store's filter for these values (vectorstore.store.where_clause), None for no filter."""
+        return where_clause({"venue": self.venue, "year": self.year, "source": self.source})
 
     def active(self) -> bool:
         return any(v is not None for v in (self.venue, self.year, self.source))
@@ -155,7 +153,7 @@ def coverage_fusion(ids: list[str], scores: list[float], coverage: list[float], 
 
 def names_first(ids: list[str], scores: list[float], texts: list[str], names: list[str]) -> Ranking:
     """Papers whose text holds a name the query names (an acronym, CamelCase or digit-bearing token,
-    see assistant.relevance.question_names) ahead of the rest, each group in its given order.
+    see assistant.question.question_names) ahead of the rest, each group in its given order.
 
     A name is the most specific thing a question can say: for "What do CABS and U2A have in common?"
     dense search ranks a paper holding neither first (names are near-random to MiniLM), and RRF keeps
@@ -212,7 +210,7 @@ class HybridRetriever:
     def dense(self, query_vec: np.ndarray, filters: Filters | None = None,
               hits_out: dict | None = None) -> Ranking:
         """Dense ranking: max cosine similarity of a paper's chunks to the query embedding."""
-        hits = self.index.store.query(query_vec, self.candidates, where=filters.chroma_where() if filters else None)
+        hits = self.index.store.query(query_vec, self.candidates, where=filters.where() if filters else None)
         if hits_out is not None:
             for h in hits:
                 hits_out.setdefault(h.paper_id, []).append(
@@ -228,20 +226,14 @@ class HybridRetriever:
     def _allowed(self, filters: Filters | None) -> set[str] | None:
         if not filters or not filters.active():
             return None
-        where = filters.chroma_where()
-        ids = set()
-        offset = 0
-        while True:
-            page = self.index.store.papers.get(where=where, include=[], limit=5000, offset=offset)
-            ids.update(page["ids"])
-            if len(page["ids"]) < 5000:
-                return ids
-            offset += 5000
+        return self.index.store.paper_ids_where(filters.where())
 
     # --- the public search ----------------------------------------------------------------------
-    def search(self, query: str, k: int = 5, mode: str = "hybrid", filters: Filters | None = None,
+    def search(self, query: str | Question, k: int = 5, mode: str = "hybrid", filters: Filters | None = None,
                use_mmr: bool = False, mmr_lambda: float = 0.7, query_vec: np.ndarray | None = None) -> list[ScoredPaper]:
         """Top ``k`` papers for ``query`` (``mode``: hybrid | dense | bm25), no paper twice.
+
+        ``query`` is a :class:`assistant.question.Question` or a text (analysed here).
 
         Returns ScoredPaper records best first with their dense and BM25 scores and the chunks that
         matched (dense hits). Raises ValueError for an unknown mode, FilterError for a filter value
@@ -251,6 +243,8 @@ class HybridRetriever:
             raise ValueError(f"unknown retrieval mode {mode!r}: use hybrid, dense or bm25")
         if filters is not None and filters.active():
             filters = resolve_filters(filters, self.index.store.field_values)
+        question = query if isinstance(query, Question) else analyze(query)
+        query = question.text
         qvec = self.index.encoder.encode_one(query) if query_vec is None else query_vec
         chunk_hits: dict[str, list[ChunkMatch]] = {}
         d_ids, d_scores = self.dense(qvec, filters, chunk_hits)
@@ -267,12 +261,12 @@ class HybridRetriever:
         pool = ids[: max(k * 3 if use_mmr else k, self.coverage_pool if rerank else 0)]
         papers = self.index.store.get_papers(pool)
         if rerank:
-            weights = term_weights(query, self.index.lexical())
+            weights = question_weights(question, self.index.lexical())
             kept = [(pid, sc) for pid, sc in zip(ids, scores) if pid in papers]
             ids, scores = coverage_fusion([pid for pid, _ in kept], [sc for _, sc in kept],
                                           [lexical_coverage(papers[pid].searchable(), weights) for pid, _ in kept],
                                           self.coverage_weight)
-            ids, scores = names_first(ids, scores, [papers[pid].searchable() for pid in ids], question_names(query))
+            ids, scores = names_first(ids, scores, [papers[pid].searchable() for pid in ids], list(question.names))
         out = [
             ScoredPaper(papers[pid], s, dense_of.get(pid, 0.0), bm25_of.get(pid, 0.0),
                         sorted(chunk_hits.get(pid, []), key=lambda c: -c.score))
@@ -286,7 +280,9 @@ class HybridRetriever:
 
 
 class PaperRetriever(BaseRetriever):
-    """LangChain adapter: one Document per retrieved paper (abstract text, metadata with id and score)."""
+    """The LangChain entry point to retrieval: a ``BaseRetriever`` giving one Document per retrieved
+    paper (abstract text; metadata: paper id, label, fused/dense/BM25 scores, venue, year, source), for
+    composing the index into other LangChain chains: ``PaperRetriever(retriever=assistant.retriever).invoke(q)``."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     retriever: HybridRetriever

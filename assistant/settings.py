@@ -20,6 +20,8 @@ from typing import Annotated
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from vectorstore.chunking import ChunkingConfig
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = PROJECT_ROOT / "data" / "icml2026"
 DEFAULT_INDEX = PROJECT_ROOT / "data" / "index"
@@ -58,21 +60,151 @@ class StoreSettings(BaseModel):
 class RetrievalSettings(BaseModel):
     k: int = Field(5, ge=1, le=100, description="papers returned by a normal question")
     candidates: int = Field(50, ge=5, description="chunk hits fetched from each ranker before fusion")
-    rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant (Cormack et al. 2009)")
-    coverage_weight: float = Field(0.005, ge=0.0, le=1.0, allow_inf_nan=False, description="hybrid: weight of the abstract's query-term coverage "
-                                   "added to the RRF score of the top 30 papers (0 = plain RRF)")
     mode: str = Field("hybrid", pattern="^(hybrid|dense|bm25)$")
     mmr: bool = False
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
 
 
-class RelatedSettings(BaseModel):
-    min_similarity: float = Field(
-        0.40, ge=0.0, le=1.0, allow_inf_nan=False,
-        description="related work lists a paper only when the dense cosine (mean chunk embeddings) of it and "
-                    "the query text is at least this. Calibration: fitted by benchmarks/fit_related.py on "
-                    "CSFCube (never dev.jsonl): P(graded relevance >= 2 | cosine) = 0.5 over its candidate "
-                    "pools, for whole-abstract and facet-sentence queries (assistant/facets.json 'bar')")
+def _tuned(default, description: str, source: str, **kw):
+    """A calibrated number: its value, what it does (one line) and where the value came from."""
+    return Field(default, description=description, json_schema_extra={"source": source}, allow_inf_nan=False, **kw)
+
+
+DEV = "set on shared/eval/dev.jsonl"
+
+
+class QuestionCalibration(BaseModel):
+    max_own_terms: int = _tuned(3, "a question with a pronoun is a follow-up only with at most this many content "
+                                "terms of its own (and no name)", "set by reading follow-ups: 'Is it possible to "
+                                "make mixture-of-experts layers faster?' is a new question", ge=0)
+
+
+class FusionCalibration(BaseModel):
+    rrf_k: int = _tuned(60, "reciprocal rank fusion constant k in Σ 1/(k + rank)",
+                        "Cormack, Clarke & Büttcher (SIGIR 2009), not tuned here", ge=1)
+    coverage_weight: float = _tuned(
+        0.005, "hybrid: weight of the abstract's query-term coverage added to the RRF score (0 = plain RRF)",
+        f"{DEV}: hybrid MRR 0.974 → 0.978; 23k distractors MRR 0.50 → 0.54 (retrieval.coverage_fusion)", ge=0.0, le=1.0)
+    coverage_pool: int = _tuned(30, "papers re-scored by coverage after RRF", "set with coverage_weight", ge=0)
+    history_weight: float = _tuned(2.0, "RRF weight of an earlier answer's papers when a follow-up is fused with "
+                                   "them (the new ranking weighs 1)", "set by reading follow-ups; not measured", gt=0)
+
+
+class AbstentionCalibration(BaseModel):
+    none_dense: float = _tuned(0.28, "'nothing found' below this top-chunk cosine (and none_sentence)",
+                               f"{DEV}: largest abstaining on no answerable question (20% of 'none' abstained)")
+    none_sentence: float = _tuned(0.335, "'nothing found' below this best-sentence cosine (and none_dense)",
+                                  "set with none_dense")
+    weak_sum: float = _tuned(0.72, "'closest match' when dense + sentence is below this",
+                             f"{DEV}: largest flagging at most 10% of answerable questions (8.6%)")
+    covered: float = _tuned(0.8, "coverage of the question's content terms that lifts 'nothing found' to "
+                            "'closest match'", f"{DEV}: no 'none' question reaches it (highest 0.77)")
+    follow_up_coverage: float = _tuned(
+        0.5, "share (idf-weighted) of a follow-up's own terms its paper must hold for a name match",
+        "set by reading follow-ups (TMD-Bench holds all, U2A none of 'its limitations')")
+
+
+class ListCalibration(BaseModel):
+    pool: int = _tuned(20, "papers a list question retrieves and judges", "assistant/listing.py docstring", ge=1)
+    relative_bar: float = _tuned(0.62, "share of the best paper's evidence a listed paper reaches",
+                                 f"{DEV} multi questions: middle of 0.59–0.645 (R ≥ 0.9, P ≥ 0.8); P 0.92, R 0.93")
+    lexical_weight: float = _tuned(0.5, "weight of BM25 (vs topic-sentence cosine) in a paper's list evidence",
+                                   "equal weights; widest working bar range on dev multi questions")
+    near_misses: int = _tuned(3, "papers below the bar reported as near misses", "presentation choice", ge=0)
+    loose_share: float = _tuned(0.5, "a list is flagged loose when more than this share of the pool clears the bar",
+                                "hand-set: flat evidence", gt=0, le=1)
+    also_shown: int = _tuned(5, "other retrieved papers a list answer shows besides those it cites",
+                             "presentation choice", ge=0)
+
+
+class SentenceCalibration(BaseModel):
+    """Weights of assistant.evidence.score_sentences (see its docstring for the formula)."""
+
+    lexical_weight: float = _tuned(0.25, "weight of the idf-weighted term coverage of a sentence", DEV + " lookups")
+    number_bonus: float = _tuned(0.3, "bonus for a new figure (quantity question) or a repeated count",
+                                 DEV + " lookups")
+    result_bonus: float = _tuned(0.1, "bonus for a sentence reporting a finding", DEV + " lookups")
+    position_weight: float = _tuned(0.2, "weight of the relative position in the abstract", DEV + " lookups")
+    centrality_penalty: float = _tuned(0.5, "penalty × cosine to the abstract's centroid", DEV + " lookups")
+    brevity_penalty: float = _tuned(0.3, "penalty for few content terms and for stock claims", DEV + " lookups")
+    min_terms: int = _tuned(6, "content terms below which a sentence is short", DEV + " lookups", ge=1)
+    name_bonus: float = _tuned(0.3, "bonus for a sentence naming (×2 introducing, ×3 spelling out) a name asked",
+                               DEV + " lookups (14 of 17 gold sentences first; dense alone 6)")
+    definition_dense_scale: float = _tuned(0.5, "scale of the cosine for a question asking what a named thing is",
+                                           "dev lookups: cosines of 'What is X?' to sentences are mostly noise")
+    name_term_weight: float = _tuned(2.0, "idf multiplier of terms from names and numbers ('PEER', '73ms')",
+                                     "hand-set with the weights above")
+
+
+class AnswerCalibration(BaseModel):
+    support_threshold: float = _tuned(
+        0.30, "MiniLM cosine from which a cited claim counts as supported by its best abstract sentence",
+        f"{DEV} lookups: Youden's J over 17 gold vs 629 wrong pairs (tests/test_llm.py recomputes it)")
+    topic_margin: float = _tuned(0.10, "a list answer quotes a sentence within this cosine of the paper's best "
+                                 "match to the topic", "read on dev multi quotes (no gold sentences)")
+    runner_ups: int = _tuned(2, "papers after the top one that may also be cited", "hand-set", ge=0)
+    runner_up_margin: float = _tuned(0.05, "a runner-up is cited when its sentence cosine is within this of the "
+                                     "top paper's", "hand-set")
+    token_scale: float = _tuned(1.2, "MiniLM word pieces × this ≈ a chat model's tokens, for packing",
+                                "MiniLM undercounts most chat tokenizers a little; not measured")
+    prompt_slack: int = _tuned(32, "tokens added to the prompt frame when packing", "hand-set", ge=0)
+    block_slack: int = _tuned(8, "tokens added per context block when packing", "hand-set", ge=0)
+
+
+class HistoryCalibration(BaseModel):
+    condense_turns: int = _tuned(4, "most previous turns sent to the condense prompt", "hand-set", ge=1)
+    condense_tokens: int = _tuned(1200, "word-piece budget of the history sent to the condense prompt",
+                                  "hand-set", ge=64)
+    answer_chars: int = _tuned(1500, "characters of each earlier answer in the condense prompt", "hand-set", ge=80)
+    ui_turns: int = _tuned(6, "turns the chat UI keeps and sends with a question (ordinals look back this far)",
+                           "hand-set", ge=1)
+
+
+class RelatedCalibration(BaseModel):
+    unmatched_below: float = _tuned(0.40, "a sentence whose best match on the other side is below this cosine "
+                                    "is a difference", "sentence pairs of related dev.jsonl papers (mostly > 0.5) vs "
+                                    "unrelated ones (< 0.3); assistant/related.py")
+    pool_extra: int = _tuned(40, "papers fetched beyond k (and the excluded ones) before fusing for related work",
+                             "hand-set", ge=0)
+    facet_weight: float = _tuned(0.6, "CSFCube: weight of facet-sentence alignment vs whole-abstract cosine",
+                                 "CSFCube dev: 0.5–0.7 all score NDCG@20 0.60–0.62")
+    facet_lexical_weight: float = _tuned(0.2, "CSFCube: weight of lexical overlap in facet scores",
+                                         "CSFCube dev: 0.1–0.2 all score NDCG@20 0.60–0.62")
+    min_similarity: float = _tuned(
+        0.40, "related work lists a paper only when the dense cosine (mean chunk embeddings) of it and the "
+        "query text is at least this (the others are counted as below the bar)",
+        "CSFCube (benchmarks/fit_related.py, assistant/facets.json 'bar'; never dev.jsonl)", ge=0.0, le=1.0)
+    shared_above: float = _tuned(
+        0.50, "a facet (task, method, results) is shared when its closest sentence pair reaches this cosine, "
+        "else the two texts differ there", "hand-set above unmatched_below: pairs of 0.40–0.50 read as loosely "
+        "related words, not a shared task or method", ge=0.0, le=1.0)
+
+
+class Calibration(BaseModel):
+    """Every tuned number of the answer path, each with a description and its source
+    (``Calibration.model_json_schema()`` or :func:`calibration_table` lists them)."""
+
+    chunking: ChunkingConfig = ChunkingConfig()
+    question: QuestionCalibration = QuestionCalibration()
+    fusion: FusionCalibration = FusionCalibration()
+    abstention: AbstentionCalibration = AbstentionCalibration()
+    listing: ListCalibration = ListCalibration()
+    sentences: SentenceCalibration = SentenceCalibration()
+    answer: AnswerCalibration = AnswerCalibration()
+    history: HistoryCalibration = HistoryCalibration()
+    related: RelatedCalibration = RelatedCalibration()
+
+
+def calibration_table(cal: "Calibration | None" = None) -> list[tuple[str, object, str, str]]:
+    """``[(group.name, value, description, source)]`` for every number in ``cal`` (default: the defaults)."""
+    cal = cal or Calibration()
+    rows = []
+    for group in Calibration.model_fields:
+        sub = getattr(cal, group)
+        for name, f in type(sub).model_fields.items():
+            extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
+            rows.append((f"{group}.{name}", getattr(sub, name), f.description or "", str(extra.get("source", ""))))
+    return rows
 
 
 class LLMSettings(BaseModel):
@@ -127,9 +259,9 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     store: StoreSettings = StoreSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
-    related: RelatedSettings = RelatedSettings()
     llm: LLMSettings = LLMSettings()
     ui: UISettings = UISettings()
+    calibration: Calibration = Calibration()
 
     @field_validator("index", mode="before")
     @classmethod

@@ -1,0 +1,45 @@
+"""The relevance judge: one verdict from one evidence record (no model, no index)."""
+
+import dataclasses
+
+from assistant.relevance import AbstentionRule, RelevanceEvidence, Verdict
+
+RULE = AbstentionRule()
+FAR = RelevanceEvidence(dense=0.1, sentence=0.1, bm25=0.0, named_hit=False)
+CLOSE = RelevanceEvidence(dense=0.5, sentence=0.5, bm25=3.0, named_hit=False)
+BORDER = RelevanceEvidence(dense=0.35, sentence=0.35, bm25=1.0, named_hit=False)
+
+
+def test_thresholds_give_the_three_verdicts():
+    assert RULE.decide(None) == Verdict.none
+    assert RULE.decide(FAR) == Verdict.none
+    assert RULE.decide(BORDER) == Verdict.weak
+    assert RULE.decide(CLOSE) == Verdict.answered
+
+
+def test_a_covered_short_question_is_lifted_to_a_closest_match_only():
+    assert RULE.decide(dataclasses.replace(FAR, coverage=0.8)) == Verdict.weak
+
+
+def test_a_named_hit_answers_unless_a_follow_up_paper_lacks_the_users_words():
+    named = dataclasses.replace(FAR, named_hit=True)
+    assert RULE.decide(named) == Verdict.answered
+    assert RULE.decide(dataclasses.replace(named, own_coverage=0.6)) == Verdict.answered
+    assert RULE.decide(dataclasses.replace(named, own_coverage=0.2)) == Verdict.none
+    assert not RULE.named(dataclasses.replace(named, own_coverage=0.2))
+
+
+def test_a_paper_pointed_at_is_never_nothing_found_and_a_bare_reference_answers():
+    pointed = dataclasses.replace(FAR, pointed_at=True)
+    assert RULE.decide(pointed) == Verdict.weak
+    assert RULE.decide(dataclasses.replace(pointed, bare_reference=True)) == Verdict.answered
+    assert RULE.decide(dataclasses.replace(CLOSE, pointed_at=True)) == Verdict.answered
+
+
+def test_a_list_candidate_below_the_bar_is_out_unless_it_holds_the_name():
+    below = dataclasses.replace(CLOSE, list_share=0.5, list_bar=0.62)
+    assert RULE.decide(below) == Verdict.none
+    assert RULE.decide(dataclasses.replace(below, list_share=0.7)) == Verdict.answered
+    assert RULE.decide(dataclasses.replace(below, named_hit=True)) == Verdict.answered
+    # Above the bar, a paper that is 'nothing found' on its own evidence is still out.
+    assert RULE.decide(dataclasses.replace(FAR, list_share=0.9, list_bar=0.62)) == Verdict.none
