@@ -292,8 +292,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         use_paper = bool(paper_id) and (last == "paper" or not (text or "").strip())
         try:
             items = related_work(assistant.retriever, assistant.sentences, text=None if use_paper else text,
-                                 paper_id=paper_id if use_paper else None, k=10,
-                                 bar=settings.calibration.related.min_similarity)
+                                 paper_id=paper_id if use_paper else None, k=10)  # the calibrated bar
             query = assistant.index.store.get_papers([paper_id])[paper_id] if use_paper else None
         except Exception as exc:  # noqa: BLE001
             return f"⚠ {inert(ui_error(exc))}"

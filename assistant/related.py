@@ -239,12 +239,11 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
 
     Ranking: RRF of dense similarity (paper-level, the query text's mean chunk embedding against the
     papers' mean chunk embeddings) and BM25 over chunks. Of the top ``k``, those whose dense cosine is
-    below ``bar`` are dropped (None: ``calibration.related.min_similarity``, fitted on CSFCube; 0: keep all)
+    below ``bar`` are dropped (None: ``calibration.related.min_similarity``, or ``min_similarity_short``
+    for a text of fewer than ``short_text_sentences`` sentences, both fitted on CSFCube; 0: keep all)
     and counted in the result's ``below_bar``. Raises UnknownPaperError for an unknown id,
     ValueError when neither or both inputs are given or the text is empty or over MAX_TEXT_CHARS.
     """
-    if bar is None:
-        bar = _CAL.min_similarity
     if (text is None) == (paper_id is None):
         raise ValueError("give either a text or a paper id")
     store = retriever.index.store
@@ -270,10 +269,6 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     b_ids = [i for i in b_ids if i not in exclude]
     ids, scores = reciprocal_rank_fusion([d_ids, b_ids], k=retriever.rrf_k)
     ids, scores = ids[:k], scores[:k]
-    considered = len(ids)
-    kept = [(i, sc) for i, sc in zip(ids, scores) if d_sim.get(i, 0.0) >= bar]
-    ids, scores = [i for i, _ in kept], [sc for _, sc in kept]
-    papers = store.get_papers(ids)
     # The query's sentence vectors are made as the papers' are (pooled in their chunk), so a
     # sentence both share scores 1.0 and is never listed as a difference.
     if paper_id is not None:
@@ -281,6 +276,13 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     else:
         q_spans, q_vecs = sentence_cache.embed_text(text)
     q_sents = [x.text for x in q_spans]
+    if bar is None:
+        short = paper_id is None and len(q_sents) < _CAL.short_text_sentences
+        bar = _CAL.min_similarity_short if short else _CAL.min_similarity
+    considered = len(ids)
+    kept = [(i, sc) for i, sc in zip(ids, scores) if d_sim.get(i, 0.0) >= bar]
+    ids, scores = [i for i, _ in kept], [sc for _, sc in kept]
+    papers = store.get_papers(ids)
     cache = sentence_cache.get([papers[i] for i in ids if i in papers])
     out = []
     for pid, s in zip(ids, scores):

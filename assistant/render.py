@@ -115,7 +115,7 @@ def _related_text(items: list[RelatedPaper]) -> str:
         if rec["summary"]:
             lines.append(f"      {rec['summary']}")
         shares, differs = facet_lines(rec)
-        if not shares and rec["explanation"]:  # no facet pair is a good match: the closest pair overall
+        if not rec["facets"] and rec["explanation"]:  # no facet to compare: the closest pair overall
             p = rec["explanation"][0]
             shares = [f"“{clip(p['query_sentence'], 160)}” ↔ “{clip(p['paper_sentence'], 160)}” ({p['similarity']:.2f})"]
         if shares:
@@ -217,7 +217,7 @@ def related_markdown(items: list[RelatedPaper]) -> str:
                 differs.append(f"**{f['facet']}** — " + (f"yours: “{esc(clip(f['query_sentence'], 120))}”; "
                                                            if f["query_sentence"] else "")
                                + f"this paper: “{esc(clip(f['paper_sentence'], 140))}”")
-        if not shares and r["explanation"]:
+        if not r["facets"] and r["explanation"]:
             p = r["explanation"][0]
             shares.append(f"“{esc(clip(p['query_sentence'], 120))}” ↔ “{esc(clip(p['paper_sentence'], 160))}” "
                           f"({p['similarity']:.2f})")
