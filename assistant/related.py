@@ -99,8 +99,12 @@ class RelatedList(list):
         self.considered, self.below_bar, self.bar = considered, below_bar, bar
 
     def headline(self) -> str:
-        """``"3 related papers; 7 others were below the bar (similarity under 41%)."``"""
+        """``"3 related papers; 7 others were below the bar (similarity under 41%)."``, or when none clears
+        it ``"No paper is similar enough: the 10 closest were below the bar (similarity under 52%)."``"""
         n = len(self)
+        if not n and self.below_bar:
+            return (f"No paper is similar enough: the {self.below_bar} closest were below the bar "
+                    f"(similarity under {round(100 * self.bar)}%).")
         head = f"{n} related paper{'s' if n != 1 else ''}"
         if self.below_bar:
             head += (f"; {self.below_bar} other{'s were' if self.below_bar != 1 else ' was'} below the bar "

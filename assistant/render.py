@@ -108,7 +108,7 @@ def related_text(items: list[RelatedPaper]) -> str:
 
 def _related_text(items: list[RelatedPaper]) -> str:
     if not items:
-        return f"No related papers found. {related_headline(items)}" if getattr(items, "below_bar", 0) else "No related papers found."
+        return related_headline(items) if getattr(items, "below_bar", 0) else "No related papers found."
     lines = [related_headline(items)]
     for rec in related_records(items):
         lines.append(f"{rec['rank']:>2}. {rec['label']} ({rec['paper_id']})  {rec['similarity_percent']}% similar")
@@ -203,7 +203,7 @@ def related_markdown(items: list[RelatedPaper]) -> str:
 
     head = related_headline(items)
     if not items:
-        return f"No related papers found. {head}" if getattr(items, "below_bar", 0) else "No related papers found."
+        return head if getattr(items, "below_bar", 0) else "No related papers found."
     rows = [f"**{head}** Similarity: cosine of the two texts' embeddings; shares and differs by facet "
             "(task, method, results).", "",
             "| # | paper | similarity | shares (yours ↔ this paper) | differs |", "|---|---|---|---|---|"]
