@@ -36,15 +36,21 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assistant.evidence import Sentence
+from assistant.evidence import Sentence, SentenceCache
 from assistant.relevance import AbstentionRule, Judge, RelevanceEvidence, Verdict
 from assistant.retrieval import Filters
 from assistant.settings import ListCalibration
 from assistant.types import CitedAnswer, Source
+from vectorstore.embedding import Encoder
 from vectorstore.papers import Paper
+
+if TYPE_CHECKING:  # the pipeline and its record import this module
+    from assistant.pipeline import Assistant
+    from assistant.prepared import Prepared
 
 LOOSE_NOTE = ("More than half of the candidates clear the bar, so the evidence is flat and this list may be loose: "
               "a narrower question helps.")
@@ -183,32 +189,32 @@ def bar_note(result: ListResult) -> str:
     return f"{head} {miss}"
 
 
-def list_papers(assistant, question: str, filters: Filters | None = None, bar: ListBar | None = None) -> ListResult:
+def list_papers(assistant: Assistant, question: str, filters: Filters | None = None,
+                bar: ListBar | None = None) -> ListResult:
     """Every paper that answers an "all papers that…" question, best first (see module docstring).
-
-    ``assistant`` is an :class:`assistant.pipeline.Assistant`. Raises QuestionError for an empty or
-    over-long question.
-    """
+    Raises QuestionError for an empty or over-long question."""
     prep = assistant.prepare(question, filters=filters, k=(bar or assistant.list_bar).pool)
     # The answer's own list when the bar is the calibrated one (a list question), else computed here.
-    return (prep.listing if prep.listing is not None and bar in (None, assistant.list_bar)
-            else listed_from(assistant, prep, bar))
+    if prep.listing is not None and bar in (None, assistant.list_bar):
+        return prep.listing
+    return listed_from(prep, assistant.sentences, assistant.index.encoder, assistant.index.store.counts()[0],
+                       assistant.judge, bar or assistant.list_bar)
 
 
-def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:
+def listed_from(prep: Prepared, sentences: SentenceCache, encoder: Encoder, indexed: int, judge: Judge,
+                bar: ListBar) -> ListResult:
     """The list for an already prepared question (:meth:`Assistant.prepare`, ``k`` = ``bar.pool``):
-    the chat answers a list question with the same papers as list mode."""
-    bar = bar or assistant.list_bar
+    the chat answers a list question with the same papers as list mode. ``indexed``: papers in the
+    index (for the note)."""
     topic = prep.analysis.topic if prep.analysis is not None else prep.query
-    indexed = assistant.index.store.counts()[0]
     result = ListResult(question=prep.question, topic=topic, papers=[], pool_size=len(prep.papers),
                         indexed=indexed, bar=bar)
     if not prep.papers:
         result.note = bar_note(result)
         return result
     # prepare() embedded this very topic for a list question; any other question is embedded here.
-    tvec = prep.topic_vec if prep.multi and prep.topic_vec is not None else assistant.index.encoder.encode_one(topic)
-    cache = assistant.sentences.get([p.paper for p in prep.papers])
+    tvec = prep.topic_vec if prep.multi and prep.topic_vec is not None else encoder.encode_one(topic)
+    cache = sentences.get([p.paper for p in prep.papers])
     best_sents: list[tuple[Sentence | None, float]] = []
     for p in prep.papers:
         sents, vecs = cache[p.id]
@@ -229,8 +235,8 @@ def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:
     for i, p in enumerate(prep.papers):
         ev = prep.relevance[p.id]
         candidates.append(ListedPaper(p.paper, 0, float(score[i]), float(lex[i]), float(sem[i]),
-                                      quote(p.id) or best_sents[i][0], best_sents[i][1], ev, assistant.judge.decide(ev)))
-    result.papers, result.near_misses = select(candidates, bar, prep.verdict, assistant.judge)
+                                      quote(p.id) or best_sents[i][0], best_sents[i][1], ev, judge.decide(ev)))
+    result.papers, result.near_misses = select(candidates, bar, prep.verdict, judge)
     result.note = bar_note(result)
     result.weak = prep.verdict == Verdict.weak and bool(result.papers)  # as the chat says for the same question
     return result

@@ -1,6 +1,6 @@
 """The answer pipeline, one step per method, in order:
 
-    analyze → follow-up → retrieve → evidence → judge → (list) → cite → generate → check
+    analyze → follow_up → retrieve → score_evidence → decide → (listing) → cite → generate → check
 
 :meth:`Assistant.prepare` runs the steps up to the verdict and returns a :class:`Prepared`;
 :meth:`Assistant.ask_stream` / :meth:`Assistant.ask` hand it to the :class:`Generator` (cite,
@@ -12,9 +12,6 @@ assistant.relevance, assistant.listing, assistant.generate.
 
 from __future__ import annotations
 
-import functools
-import logging
-import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -29,23 +26,9 @@ from assistant.question import Question, analyze, validate_question
 from assistant.relevance import AbstentionRule, Judge, RelevanceEvidence
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, resolve_filters
 from assistant.settings import Settings
+from assistant.trace import step
 from assistant.types import CitedAnswer, History, Verdict
 from vectorstore.index import Index
-
-log = logging.getLogger("assistant.pipeline")
-
-
-def step(fn):
-    """Log the step's name (the method's) and its duration in ms."""
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            log.debug("step %s %.1f ms", fn.__name__, 1000 * (time.perf_counter() - started))
-    return run
-
 
 class Assistant:
     """Retrieval + answering over one index; one per process, shared by CLI, UI, MCP and tests.
@@ -103,7 +86,7 @@ class Assistant:
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
                         note=follow.anchor.note if follow.anchor else "", topic_vec=tvec, analysis=analysis)
         if prep.multi and verdict != Verdict.none:
-            prep.listing = self.list(prep)
+            prep.listing = self.listing(prep)
             if prep.listing.loose:
                 prep.note = " ".join(x for x in (prep.note, LOOSE_NOTE) if x)
         return prep
@@ -153,9 +136,10 @@ class Assistant:
         return self.judge.decide(relevance[papers[0].id]) if papers else Verdict.none
 
     @step
-    def list(self, prep: Prepared) -> ListResult:
+    def listing(self, prep: Prepared) -> ListResult:
         """A list question's papers: every one above list mode's bar (assistant.listing)."""
-        return listed_from(self, prep)
+        return listed_from(prep, self.sentences, self.index.encoder, self.index.store.counts()[0], self.judge,
+                           self.list_bar)
 
     # --- cite → generate → check (assistant.generate) ----------------------------------------------
     def cited_candidates(self, prep: Prepared) -> list[ScoredPaper]:

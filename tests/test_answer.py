@@ -261,3 +261,14 @@ def test_a_follow_up_its_paper_answers_stays_answered(assistant):
 def test_a_list_naming_a_method_lists_every_paper_that_mentions_it(assistant):
     ans = assistant.ask("Which papers use GRPO?")
     assert {"000_12a0d7b1c5c902c5#3", "004_9268713af81d21d3#8"} <= {s.paper_id for s in ans.sources}
+
+
+def test_a_trace_reads_as_the_pipeline_steps(assistant, caplog):
+    import logging
+    import re
+
+    with caplog.at_level(logging.DEBUG, logger="assistant.pipeline"):
+        assistant.ask("Which papers use reinforcement learning to train language models?")
+    steps = [re.match(r"step (\w+)", r.getMessage()).group(1) for r in caplog.records if r.name == "assistant.pipeline"]
+    assert steps == ["analyze", "resolve", "follow_up", "retrieve", "score_evidence", "decide", "listing",
+                     "cited_candidates", "finalize"]

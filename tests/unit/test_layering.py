@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS = [
     # 0: records and settings, importing nothing above them
-    {"assistant.types", "assistant.settings", "assistant.prompts", "assistant.metrics", "assistant.markup"},
+    {"assistant.types", "assistant.settings", "assistant.prompts", "assistant.metrics", "assistant.trace",
+     "assistant.sanitize", "assistant.markup"},
     # 1: pure analysis and the chat-model contract
     {"assistant.question", "assistant.llm", "assistant.citations"},
     # 2: the judge, evidence, retrieval, the list bar
@@ -21,7 +22,8 @@ LAYERS = [
     {"assistant.pipeline", "assistant.answer", "assistant.service"},
     # 5: the faces
     {"assistant.cli", "assistant.evaluate", "assistant.export", "assistant.render", "assistant.paper_map",
-     "assistant.doctor", "assistant.errors", "assistant.mcp_server", "assistant.__main__", "app"},
+     "assistant.doctor", "assistant.errors", "assistant.console", "assistant.mcp_server", "assistant.__main__",
+     "app"},
 ]
 
 
