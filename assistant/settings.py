@@ -171,22 +171,13 @@ class RelatedCalibration(BaseModel):
                                  "CSFCube dev: 0.5–0.7 all score NDCG@20 0.60–0.62")
     facet_lexical_weight: float = _tuned(0.2, "CSFCube: weight of lexical overlap in facet scores",
                                          "CSFCube dev: 0.1–0.2 all score NDCG@20 0.60–0.62")
-    min_similarity: float = _tuned(
-        0.52, "related work lists a paper only when the dense cosine (mean chunk embeddings) of it and the "
-        "query (a paper, or a text of short_text_sentences or more) is at least this; the others are counted "
-        "as below the bar", "CSFCube, benchmarks/fit_related.py (never dev.jsonl): keeps 90% of the related "
-        "(grade >= 2) pairs of whole-abstract queries (0.519); drops 60% of the unrelated ones", ge=0.0, le=1.0)
-    min_similarity_short: float = _tuned(
-        0.43, "the bar for a short query text (fewer than short_text_sentences sentences), whose cosines run lower",
-        "CSFCube, benchmarks/fit_related.py: keeps 90% of the related pairs of facet-text queries (0.427); "
-        "drops 53% of the unrelated ones", ge=0.0, le=1.0)
-    short_text_sentences: int = _tuned(
-        4, "a query text with fewer sentences is short", "CSFCube: 45 of 50 facet texts have 1–3 sentences, "
-        "every query abstract 4 or more", ge=1)
-    shared_above: float = _tuned(
-        0.50, "a facet (task, method, results) is shared when its closest sentence pair reaches this cosine, "
-        "else the two texts differ there", "hand-set above unmatched_below: pairs of 0.40–0.50 read as loosely "
-        "related words, not a shared task or method", ge=0.0, le=1.0)
+    min_similarity: float = _tuned(0.52, "related work lists papers at this dense cosine to a paper or a long text",
+                                   "benchmarks/fit_related.py: 90% recall of CSFCube related pairs (0.519)", ge=0, le=1)
+    min_similarity_short: float = _tuned(0.43, "the bar for a text of under short_text_sentences sentences",
+                                         "the same fit on CSFCube's facet-text queries (0.427)", ge=0.0, le=1.0)
+    short_text_sentences: int = _tuned(4, "shorter query texts are short", "CSFCube facet texts 1–3, abstracts ≥ 4", ge=1)
+    shared_above: float = _tuned(0.50, "a facet (task, method, results) is shared at this sentence-pair cosine, else "
+                                 "it differs", "hand-set: 0.40–0.50 pairs read as loose word overlap", ge=0.0, le=1.0)
 
 
 class Calibration(BaseModel):
