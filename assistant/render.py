@@ -188,7 +188,7 @@ def list_html(result) -> str:
     if result.weak:
         parts.append(f'<p class="pa-list-weak"><i>{_html.escape(VERDICT_TEXT[Verdict.weak])}</i></p>')
     for p in result.papers:
-        parts.append(f'<details class="pa-source" data-paper-id="{_html.escape(p.id)}"><summary>{p.rank}. '
+        parts.append(f'<details class="pa-source" id="pa-listed-{_html.escape(p.id)}"><summary>{p.rank}. '
                      f'{markup.html(p.paper.display())} <code>{_html.escape(p.id)}</code> '
                      f'<small>relevance {p.score:.2f}</small></summary><p>{marked(p)}</p></details>')
     parts.append(f'<details class="pa-list-note"><summary>How the bar was set</summary><p>{_html.escape(result.note)}</p></details></div>')

@@ -72,7 +72,7 @@ def run_list(page) -> None:
 def test_list_mode_shows_count_evidence_and_note(page):
     run_list(page)
     count = page.inner_text("#pa-sources .pa-list-count")
-    listed = page.locator("#pa-sources details.pa-source").evaluate_all("els => els.map(e => e.dataset.paperId)")
+    listed = page.locator("#pa-sources details.pa-source").evaluate_all("els => els.map(e => e.id.replace('pa-listed-', ''))")
     assert count.startswith(f"{len(listed)} papers found") and set(listed) == GOLD
     page.locator("#pa-sources details.pa-source summary").first.click()
     assert page.locator("#pa-sources details.pa-source mark").first.is_visible()
