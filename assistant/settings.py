@@ -213,7 +213,12 @@ class LLMSettings(BaseModel):
     model: str | None = None
     temperature: float = 0.0
     max_tokens: int = 512
-    timeout: float = Field(30.0, gt=0, description="seconds per request")
+    timeout: float = Field(30.0, gt=0, description="seconds to wait for each next piece of a reply (and the model list)")
+    first_token_timeout: float = Field(120.0, gt=0, description="seconds to wait for a reply's first text, retries "
+                                       "included: a CPU server reads a 1,500-token prompt for 10-30 s first")
+    system_role: str = Field("system", pattern="^(auto|system|user)$", description="system prompt sent as a system "
+                             "message, or folded into the user message (user: for templates without a system role, "
+                             "e.g. llama.cpp's gemma; `doctor` tells), or auto (asks the server once)")
     max_retries: int = Field(1, ge=0)
     context_window: int = Field(8192, ge=512, description="model context in tokens, for packing")
 
