@@ -95,10 +95,12 @@ def build_server(backend: Backend):
                 paper_id: Annotated[str | None, Field(description="an indexed paper id (instead of text)")] = None,
                 k: Annotated[int, Field(ge=1, le=100, description="how many papers")] = 10,
                 explain: Annotated[int, Field(ge=0, le=10, description="with an LLM configured: a cited paragraph for the top N")] = 0,
+                min_similarity: Annotated[float | None, Field(ge=0, le=1, description="list only papers at least this "
+                                                              "similar (cosine; default: the calibrated bar; 0: all k)")] = None,
                 ) -> RelatedResult:
         """Papers related to a text or to an indexed paper (give one of them), best first, each with the
         sentence pairs the two share and the sentences of either side with no good match."""
-        return related_papers(backend, text, paper_id, k, explain)
+        return related_papers(backend, text, paper_id, k, explain, min_similarity)
 
     @server.tool(annotations=read_only)
     @_user_errors

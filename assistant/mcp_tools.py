@@ -220,14 +220,14 @@ def ask_question(backend: Backend, question: str, k: int | None = None, venue: s
 
 
 def related_papers(backend: Backend, text: str | None = None, paper_id: str | None = None, k: int = 10,
-                   explain: int = 0) -> RelatedResult:
+                   explain: int = 0, min_similarity: float | None = None) -> RelatedResult:
     """What ``paper-assistant related --json`` gives: related papers with shared and differing points."""
     from assistant.related import related_work
     from assistant.render import related_records
 
     text = text if text and text.strip() else (None if paper_id else text)
     a = backend.assistant()
-    items = related_work(a.retriever, a.sentences, text=text, paper_id=paper_id or None, k=k)
+    items = related_work(a.retriever, a.sentences, text=text, paper_id=paper_id or None, k=k, bar=min_similarity)
     if a.llm is not None and explain and items:
         from assistant.related_llm import add_llm_summaries
 
@@ -238,7 +238,7 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
     shown = paper_id or " ".join(text.split())[:200]
     records = related_records(items)
     return RelatedResult(query=shown, count=len(records), papers=[RelatedHit(**r) for r in records],
-                         below_bar=getattr(items, "below_bar", 0))  # a related-work list may carry its cut-off
+                         below_bar=items.below_bar)
 
 
 def list_matching(backend: Backend, topic: str, venue: str | None = None, year: int | None = None,

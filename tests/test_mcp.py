@@ -115,6 +115,9 @@ def test_related_by_text_and_by_id(stdio_client):
     top = out["papers"][0]
     assert top["explanation"] and top["explanation"][0]["query_sentence"] in text
     assert set(top["differs"]) == {"query_only", "paper_only"}
+    everything = ok(call(stdio_client, "related", {"text": text, "k": 5, "min_similarity": 0}))
+    assert everything["count"] == 5 and everything["below_bar"] == 0
+    assert {p["paper_id"] for p in everything["papers"]} > {p["paper_id"] for p in out["papers"]}
     by_id = ok(call(stdio_client, "related", {"paper_id": OMNIMOE, "k": 3}))
     assert by_id["query"] == OMNIMOE and OMNIMOE not in [p["paper_id"] for p in by_id["papers"]]
     assert "no indexed paper has id 'nope#1'" in error_text(call(stdio_client, "related", {"paper_id": "nope#1"}))
