@@ -1,0 +1,338 @@
+"""Named features for the two learned decisions: which sentence is the evidence, and whether any paper answers.
+
+Both models (:mod:`assistant.learned`) read only these numbers, computed the same way at training
+(:mod:`assistant.train`) and at answer time, from what the index already stores: the contextual
+sentence vectors (vectorstore.sentences), the chunk cosine and BM25 score of retrieval, and the
+BM25 index's document frequencies. The regular expressions below are *cues*: each is one named
+feature the evidence model weighs (or ignores); none decides anything on its own.
+
+Shapes: :func:`sentence_features` gives ``(n_sentences, len(SENTENCE_FEATURES))`` float32;
+:func:`judge_features` gives ``(len(JUDGE_FEATURES),)`` float32.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from assistant.relevance import FRAMING_TERMS, names_in, question_names
+from vectorstore.lexical import LexicalIndex, tokenize
+
+_QUANTITY_CUE = re.compile(
+    r"\b(how (much|many|fast|large|long|often|big)|what (share|fraction|percentage|proportion|latenc\w*|speed\w*|"
+    r"gain|number)|by how|margin|speed-?up|latenc\w*|percent\w*|times faster)\b", re.I)
+"""A question asking for a quantity ("how many", "by how much", "speed-up")."""
+_RESULT_CUE = re.compile(
+    r"\b(experiment\w*|result\w*|demonstrat\w*|show\w*|outperform\w*|achiev\w*|evaluat\w*|stud(y|ies)|"
+    r"empirical\w*|find\w*|benchmark\w*|reveal\w*|confirm\w*|attain\w*)\b", re.I)
+"""A sentence reporting a finding ("Experiments show …", "outperforms")."""
+_NUMBER_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|hundreds?|thousands?|millions?|billions?)"
+_FIGURE = re.compile(rf"\d+(?:\.\d+)?|\b{_NUMBER_WORDS}\b", re.I)
+# A count ("three abilities", "5 tasks"), not a number inside a modifier or measure ("360-degree", "90%").
+_COUNT = re.compile(rf"(?<![\w.-])(\d+|{_NUMBER_WORDS})(?![\w°%-]|\.\d)", re.I)
+# Cross-references ("Sec. 5", "Table 2", "Eq. (3)") and bracketed citations are not quantities.
+_XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)?s?|appendix|app|thm|theorems?|"
+                   r"lemmas?|alg(?:orithm)?s?|chapters?|ch)\.?\s*\(?\d+(?:\.\d+)*\)?|\[\d+(?:[,\u2013-]\s*\d+)*\]", re.I)
+_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
+"""A link or a code pointer ("Code is at https://github.com/x/y.")."""
+_DEFINITION_FRAME = re.compile(
+    r"\W*(?:what(?:'s| is| are)(?: the| an?)?(?: (?:main|key|core) (?:idea|contribution|point) of(?: the)?)?|"
+    r"what does(?: the)?|how do(?:es)?(?: the)?|(?:explain|describe|define)(?: the)?|tell me about(?: the)?)"
+    r" \W*N(?:,? (?:and |or )?\W*N)*(?: (?:stand for|mean|do|work))?\W*", re.I)
+"""With the names masked as N: a question asking what a named thing is ("What is SyPE?", "How does U2A work?")."""
+_INTRODUCES = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|named|"
+                         r"termed|dubbed)\b", re.I)
+"""A sentence introducing something ("we propose OmniMoE", "CABS stands for")."""
+_GENERIC_CLAIM = re.compile(
+    r"\b(?:extensive|comprehensive|thorough) (?:experiments|evaluations?|experimental results)\b|"
+    r"\b(?:demonstrat|show|confirm|validat|verif)\w* (?:the |its |their )?(?:effectiveness|efficacy|superiority)\b", re.I)
+"""A claim every abstract makes ("extensive experiments demonstrate the effectiveness")."""
+
+
+def figures(text: str) -> set[str]:
+    """Figures in ``text`` (numbers and number words), cross-references left out."""
+    return {m.lower() for m in _FIGURE.findall(_XREF.sub(" ", text))}
+
+
+def is_definition_question(question: str, names: list[str]) -> bool:
+    """True when ``question`` asks what the named things are ("What is SyPE?", "What does CABS stand
+    for?", "How does U2A work?"), not a detail about them."""
+    if not names:
+        return False
+    masked = re.sub("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)), "N", question)
+    return bool(_DEFINITION_FRAME.fullmatch(" ".join(masked.split())))
+
+
+@dataclass
+class Cues:
+    """What the features need to know about one question, computed once (:func:`question_cues`)."""
+
+    question: str
+    names: list[str]
+    definition: bool
+    quantity: bool
+    known_figures: set[str]
+    counts: set[str]
+    weights: dict[str, float]
+    """Stemmed question term → idf (BM25's, over the index's chunks)."""
+    content: dict[str, float]
+    """``weights`` without framing words ("which", "papers", "is there work"): what the question is about."""
+    max_idf: float = 1.0
+    """The idf of a term no chunk holds: the scale for idf features, so they read alike on any index size."""
+    expands: list[re.Pattern] = field(default_factory=list)
+    ask: str = ""
+    """The clause that asks (from the last question word on: "… a separate batch-norm layer per domain.
+    Which benchmarks did it report gains on?" → "Which benchmarks did it report gains on?"); the whole
+    question when it has none. A question often describes its paper first, then asks a detail."""
+    ask_weights: dict[str, float] = field(default_factory=dict)
+    ask_vec: np.ndarray | None = None
+    """The unit vector of ``ask`` (set by the caller, who holds the encoder; None: the question's)."""
+
+
+_ASKS = re.compile(r"\b(?:what|which|how|who|whom|whose|when|where|why)\b", re.I)
+
+
+def asking_clause(question: str) -> str:
+    """The part of ``question`` from its last question word on (the whole question without one)."""
+    starts = [m.start() for m in _ASKS.finditer(question)]
+    return question[starts[-1]:] if starts else question
+
+
+def question_cues(question: str, lexical: LexicalIndex | None, topic: str | None = None) -> Cues:
+    """The :class:`Cues` of ``question``; ``topic`` (a list question's topic) is what ``content`` counts."""
+    names = question_names(question)
+    idf = lexical.idf if lexical is not None else (lambda t: 1.0)
+    weights = {t: idf(t) for t in tokenize(question)}
+    about = weights if topic is None or topic == question else {t: idf(t) for t in tokenize(topic)}
+    content = {t: w for t, w in about.items() if t not in FRAMING_TERMS}
+    return Cues(question=question, names=names, definition=is_definition_question(question, names),
+                quantity=bool(_QUANTITY_CUE.search(question)), known_figures=figures(question),
+                counts={c.lower() for c in _COUNT.findall(question)}, weights=weights, content=content,
+                max_idf=idf("\x00 no such term") if lexical is not None else 1.0,
+                expands=[re.compile(rf"\w[\w\s-]{{3,}}\(\s*{re.escape(n)}s?\s*\)", re.I) for n in names],
+                ask=asking_clause(question), ask_weights={t: idf(t) for t in tokenize(asking_clause(question))})
+
+
+def coverage(terms: set[str], weights: dict[str, float]) -> float:
+    """Weighted share of ``weights``' terms present in ``terms`` (a text's stemmed terms), in [0, 1]."""
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if t in terms) / total if total > 0 else 0.0
+
+
+SENTENCE_FEATURES = (
+    "cos",              # cosine of the question to the sentence's contextual vector
+    "cos_gap",          # cos − the paper's best cos (≤ 0)
+    "coverage",         # idf-weighted share of the question's terms in the sentence
+    "coverage_gap",     # coverage − the paper's best coverage (≤ 0)
+    "content_coverage",  # the same without framing words
+    "matched_idf",      # Σ idf of the question's terms in the sentence / max idf (a BM25 without length norm)
+    "name",             # the sentence holds a name the question names
+    "quantity_figure",  # the question asks a quantity and the sentence states a figure the question does not
+    "count",            # the sentence repeats a count the question names ("which three …")
+    "result",           # the sentence reports a finding
+    "definition_name",  # a "what is X" question and the sentence holds X
+    "definition_intro",  # … and introduces it ("we propose X")
+    "definition_expand",  # … and spells it out ("multinomial logit (MNL)")
+    "definition_cos",   # cos for a "what is X" question (whose cosines say little beyond the name)
+    "position",         # index / (n − 1)
+    "first",            # the abstract's first sentence
+    "last",             # its last sentence
+    "short",            # max(0, 1 − content terms / 6)
+    "log_terms",        # ln(1 + content terms)
+    "generic",          # a stock claim of success, or mostly a link
+    "centrality",       # cosine of the sentence to the abstract's mean sentence vector
+    "residual_cos",     # cosine of question and sentence with the abstract's mean direction taken out of both
+    "residual_gap",     # residual_cos − the paper's best
+    "cos_alone",        # cosine of the question to the sentence encoded on its own (not in context)
+    "cos_alone_gap",    # cos_alone − the paper's best
+    "rarest_match",     # the largest idf (/ max idf) among the question's terms in the sentence
+    "ask_cos",          # cosine of the question's asking clause (Cues.ask) to the sentence alone
+    "ask_cos_gap",      # ask_cos − the paper's best
+    "ask_coverage",     # idf-weighted share of the asking clause's terms in the sentence
+    "exclusive_coverage",  # share of the question's terms found in this sentence and no other of the abstract
+)
+
+
+def _generic(text: str) -> bool:
+    if _URL.search(text) and len(tokenize(_URL.sub(" ", text))) <= 6:
+        return True
+    return bool(_GENERIC_CLAIM.search(text)) and not re.search(r"[A-Z][A-Za-z]*[A-Z0-9]|\d", text)
+
+
+def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.ndarray,
+                      alone: np.ndarray | None = None) -> np.ndarray:
+    """Features (:data:`SENTENCE_FEATURES`) of each sentence of one abstract for the question.
+
+    ``texts``: the abstract's sentences in order; ``vecs``: their unit vectors ``(n, dim)``; ``qvec``
+    the question's unit vector ``(dim,)``; ``alone`` the sentences encoded one by one ``(n, dim)``
+    (default: ``vecs``). Returns float32 ``(n, len(SENTENCE_FEATURES))``.
+    """
+    n = len(texts)
+    out = np.zeros((n, len(SENTENCE_FEATURES)), dtype=np.float32)
+    if not n:
+        return out
+    cos = vecs @ qvec
+    terms = [set(tokenize(t)) for t in texts]
+    cov = np.array([coverage(s, cues.weights) for s in terms], dtype=np.float32)
+    ccov = np.array([coverage(s, cues.content) for s in terms], dtype=np.float32)
+    matched = np.array([sum(w for t, w in cues.weights.items() if t in s) for s in terms], dtype=np.float32)
+    n_terms = np.array([len(tokenize(_URL.sub(" ", t))) for t in texts], dtype=np.float32)
+    named = np.array([bool(cues.names) and names_in(cues.names, _URL.sub(" ", t)) for t in texts], dtype=np.float32)
+    centroid = vecs.mean(axis=0)
+    centroid = centroid / (np.linalg.norm(centroid) or 1.0)
+    d = float(cues.definition)
+    q_res = qvec - (qvec @ centroid) * centroid
+    s_res = vecs - np.outer(vecs @ centroid, centroid)
+    res = (s_res @ q_res) / (np.linalg.norm(s_res, axis=1) * (np.linalg.norm(q_res) or 1.0) + 1e-9)
+    cos_alone = (vecs if alone is None else alone) @ qvec
+    avec = qvec if cues.ask_vec is None else cues.ask_vec
+    ask_cos = (vecs if alone is None else alone) @ avec
+    counts = {}
+    for st in terms:
+        for t in st:
+            counts[t] = counts.get(t, 0) + 1
+    exclusive = np.array([coverage({t for t in st if counts[t] == 1}, cues.weights) for st in terms], dtype=np.float32)
+    rarest = np.array([max((w for t, w in cues.weights.items() if t in s), default=0.0) for s in terms],
+                      dtype=np.float32) / cues.max_idf
+    cols = {
+        "cos": cos,
+        "cos_gap": cos - cos.max(),
+        "coverage": cov,
+        "coverage_gap": cov - cov.max(),
+        "content_coverage": ccov,
+        "matched_idf": matched / cues.max_idf,
+        "name": named,
+        "quantity_figure": [float(cues.quantity and bool(figures(t) - cues.known_figures)) for t in texts],
+        "count": [float(bool(cues.counts & {c.lower() for c in _COUNT.findall(t)})) for t in texts],
+        "result": [float(bool(_RESULT_CUE.search(t))) for t in texts],
+        "definition_name": d * named,
+        "definition_intro": d * named * np.array([bool(_INTRODUCES.search(t)) for t in texts], dtype=np.float32),
+        "definition_expand": [d * float(any(e.search(t) for e in cues.expands)) for t in texts],
+        "definition_cos": d * cos,
+        "position": np.arange(n, dtype=np.float32) / max(1, n - 1),
+        "first": np.arange(n) == 0,
+        "last": np.arange(n) == n - 1,
+        "short": np.clip(1.0 - n_terms / 6.0, 0.0, 1.0),
+        "log_terms": np.log1p(n_terms),
+        "generic": [float(_generic(t)) for t in texts],
+        "centrality": vecs @ centroid,
+        "residual_cos": res,
+        "residual_gap": res - res.max(),
+        "cos_alone": cos_alone,
+        "cos_alone_gap": cos_alone - cos_alone.max(),
+        "rarest_match": rarest,
+        "ask_cos": ask_cos,
+        "ask_cos_gap": ask_cos - ask_cos.max(),
+        "ask_coverage": [coverage(st, cues.ask_weights) for st in terms],
+        "exclusive_coverage": exclusive,
+    }
+    for j, name in enumerate(SENTENCE_FEATURES):
+        out[:, j] = np.asarray(cols[name], dtype=np.float32)
+    return out
+
+
+@dataclass(frozen=True)
+class PaperSignals:
+    """What the relevance judge reads about one retrieved paper (see :func:`paper_signals`)."""
+
+    dense: float
+    """Best chunk cosine of the paper to the question (retrieval's dense score)."""
+    sentence: float
+    """Best sentence cosine to the question (to a list question's topic)."""
+    bm25: float
+    """Retrieval's BM25 score of the paper's best chunk."""
+    name_share: float
+    """Share of the question's names the paper holds (0 when it names none)."""
+    coverage: float
+    """idf-weighted share of the question's content terms in the title and abstract."""
+    sentence_coverage: float
+    """The same within the paper's single best-covering sentence."""
+    missing_idf: float
+    """The largest idf (/ max idf) among the content terms the paper lacks: a specific word of the
+    question that appears nowhere in it."""
+    ask_coverage: float = 0.0
+    """idf-weighted share of the asking clause's content terms (:attr:`Cues.ask`) in the paper."""
+    ask_sentence: float = 0.0
+    """Best cosine of the asking clause to one of the paper's sentences encoded alone."""
+    ask_sentence_coverage: float = 0.0
+    """The asking clause's content coverage within the paper's best-covering sentence."""
+
+
+def paper_signals(cues: Cues, dense: float, bm25: float, text: str, sentence_texts: list[str],
+                  sentence_cos: np.ndarray, ask_cos: np.ndarray | None = None) -> PaperSignals:
+    """:class:`PaperSignals` of one paper: ``text`` its title + abstract, ``sentence_cos`` the cosine
+    of each of its sentences to the question (or topic), ``ask_cos`` that of each sentence encoded
+    alone to the asking clause (default ``sentence_cos``)."""
+    terms = set(tokenize(text))
+    hit = [n for n in cues.names if names_in([n], text)]
+    scov = max((coverage(set(tokenize(s)), cues.content) for s in sentence_texts), default=0.0)
+    missing = [w for t, w in cues.content.items() if t not in terms]
+    ask = {t: w for t, w in cues.ask_weights.items() if t not in FRAMING_TERMS}
+    ask_cos = sentence_cos if ask_cos is None else ask_cos
+    return PaperSignals(
+        dense=float(dense), sentence=float(np.max(sentence_cos)) if len(sentence_cos) else 0.0, bm25=float(bm25),
+        name_share=len(hit) / len(cues.names) if cues.names else 0.0, coverage=coverage(terms, cues.content),
+        sentence_coverage=scov, missing_idf=max(missing, default=0.0) / cues.max_idf,
+        ask_coverage=coverage(terms, ask), ask_sentence=float(np.max(ask_cos)) if len(ask_cos) else 0.0,
+        ask_sentence_coverage=max((coverage(set(tokenize(s)), ask) for s in sentence_texts), default=0.0))
+
+
+JUDGE_FEATURES = (
+    "dense",            # top paper: best chunk cosine
+    "sentence",         # top paper: best sentence cosine
+    "dense_gap",        # top paper's dense − the second's
+    "sentence_gap",     # top paper's sentence − the second's
+    "bm25_share",       # top paper's BM25 / (the question's Σ idf × (k1 + 1)): how much of the best possible match
+    "coverage",         # top paper: content coverage
+    "sentence_coverage",  # top paper: content coverage of its best-covering sentence
+    "missing_idf",      # top paper: rarest content term it lacks (0 when it holds them all)
+    "has_names",        # the question names something
+    "name_share",       # top paper: share of those names it holds
+    "log_terms",        # ln(1 + the question's content terms)
+    "agree",            # the top paper is also the best by dense and by BM25 among those retrieved
+    "ask_coverage",     # top paper: content coverage of the asking clause
+    "ask_sentence",     # top paper: best cosine of the asking clause to a sentence alone
+    "ask_sentence_coverage",  # top paper: the asking clause's coverage in its best-covering sentence
+    "ask_is_all",       # the question has no separate asking clause
+)
+
+
+def judge_features(cues: Cues, ranked: list[PaperSignals]) -> np.ndarray:
+    """Features (:data:`JUDGE_FEATURES`) of the retrieved papers, best first (``ranked``, at least one)."""
+    top = ranked[0]
+    second = ranked[1] if len(ranked) > 1 else PaperSignals(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    best_possible = sum(cues.content.values()) * 2.5  # BM25 k1 = 1.5: a term scores at most idf·(k1 + 1)
+    cols = {
+        "dense": top.dense, "sentence": top.sentence,
+        "dense_gap": top.dense - second.dense, "sentence_gap": top.sentence - second.sentence,
+        "bm25_share": top.bm25 / best_possible if best_possible > 0 else 0.0,
+        "coverage": top.coverage, "sentence_coverage": top.sentence_coverage, "missing_idf": top.missing_idf,
+        "has_names": float(bool(cues.names)), "name_share": top.name_share,
+        "log_terms": math.log1p(len(cues.content)),
+        "ask_coverage": top.ask_coverage, "ask_sentence": top.ask_sentence,
+        "ask_sentence_coverage": top.ask_sentence_coverage, "ask_is_all": float(cues.ask == cues.question),
+        "agree": float(top.dense >= max(p.dense for p in ranked) and top.bm25 >= max(p.bm25 for p in ranked)),
+    }
+    return np.array([cols[n] for n in JUDGE_FEATURES], dtype=np.float32)
+
+
+def retrieved_signals(cues: Cues, papers: list, sentences: dict, qvec: np.ndarray,
+                      rvec: np.ndarray | None = None, alone: dict | None = None) -> dict[str, PaperSignals]:
+    """``{paper id: PaperSignals}`` for retrieved ``papers`` (assistant.retrieval.ScoredPaper, best
+    first); ``sentences`` is ``{paper id: (sentences, vectors)}`` (assistant.evidence.SentenceCache.get);
+    ``rvec`` (default ``qvec``) is what the sentence cosines are taken to (a list question's topic);
+    ``alone`` is ``{paper id: sentences encoded alone}`` (SentenceCache.alone) where known."""
+    rvec = qvec if rvec is None else rvec
+    out = {}
+    for p in papers:
+        sents, vecs = sentences[p.id]
+        dense = p.dense if p.dense or not len(sents) else float(np.max(vecs @ qvec))
+        avec = qvec if cues.ask_vec is None else cues.ask_vec
+        solo = (alone or {}).get(p.id, vecs)
+        out[p.id] = paper_signals(cues, dense, p.bm25, p.paper.searchable(), [s.text for s in sents],
+                                  vecs @ rvec if len(sents) else np.zeros(0, np.float32),
+                                  solo @ avec if len(sents) else np.zeros(0, np.float32))
+    return out
