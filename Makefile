@@ -10,7 +10,7 @@ export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run test browser ingest eval bench clean
+.PHONY: setup run test browser ingest eval train bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -38,6 +38,10 @@ ingest: setup
 
 eval: setup
 	$(VENV)/bin/paper-assistant eval --questions ../shared/eval/dev.jsonl
+
+# Refits assistant/models/*.json from the training questions (deterministic: the committed files come back byte for byte).
+train: setup
+	$(VENV)/bin/paper-assistant train --corpus ../shared/eval/train/corpus2k.jsonl --questions ../shared/eval/train/train.jsonl
 
 test: setup browser
 	$(PY) -m pytest -q -p no:cacheprovider

@@ -27,13 +27,15 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, Field
 
 from assistant.citations import CitationRewriter, claims_with_citations, strip_markers
-from assistant.evidence import Sentence, SentenceCache, lexical_coverage, score_sentences, term_weights
+from assistant.evidence import Sentence, SentenceCache
+from assistant.features import Cues, judge_features, question_cues, retrieved_signals, sentence_features
+from assistant.learned import load_model
 from assistant.llm import (LLMStreamIncomplete, explain_llm_error, iter_with_deadline, make_chat_model,
                            rejects_stream_options)
 from assistant.prompts import answer_prompt, condense_prompt
 from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from, question_topic
-from assistant.relevance import (FRAMING_TERMS, VERDICT_TEXT, AbstentionRule, RelevanceEvidence, Verdict,
-                                 content_weights, names_in, question_names, spell_names)
+from assistant.relevance import (FRAMING_TERMS, VERDICT_TEXT, RelevanceEvidence, Verdict, names_in,
+                                 question_names, spell_names)
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, reciprocal_rank_fusion, resolve_filters
 from assistant.settings import Settings
 from vectorstore.index import Index
@@ -90,10 +92,6 @@ _MAX_OWN_TERMS = 3
 has at most this many content terms of its own; "Is it possible to make mixture-of-experts layers
 faster?" is a new question that happens to say "it"."""
 _MORE = re.compile(r"\b(tell me more|more (about|on|details?)|elaborate|explain (it )?(more|further))\b", re.I)
-FOLLOW_UP_COVERAGE = 0.5
-"""Share (idf-weighted) of a follow-up's own content terms its paper must hold for the paper's name,
-appended to the query, to count as a name match (set by reading follow-ups: "Which commercial models
-does it evaluate?" of TMD-Bench holds them all; "what about its limitations?" of U2A none)."""
 _REFERENCE_WORDS = {"one", "ones", "paper", "papers", "work", "source", "result", "tell", "me", "more", "about",
                     "detail", "details", "elabor", "explain", "further", "what", "how", "and", "it", "they", "them",
                     "last", "first", "second", "third", "fourth", "fifth"}
@@ -242,13 +240,18 @@ def _clean_rewrite(text: str) -> str:
 class Assistant:
     """Retrieval + answering over one index; one per process, shared by CLI, UI and tests."""
 
-    def __init__(self, settings: Settings, index: Index, rule: AbstentionRule | None = None):
+    def __init__(self, settings: Settings, index: Index, models: tuple | None = None):
+        """``models``: ``(evidence ranker, relevance judge)`` (assistant.learned.LinearModel) instead of
+        the ones ``settings.models`` names (training passes neutral ones, so what it collects does not
+        depend on the models it replaces)."""
         self.settings = settings
         self.index = index
         self.retriever = HybridRetriever(index, settings.retrieval.candidates, settings.retrieval.rrf_k,
                                          settings.retrieval.coverage_weight)
         self.sentences = SentenceCache(index.encoder, index.store)
-        self.rule = rule or AbstentionRule()
+        m = settings.models
+        self.ranker, self.judge = models or (load_model(m.evidence, m.evidence_version, m.folder),
+                                             load_model(m.judge, m.judge_version, m.folder))
         self.llm = make_chat_model(settings.llm) if settings.llm.configured else None
         self.chain: Runnable = (
             RunnableLambda(self._prepare_input) | RunnableLambda(self.answer_prepared)
@@ -333,19 +336,10 @@ class Assistant:
                 for src in ans.sources:
                     if src.sentence:
                         shown.setdefault(src.paper_id, set()).add(src.sentence)
-        evidence, relevance = self.score_evidence(query, qvec, papers, relevance_vec=tvec, topical=multi, topic=topic,
-                                                  shown=shown)
-        if anchor is not None:
-            # The label appended to a follow-up ("… (OmniMoE)") names its paper, which settles which
-            # paper, not whether the abstract answers: "what about its limitations?" of an abstract
-            # that never mentions limitations is a closest match. The user's own words decide.
-            own = content_weights({t: w for t, w in term_weights(question, self.index.lexical()).items()
-                                   if t not in _REFERENCE_WORDS})
-            for p in papers:
-                ev = relevance[p.id]
-                if ev.named_hit and own and lexical_coverage(p.paper.searchable(), own) < FOLLOW_UP_COVERAGE:
-                    relevance[p.id] = dataclasses.replace(ev, named_hit=False)
-        verdict = self.rule.decide(relevance[papers[0].id]) if papers else Verdict.none
+        cues = question_cues(query, self.index.lexical(), topic)
+        cues.ask_vec = self.index.encoder.encode_one(cues.ask) if cues.ask != query else qvec
+        evidence, relevance = self.score_evidence(cues, qvec, papers, relevance_vec=tvec, topical=multi, shown=shown)
+        verdict = relevance[papers[0].id].verdict if papers else Verdict.none
         pinned: list[str] = []
         if anchor is not None and papers and papers[0].id in {src.paper_id for src in anchor.sources}:
             # The user points at a paper of an earlier answer: never "nothing found" for it, and a bare
@@ -431,48 +425,46 @@ class Assistant:
                 out.append(sp)
         return out[: max(k, len(prev))]
 
-    def score_evidence(self, question: str, qvec: np.ndarray, papers: list[ScoredPaper],
-                       relevance_vec: np.ndarray | None = None, topical: bool = False, topic: str | None = None,
+    def score_evidence(self, cues: Cues, qvec: np.ndarray, papers: list[ScoredPaper],
+                       relevance_vec: np.ndarray | None = None, topical: bool = False,
                        shown: dict[str, set[str]] | None = None):
-        """Best supporting sentence and relevance evidence for each paper.
+        """Best supporting sentence and relevance evidence for each paper (``papers`` best first).
 
-        ``relevance_vec`` (default ``qvec``) is what the ``sentence`` evidence of the abstention rule
-        is measured against, and ``topic`` (default ``question``) the text its ``coverage`` counts.
-        With ``topical`` (a list question, ``relevance_vec`` its topic) the quoted sentence is
-        chosen among those within ``TOPIC_MARGIN`` of the paper's best cosine to
-        the topic: the quote should show the paper is on the topic, and the detail cues of
-        score_sentences alone picked result or filler sentences ("We validate the proposed method
-        through extensive experiments…"). ``shown`` (paper id → sentences quoted before) are quoted
-        again only if a paper has no other sentence.
+        The sentence is the evidence ranker's argmax over the paper's sentences; the verdict is the
+        relevance judge's, each paper judged as if it were the best match (the others its runners-up).
+        ``relevance_vec`` (default ``qvec``) is what the sentence cosine of the relevance evidence is
+        measured against (a list question's topic). With ``topical`` (a list question) the quote is
+        chosen among the sentences within ``TOPIC_MARGIN`` of the paper's best cosine to the topic,
+        so it shows the paper is on the topic. ``shown`` (paper id → sentences quoted before) are
+        quoted again only if a paper has no other sentence.
         Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
         """
         rvec = qvec if relevance_vec is None else relevance_vec
         if not papers:
             return {}, {}
         cache = self.sentences.get([p.paper for p in papers])
-        lexical = self.index.lexical()
-        weights = term_weights(question, lexical)
-        content = content_weights(weights if topic is None or topic == question else term_weights(topic, lexical))
-        names = question_names(question)
+        alone = {p.id: self.sentences.alone(p.paper) for p in papers}
+        signals = retrieved_signals(cues, papers, cache, qvec, rvec, alone)
         evidence, relevance = {}, {}
-        for p in papers:
+        for rank, p in enumerate(papers):
             sents, vecs = cache[p.id]
+            sig = signals[p.id]
+            others = [signals[o.id] for o in papers if o.id != p.id]
+            x = judge_features(cues, [sig, *others])
+            prob = float(self.judge.probability(x))
+            relevance[p.id] = RelevanceEvidence(sig.dense, sig.sentence, p.bm25, sig.name_share > 0, sig.coverage,
+                                                self.judge.verdict(x), prob)
             if not sents:
                 evidence[p.id] = (None, 0.0)
-                relevance[p.id] = RelevanceEvidence(p.dense, 0.0, p.bm25, False)
                 continue
-            scores = score_sentences(question, qvec, sents, vecs, weights)
-            on_topic = vecs @ rvec
+            scores = self.ranker.score(sentence_features(cues, qvec, [s.text for s in sents], vecs, alone[p.id]))
             if topical:
+                on_topic = vecs @ rvec
                 scores = np.where(on_topic >= on_topic.max() - TOPIC_MARGIN, scores, -np.inf)
             if shown and p.id in shown and len(sents) > 1:
                 scores = np.where([x.text in shown[p.id] for x in sents], -np.inf, scores)
             i = int(np.argmax(scores))
             evidence[p.id] = (sents[i], float(scores[i]))
-            dense = p.dense if p.dense else float(np.max(vecs @ qvec))
-            text = p.paper.searchable()
-            relevance[p.id] = RelevanceEvidence(dense, float(np.max(on_topic)), p.bm25,
-                                                bool(names) and names_in(names, text), lexical_coverage(text, content))
         return evidence, relevance
 
     # --- step 2: context ------------------------------------------------------------------------
@@ -501,7 +493,7 @@ class Assistant:
             return out
         for p in prep.papers[1:3]:
             ev = prep.relevance[p.id]
-            if self.rule.decide(ev) == Verdict.answered and ev.sentence >= top.sentence - 0.05:
+            if ev.verdict == Verdict.answered and ev.sentence >= top.sentence - 0.05:
                 out.append(p)
         return out
 

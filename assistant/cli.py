@@ -283,6 +283,7 @@ def evaluate_cmd(
     distractors: Annotated[Optional[Path], typer.Option("--distractors", help="JSONL collection mixed into a separate eval index")] = None,
     corpus: Annotated[Optional[list[Path]], typer.Option("--corpus", help="papers of the eval index (default: the bundled corpus)")] = None,
     csfcube: Annotated[Optional[Path], typer.Option("--csfcube", help="CSFCube folder: score related-work re-ranking instead")] = None,
+    cv: Annotated[int, typer.Option("--cv", min=0, help="also cross-validate the learned models with N folds over this question file")] = 0,
 ):
     """Score retrieval (recall@k, MRR, nDCG@10), abstention and evidence on a question file."""
     import json
@@ -305,8 +306,33 @@ def evaluate_cmd(
     if questions is None:
         _fail("give --questions FILE (or --csfcube DIR)")
     with _embedding_bar() as callbacks:  # only a --distractors index built the first time embeds
-        report = run_eval(settings, questions, distractors=distractors, corpus=corpus, ingest_callbacks=callbacks)
+        report = run_eval(settings, questions, distractors=distractors, corpus=corpus, ingest_callbacks=callbacks, cv=cv)
     typer.echo(report.model_dump_json(indent=2) if as_json else format_report(report))
+
+
+@app.command()
+def train(
+    corpus: Annotated[list[Path], typer.Option("--corpus", help="papers the questions are about (e.g. ../shared/eval/train/corpus2k.jsonl)")],
+    questions: Annotated[Path, typer.Option("--questions", help="training questions in the dev.jsonl format (never dev.jsonl)")],
+    index: Annotated[Optional[Path], typer.Option("--index", help="index of the corpus (default: one built beside the configured index)")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="folder for the model files (default: assistant/models)")] = None,
+):
+    """Fit the evidence ranker and the relevance judge on training questions (deterministic)."""
+    import time
+
+    from assistant.evaluate import cv_figures, format_cv
+    from assistant.train import train as fit
+
+    start = time.perf_counter()
+    settings = _settings(index)
+    with _embedding_bar() as callbacks:
+        written, rows, cv = fit(settings, corpus, questions, out, explicit_index=index is not None,
+                                ingest_callbacks=callbacks)
+    for path in written:
+        typer.echo(f"wrote {path}")
+    for line in format_cv(cv_figures(cv)):
+        typer.echo(line)
+    typer.echo(f"{len(rows)} questions, {time.perf_counter() - start:.0f} s")
 
 
 @app.command()

@@ -12,7 +12,6 @@ Shapes: :func:`sentence_features` gives ``(n_sentences, len(SENTENCE_FEATURES))`
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
@@ -36,6 +35,7 @@ _COUNT = re.compile(rf"(?<![\w.-])(\d+|{_NUMBER_WORDS})(?![\w°%-]|\.\d)", re.I)
 # Cross-references ("Sec. 5", "Table 2", "Eq. (3)") and bracketed citations are not quantities.
 _XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)?s?|appendix|app|thm|theorems?|"
                    r"lemmas?|alg(?:orithm)?s?|chapters?|ch)\.?\s*\(?\d+(?:\.\d+)*\)?|\[\d+(?:[,\u2013-]\s*\d+)*\]", re.I)
+_NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
 """A link or a code pointer ("Code is at https://github.com/x/y.")."""
 _DEFINITION_FRAME = re.compile(
@@ -156,10 +156,12 @@ SENTENCE_FEATURES = (
 )
 
 
-def _generic(text: str) -> bool:
+def is_generic_claim(text: str) -> bool:
+    """True for filler: a sentence that only claims success in stock words (no name, acronym or
+    figure), or one that is mostly a link ("Our code is available at https://…")."""
     if _URL.search(text) and len(tokenize(_URL.sub(" ", text))) <= 6:
         return True
-    return bool(_GENERIC_CLAIM.search(text)) and not re.search(r"[A-Z][A-Za-z]*[A-Z0-9]|\d", text)
+    return bool(_GENERIC_CLAIM.search(text)) and not _NAMED.search(text) and not figures(text)
 
 
 def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.ndarray,
@@ -217,7 +219,7 @@ def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.n
         "last": np.arange(n) == n - 1,
         "short": np.clip(1.0 - n_terms / 6.0, 0.0, 1.0),
         "log_terms": np.log1p(n_terms),
-        "generic": [float(_generic(t)) for t in texts],
+        "generic": [float(is_generic_claim(t)) for t in texts],
         "centrality": vecs @ centroid,
         "residual_cos": res,
         "residual_gap": res - res.max(),
@@ -259,6 +261,9 @@ class PaperSignals:
     """Best cosine of the asking clause to one of the paper's sentences encoded alone."""
     ask_sentence_coverage: float = 0.0
     """The asking clause's content coverage within the paper's best-covering sentence."""
+    rest_coverage: float = 1.0
+    """Content coverage of the question's terms outside its names (1 when it has no others): a
+    question naming a paper's method but asking what the paper does not state is short of these."""
 
 
 def paper_signals(cues: Cues, dense: float, bm25: float, text: str, sentence_texts: list[str],
@@ -271,15 +276,21 @@ def paper_signals(cues: Cues, dense: float, bm25: float, text: str, sentence_tex
     scov = max((coverage(set(tokenize(s)), cues.content) for s in sentence_texts), default=0.0)
     missing = [w for t, w in cues.content.items() if t not in terms]
     ask = {t: w for t, w in cues.ask_weights.items() if t not in FRAMING_TERMS}
+    named = set(tokenize(" ".join(cues.names)))
+    rest = {t: w for t, w in cues.content.items() if t not in named}
     ask_cos = sentence_cos if ask_cos is None else ask_cos
     return PaperSignals(
         dense=float(dense), sentence=float(np.max(sentence_cos)) if len(sentence_cos) else 0.0, bm25=float(bm25),
         name_share=len(hit) / len(cues.names) if cues.names else 0.0, coverage=coverage(terms, cues.content),
         sentence_coverage=scov, missing_idf=max(missing, default=0.0) / cues.max_idf,
         ask_coverage=coverage(terms, ask), ask_sentence=float(np.max(ask_cos)) if len(ask_cos) else 0.0,
-        ask_sentence_coverage=max((coverage(set(tokenize(s)), ask) for s in sentence_texts), default=0.0))
+        ask_sentence_coverage=max((coverage(set(tokenize(s)), ask) for s in sentence_texts), default=0.0),
+        rest_coverage=coverage(terms, rest) if rest else 1.0)
 
 
+# Only how well the question matches the papers; nothing about how the question is worded (its length,
+# whether it names something): on the training questions those describe how the unanswerable ones
+# were written (near misses name a method) and refuse short questions such as "What is SyPE?" elsewhere.
 JUDGE_FEATURES = (
     "dense",            # top paper: best chunk cosine
     "sentence",         # top paper: best sentence cosine
@@ -289,14 +300,12 @@ JUDGE_FEATURES = (
     "coverage",         # top paper: content coverage
     "sentence_coverage",  # top paper: content coverage of its best-covering sentence
     "missing_idf",      # top paper: rarest content term it lacks (0 when it holds them all)
-    "has_names",        # the question names something
     "name_share",       # top paper: share of those names it holds
-    "log_terms",        # ln(1 + the question's content terms)
     "agree",            # the top paper is also the best by dense and by BM25 among those retrieved
     "ask_coverage",     # top paper: content coverage of the asking clause
     "ask_sentence",     # top paper: best cosine of the asking clause to a sentence alone
     "ask_sentence_coverage",  # top paper: the asking clause's coverage in its best-covering sentence
-    "ask_is_all",       # the question has no separate asking clause
+    "rest_coverage",    # top paper: coverage of the content terms outside the question's names
 )
 
 
@@ -310,10 +319,9 @@ def judge_features(cues: Cues, ranked: list[PaperSignals]) -> np.ndarray:
         "dense_gap": top.dense - second.dense, "sentence_gap": top.sentence - second.sentence,
         "bm25_share": top.bm25 / best_possible if best_possible > 0 else 0.0,
         "coverage": top.coverage, "sentence_coverage": top.sentence_coverage, "missing_idf": top.missing_idf,
-        "has_names": float(bool(cues.names)), "name_share": top.name_share,
-        "log_terms": math.log1p(len(cues.content)),
+        "name_share": top.name_share,
         "ask_coverage": top.ask_coverage, "ask_sentence": top.ask_sentence,
-        "ask_sentence_coverage": top.ask_sentence_coverage, "ask_is_all": float(cues.ask == cues.question),
+        "ask_sentence_coverage": top.ask_sentence_coverage, "rest_coverage": top.rest_coverage,
         "agree": float(top.dense >= max(p.dense for p in ranked) and top.bm25 >= max(p.bm25 for p in ranked)),
     }
     return np.array([cols[n] for n in JUDGE_FEATURES], dtype=np.float32)

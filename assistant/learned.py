@@ -46,6 +46,13 @@ class LinearModel:
     intercept: float
     cutoffs: dict
 
+    @classmethod
+    def neutral(cls, name: str, features: tuple[str, ...]) -> "LinearModel":
+        """A model that prefers nothing: every score 0, every verdict ``answered``."""
+        k = len(features)
+        return cls(name, 0, tuple(features), np.zeros(k), np.ones(k), np.zeros(k), 0.0,
+                   {"none_below": 0.0, "weak_below": 0.0})
+
     def score(self, x: np.ndarray) -> np.ndarray:
         """Scores of feature rows ``x`` (shape ``(n, F)`` → ``(n,)``, or ``(F,)`` → scalar array)."""
         return ((np.asarray(x, dtype=np.float64) - self.mean) / self.scale) @ self.coef + self.intercept

@@ -13,9 +13,9 @@ The bar, in plain numbers
 
    ``score = (lexical + semantic) / 2``; the top paper has a score near 1.
 4. A paper is listed when ``score ≥ relative_bar`` (0.62: "its evidence is at least 62 % of the best
-   paper's"), and two absolute floors hold: the best listed paper must pass the abstention rule
-   (:class:`assistant.relevance.AbstentionRule`: the verdict ``ask`` gives; ``none`` lists nothing, "no
-   paper found"), and every listed paper must not be a ``none`` for that rule on its own evidence.
+   paper's"), and two absolute floors hold: the best listed paper must pass the relevance judge
+   (:mod:`assistant.learned`: the verdict ``ask`` gives; ``none`` lists nothing, "no paper found"),
+   and every listed paper must not be a ``none`` for the judge on its own evidence.
    When more than half of the pool clears the bar the evidence is flat, and the note says the list
    may be loose.
 
@@ -103,7 +103,7 @@ class ListResult:
     bar: ListBar = field(default_factory=ListBar)
     note: str = ""
     weak: bool = False
-    """The best match is only a closest match (the abstention rule's ``weak``): the list may not answer."""
+    """The best match is only a closest match (the judge's ``weak``): the list may not answer."""
 
     @property
     def count(self) -> int:
@@ -163,7 +163,7 @@ def bar_scores(bm25: list[float], semantic: list[float], lexical_weight: float =
 def select(candidates: list[ListedPaper], bar: ListBar, top_verdict: Verdict) -> tuple[list[ListedPaper], list[ListedPaper]]:
     """``(listed, near_misses)`` from scored candidates (any order); both sorted best first.
 
-    ``top_verdict`` is the abstention rule's verdict on the best retrieved paper (the one ``ask`` gives):
+    ``top_verdict`` is the relevance judge's verdict on the best retrieved paper (the one ``ask`` gives):
     ``none`` lists nothing.
     """
     ranked = sorted(candidates, key=lambda c: -c.score)
@@ -187,7 +187,7 @@ def bar_note(result: ListResult) -> str:
             f"among the {result.pool_size} top-ranked of {result.indexed} indexed papers.")
     if not result.papers:
         head = (f"No paper found: the best of the {result.pool_size} top-ranked of {result.indexed} indexed papers "
-                "does not pass the relevance bar of the abstention rule.")
+                "does not pass the relevance judge.")
     if result.loose:
         head += " " + LOOSE_NOTE
     miss = ("It may miss papers that describe the topic in other words, and list papers that share the "
@@ -243,7 +243,7 @@ def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:
     for i, p in enumerate(prep.papers):
         ev = prep.relevance[p.id]
         candidates.append(ListedPaper(p.paper, 0, float(score[i]), float(lex[i]), float(sem[i]),
-                                      quote(p.id) or best_sents[i][0], best_sents[i][1], ev, assistant.rule.decide(ev)))
+                                      quote(p.id) or best_sents[i][0], best_sents[i][1], ev, ev.verdict))
     result.papers, result.near_misses = select(candidates, bar, prep.verdict)
     result.note = bar_note(result)
     result.weak = prep.verdict == Verdict.weak and bool(result.papers)  # as the chat says for the same question

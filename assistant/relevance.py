@@ -1,34 +1,11 @@
-"""Abstention: does any retrieved paper answer the question?
+"""Relevance: does any retrieved paper answer the question? Verdicts, and the name rules retrieval shares.
 
 Three outcomes (``Verdict``): ``answered``; ``weak`` ("closest match, may not answer"); ``none``
-("no relevant abstract found"). The evidence for the decision is plain numbers about the best
-paper, so the rule is inspectable and the eval can sweep its thresholds:
-
-- ``dense``: best chunk cosine similarity of the top paper (MiniLM, in [-1, 1]);
-- ``sentence``: best single-sentence cosine similarity within the top paper (the contextual sentence
-  vectors stored at ingest); for a list question ("Which papers …") measured against the topic alone,
-  without the lead-in;
-- ``named_hit``: the question names something (an acronym, a CamelCase or digit-bearing token) that
-  occurs verbatim in the top paper. A named thing is strong evidence even when the dense score is
-  near zero, as it is for bare acronym questions ("What is DAAM?").
-
-- ``coverage``: the idf-weighted share of the question's content terms (stemmed; framing words such
-  as "which", "papers", "is there work" left out, see ``FRAMING_TERMS``) that occur in the top paper.
-
-Rule: named_hit → answered. Else ``none`` when dense < ``none_dense`` and sentence < ``none_sentence``,
-unless coverage ≥ ``covered`` (then ``weak``); ``weak`` when dense + sentence < ``weak_sum``; otherwise
-answered. The coverage guard is for short questions: MiniLM scores "How are LLM judges evaluated?"
-low against an abstract about "LLM-as-a-judge" evaluation (0.25), below the ``none`` thresholds,
-though every content term is in it. It only lifts "nothing found" to "closest match", since short
-questions of common words ("language models in different languages") are covered by chance.
-
-Thresholds were calibrated on ``shared/eval/dev.jsonl`` (58 answerable vs 10 ``none`` questions,
-onnx-int8 embeddings): the ``none`` thresholds are the largest that abstain on no answerable question
-(20% of ``none`` abstained), ``weak_sum`` the largest that flags at most 10% of answerable ones (8.6%).
-No ``none`` question of the dev set has coverage ≥ 0.8 (the highest is 0.77, answered anyway), so the
-guard changes none of its verdicts. ``paper-assistant eval`` prints the trade-off across thresholds.
-The ``none`` questions of the dev set name concepts close to the corpus, so the three numbers overlap
-heavily between the classes.
+("no relevant abstract found"). The verdict is the learned relevance judge's
+(:mod:`assistant.learned`, fitted by ``paper-assistant train`` on the training questions, never on
+dev.jsonl) over the features of :func:`assistant.features.judge_features`; :class:`RelevanceEvidence`
+carries, per retrieved paper, the numbers shown and used downstream (lists, runner-up citations)
+and that paper's own verdict.
 """
 
 from __future__ import annotations
@@ -69,40 +46,21 @@ VERDICT_TEXT = {
 
 @dataclass(frozen=True)
 class RelevanceEvidence:
-    """Numbers the abstention rule looks at, for the top retrieved paper."""
+    """What is known about one retrieved paper's relevance (see assistant.features.PaperSignals)."""
 
     dense: float
+    """Best chunk cosine to the question (MiniLM, in [-1, 1])."""
     sentence: float
+    """Best sentence cosine to the question (to a list question's topic)."""
     bm25: float
     named_hit: bool
+    """The question names something (acronym, CamelCase, digit-bearing token) that the paper holds."""
     coverage: float = 0.0
-
-
-@dataclass(frozen=True)
-class AbstentionRule:
-    """Thresholds of the abstention rule (see module docstring)."""
-
-    none_dense: float = 0.28
-    none_sentence: float = 0.335
-    weak_sum: float = 0.72
-    covered: float = 0.8
-
-    def decide(self, ev: RelevanceEvidence | None) -> Verdict:
-        """The verdict for the top paper's evidence; None (nothing retrieved) → Verdict.none."""
-        if ev is None:
-            return Verdict.none
-        if ev.named_hit:
-            return Verdict.answered
-        if ev.dense < self.none_dense and ev.sentence < self.none_sentence:
-            return Verdict.weak if ev.coverage >= self.covered else Verdict.none
-        if ev.dense + ev.sentence < self.weak_sum:
-            return Verdict.weak
-        return Verdict.answered
-
-
-def content_weights(weights: dict[str, float]) -> dict[str, float]:
-    """``weights`` (stemmed term → weight, as assistant.evidence.term_weights) without framing words."""
-    return {t: w for t, w in weights.items() if t not in FRAMING_TERMS}
+    """idf-weighted share of the question's content terms in the paper's title and abstract."""
+    verdict: Verdict = Verdict.answered
+    """The judge's verdict were this paper the best match."""
+    p_answer: float = 1.0
+    """The judge's probability that this paper answers (the verdict's input; cutoffs in the model file)."""
 
 
 def spell_names(question: str, names: dict[str, str]) -> str:

@@ -66,6 +66,17 @@ class RetrievalSettings(BaseModel):
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
 
 
+class ModelSettings(BaseModel):
+    """The fitted models the answer path loads (``assistant/models/<name>-v<version>.json``, made by
+    `paper-assistant train`; see assistant.learned)."""
+
+    evidence: str = Field("evidence", description="evidence ranker: which sentence of an abstract is quoted")
+    evidence_version: int = Field(1, ge=1)
+    judge: str = Field("judge", description="relevance judge: answered / closest match / nothing found")
+    judge_version: int = Field(1, ge=1)
+    folder: Path | None = Field(None, description="folder of the model files (default: the package's models/)")
+
+
 class LLMSettings(BaseModel):
     api_key: SecretStr | None = None
     base_url: str | None = None
@@ -118,6 +129,7 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     store: StoreSettings = StoreSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    models: ModelSettings = ModelSettings()
     llm: LLMSettings = LLMSettings()
     ui: UISettings = UISettings()
 

@@ -42,7 +42,6 @@ class TrainSettings:
     3 % target to leave room for the sampling error of a new question set."""
     flag_rate: float = 0.08
     """Share of answerable training questions the ``weak`` cutoff may flag (target: at most 10 %)."""
-    version: int = 1
 
 
 @dataclass
@@ -140,7 +139,7 @@ def fit_evidence(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) 
     w = np.concatenate(weights)
     lr = LogisticRegression(C=cfg.C, fit_intercept=False, max_iter=5000)
     lr.fit(np.vstack([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))], sample_weight=np.r_[w, w])
-    return LinearModel("evidence", cfg.version, SENTENCE_FEATURES, mean, scale, lr.coef_[0], 0.0, {})
+    return LinearModel("evidence", 1, SENTENCE_FEATURES, mean, scale, lr.coef_[0], 0.0, {})
 
 
 def _folds(rows: list[QuestionRow], k: int, seed: int) -> np.ndarray:
@@ -193,7 +192,7 @@ def fit_judge(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> 
     cutoffs = {"none_below": round(cutoff_for(ans, cfg.refuse_rate), 6),
                "weak_below": round(cutoff_for(ans, cfg.flag_rate), 6),
                "refuse_rate": cfg.refuse_rate, "flag_rate": cfg.flag_rate}
-    return LinearModel("judge", cfg.version, JUDGE_FEATURES, mean, scale, coef, b, cutoffs)
+    return LinearModel("judge", 1, JUDGE_FEATURES, mean, scale, coef, b, cutoffs)
 
 
 def evidence_hit(model, row: QuestionRow) -> bool:
@@ -274,3 +273,56 @@ def cross_validate(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()
 def fit_both(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> tuple[LinearModel, LinearModel]:
     """``(evidence ranker, relevance judge)`` fitted on all ``rows``."""
     return fit_evidence(rows, cfg), fit_judge(rows, cfg)
+
+
+def neutral_models() -> tuple[LinearModel, LinearModel]:
+    """Models that prefer nothing, for an Assistant that only collects features."""
+    return LinearModel.neutral("evidence", SENTENCE_FEATURES), LinearModel.neutral("judge", JUDGE_FEATURES)
+
+
+def open_corpus_index(settings, corpus: list, explicit_index: bool = False, ingest_callbacks: dict | None = None):
+    """``(settings, index)`` of an index holding ``corpus`` (paper files): the configured index when
+    ``explicit_index``, else a folder beside it keyed by the corpus' paths (built once, then reused,
+    as the eval's distractor index). Papers missing from it are ingested first."""
+    from pathlib import Path
+
+    from assistant.evaluate import corpus_settings
+    from assistant.service import get_index
+    from vectorstore.ingest import ingest
+
+    if not explicit_index:
+        settings = corpus_settings(settings, [Path(p) for p in corpus])
+    idx = get_index(settings, create=True)
+    ingest(list(corpus), idx, write_batch=settings.store.write_batch, **(ingest_callbacks or {}))
+    return settings, idx
+
+
+def train(settings, corpus: list, questions, out_folder=None, explicit_index: bool = False,
+          cfg: TrainSettings | None = None, progress=None, ingest_callbacks: dict | None = None):
+    """Fit both models on ``questions`` over an index of ``corpus`` and write them to ``out_folder``
+    (default: the package's models/, names and versions from ``settings.models``).
+
+    Returns ``(paths written, rows, CVReport)``. Raises ValueError for a question file without
+    answerable and unanswerable questions or without lookups whose evidence is in their abstract.
+    """
+    from pathlib import Path
+
+    from assistant.answer import Assistant
+    from assistant.evaluate import load_questions
+    from assistant.learned import model_path
+
+    m = settings.models
+    cfg = cfg or TrainSettings()
+    qs = load_questions(Path(questions))
+    settings, idx = open_corpus_index(settings, corpus, explicit_index, ingest_callbacks)
+    rows = collect(Assistant(settings, idx, models=neutral_models()), qs, progress)
+    ranker, judge = fit_both(rows, cfg)
+    written = []
+    for model, name, version in ((ranker, m.evidence, m.evidence_version), (judge, m.judge, m.judge_version)):
+        model = LinearModel(name, version, model.features, model.mean, model.scale, model.coef, model.intercept,
+                            model.cutoffs)
+        path = model_path(name, version, Path(out_folder) if out_folder else m.folder)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(model.to_json())
+        written.append(path)
+    return written, rows, cross_validate(rows, cfg)

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from assistant.answer import QuestionError
@@ -59,7 +60,7 @@ def test_list_question_with_only_a_closest_match_claims_no_count(assistant):
 
 
 def test_list_quotes_skip_stock_claims_of_success(assistant):
-    from assistant.evidence import is_generic_claim
+    from assistant.features import is_generic_claim
 
     stock = "We validate the proposed method through extensive experiments, with results confirming its effectiveness."
     assert is_generic_claim(stock)
@@ -160,34 +161,33 @@ def test_list_question_quotes_on_topic_sentences(assistant, index):
     assert not any("We validate the proposed method through extensive experiments" in s.sentence for s in ans.sources)
 
 
-def test_code_availability_sentence_scores_below_a_claim_with_the_same_vector():
-    import numpy as np
+def _ranked(assistant, question: str, texts: list[str]) -> np.ndarray:
+    """The shipped evidence ranker's scores for ``texts`` sharing one vector: only their words differ."""
+    from assistant.features import question_cues, sentence_features
 
-    from assistant.evidence import Sentence, score_sentences
-
-    texts = ["Our code is available at http://127.0.0.1/example/project.",
-             "We introduce a sparse router that cuts inference latency tenfold."]
-    sents = [Sentence("p", t, 0, len(t)) for t in texts]
-    vecs = np.tile(np.eye(1, 8, dtype=np.float32), (2, 1))  # same vector: only the text cues differ
-    q = np.eye(1, 8, dtype=np.float32)[0]
-    scores = score_sentences("what does it introduce", q, sents, vecs, {}, position_weight=0, result_bonus=0)
-    assert scores[1] > scores[0]
+    vecs = np.tile(np.eye(1, 384, dtype=np.float32), (len(texts), 1))
+    q = np.eye(1, 384, dtype=np.float32)[0]
+    cues = question_cues(question, assistant.index.lexical())
+    return assistant.ranker.score(sentence_features(cues, q, texts, vecs))
 
 
-def test_a_number_inside_a_modifier_is_not_a_count_the_answer_must_repeat():
+def test_code_availability_sentence_scores_below_a_claim_with_the_same_vector(assistant):
+    scores = _ranked(assistant, "what does it introduce", ["We introduce a sparse router that cuts inference latency tenfold.",
+                                                           "Our code is available at http://127.0.0.1/example/project."])
+    assert scores[0] > scores[1]
+
+
+def test_a_number_inside_a_modifier_is_not_a_count_the_answer_must_repeat(assistant):
     """"360-degree" names a kind of image; only "which three …"-style numbers ask for a count."""
-    import numpy as np
-
-    from assistant.evidence import Sentence, score_sentences
+    from assistant.features import SENTENCE_FEATURES, question_cues, sentence_features
 
     texts = ["The system supports five distinct editing operations in one model.",
              "It enables flexible 360° scene creation with unified editing control."]
-    sents = [Sentence("p", t, 0, len(t)) for t in texts]
-    vecs = np.tile(np.eye(1, 8, dtype=np.float32), (2, 1))
-    q = np.eye(1, 8, dtype=np.float32)[0]
     question = "How many kinds of edits does the 360-degree panorama editing system handle?"
-    scores = score_sentences(question, q, sents, vecs, {}, position_weight=0, result_bonus=0)
-    assert scores[0] > scores[1]
+    x = sentence_features(question_cues(question, None), np.eye(1, 8, dtype=np.float32)[0], texts,
+                          np.tile(np.eye(1, 8, dtype=np.float32), (2, 1)))
+    col = SENTENCE_FEATURES.index("quantity_figure")
+    assert x[0, col] == 1.0 and x[1, col] == 0.0
 
 
 @pytest.mark.parametrize("question, expected", [
