@@ -22,10 +22,10 @@ import gradio as gr  # noqa: E402
 from assistant.answer import Assistant, CitedAnswer, Source  # noqa: E402
 from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
 from assistant.render import inert  # noqa: E402
-from assistant.settings import Settings  # noqa: E402
+from assistant.settings import Calibration, Settings  # noqa: E402
 
-MAX_HISTORY_TURNS = 6
-"""Turns (question, answer) the assistant reads as context for a follow-up."""
+MAX_HISTORY_TURNS = Calibration().history.ui_turns
+"""Turns (question, answer) the assistant reads as context for a follow-up (``calibration.history.ui_turns``)."""
 MAX_DISPLAY_TURNS = 30
 """Turns the chat shows. Older ones are dropped from the page: the whole chat travels with every
 request, so an unbounded one would make each question slower than the last."""

@@ -22,54 +22,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, Field
 
 from assistant.citations import CitationRewriter, claims_with_citations, strip_markers
-from assistant.evidence import Sentence, SentenceCache
+from assistant.evidence import Sentence, SentenceCache, lexical_coverage, question_weights
 from assistant.features import Cues, judge_features, question_cues, retrieved_signals, sentence_features
 from assistant.learned import load_model
-from assistant.llm import (LLMStreamIncomplete, explain_llm_error, iter_with_deadline, make_chat_model,
-                           rejects_stream_options)
+from assistant.llm import ChatModel, OpenAIChat, explain_llm_error
 from assistant.prompts import answer_prompt, condense_prompt
-from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from, question_topic
-from assistant.relevance import (FRAMING_TERMS, VERDICT_TEXT, RelevanceEvidence, Verdict, names_in,
-                                 question_names, spell_names)
+from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from
+from assistant.question import (MAX_QUESTION_CHARS, REFERENCE_WORDS, Question, QuestionError, analyze,
+                                embedding_text, names_in, validate_question)
+from assistant.relevance import VERDICT_TEXT, Judge, LearnedJudge, RelevanceEvidence, Verdict, content_weights
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, reciprocal_rank_fusion, resolve_filters
 from assistant.settings import Settings
 from vectorstore.index import Index
-from vectorstore.lexical import tokenize
-
-MAX_QUESTION_CHARS = 4000
-
-SUPPORT_THRESHOLD = 0.30
-"""Cosine similarity (MiniLM) from which a cited answer sentence counts as supported by its
-best-matching sentence in the cited abstract; below it the citation is flagged weak.
-
-Calibrated on the 17 ``lookup`` questions of ``shared/eval/dev.jsonl`` (see
-``tests/test_llm.py::test_support_threshold_is_calibrated_on_dev_lookups``, which recomputes it):
-supported pairs are each question's ``answer`` against its best-matching sentence in the gold
-abstract; unsupported pairs are the same answer against the best-matching sentence of each of the
-37 other abstracts (629 pairs). Abstract sentences are the contextual sentence vectors stored at
-ingest (vectorstore.sentences). :func:`assistant.citations.calibrate_threshold` maximises Youden's
-J over these scores: at 0.30, 16 of 17 gold answers count as supported (the 17th, a terse list of
-names, scores 0.21) and 4.1 % of wrong-abstract pairs pass. The gold answers are terse
-("OmniMoE: 73 ms -> 6.7 ms …"); a full answer sentence shares more words with its source, so
-real supported claims score higher than these. A wrong abstract on the same topic can still
-pass: "weak" is a warning about clearly unrelated citations, not a proof of support.
-"""
-
-TOPIC_MARGIN = 0.10
-"""A list question quotes, per paper, a sentence within this cosine of the paper's best match to
-the topic (set by reading the quotes for dev.jsonl's `multi` questions: 0.1 replaced six filler or
-background quotes with on-topic ones and made two slightly worse; there are no gold sentences for
-list questions)."""
-
-HISTORY_TURNS = 4
-"""Most previous turns used to condense a follow-up."""
-HISTORY_TOKENS = 1200
-"""Word-piece budget of the history text sent to the condense prompt (oldest turns dropped first)."""
 
 INCOMPLETE_MARK = " … [incomplete]"
 FALLBACK_NOTE = "Showing the extractive answer from the abstracts instead."
@@ -77,37 +45,8 @@ UNCITED_NOTE = ("The LLM's answer cites none of the given abstracts, so nothing 
                 "them; the retrieved papers are listed below.")
 CUT_NOTE = "The text received before the cut is kept and marked incomplete; the extractive answer follows."
 
-_MULTI = re.compile(r"\b(which|what|list|all|any|find)\b[^?]*\b(papers|works|studies|approaches|methods)\b|"
-                    r"\bpapers\b[^?]*\b(that|which|on|about)\b", re.I)
-# Words that point back at an earlier turn. Bare "this"/"that" are left out: they open too many
-# standalone questions ("Is there work that …").
-_FOLLOW_UP = re.compile(r"\b(it|its|they|their|them|these|those|(this|that|the) (paper|work|method|model|approach|"
-                        r"study|technique|dataset|benchmark|system|framework)|the authors|the same)\b", re.I)
-# "the second one", "the last paper", "[2]", "#2": one source of an earlier answer.
-_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1}
-_ORDINAL = re.compile(r"\bthe (first|second|third|fourth|fifth|last)(?: (one|paper|work|source|result)\b|(?=\s*[?.!,]|\s*$))"
-                      r"|\[(\d+)\]|#(\d+)\b", re.I)
-_MAX_OWN_TERMS = 3
-"""A question with a pronoun ("how does it work?") is a follow-up only if it names nothing itself and
-has at most this many content terms of its own; "Is it possible to make mixture-of-experts layers
-faster?" is a new question that happens to say "it"."""
-_MORE = re.compile(r"\b(tell me more|more (about|on|details?)|elaborate|explain (it )?(more|further))\b", re.I)
-_REFERENCE_WORDS = {"one", "ones", "paper", "papers", "work", "source", "result", "tell", "me", "more", "about",
-                    "detail", "details", "elabor", "explain", "further", "what", "how", "and", "it", "they", "them",
-                    "last", "first", "second", "third", "fourth", "fifth"}
-
-
-def _bare_reference(question: str) -> bool:
-    """True when ``question`` only points back ("and the second one?", "tell me more about it")."""
-    return all(t in _REFERENCE_WORDS or t.isdigit() for t in tokenize(question))
-
-
 # Delimiter look-alikes inside abstracts are neutralised so a paper cannot close its own data block.
 _DELIMS = re.compile(r"<<<|>>>|</?abstracts>", re.I)
-
-
-class QuestionError(ValueError):
-    """The question cannot be asked (empty, or too long)."""
 
 
 class Source(BaseModel):
@@ -178,6 +117,8 @@ class Prepared:
     """Embedding of a list question's topic (``question_topic(query)``); ``qvec`` otherwise."""
     listing: "ListResult | None" = None
     """For a list question: the papers above list mode's bar (assistant.listing), the ones it cites."""
+    analysis: Question | None = None
+    """The analysis of ``query`` (assistant.question): what every later step reads."""
 
 
 @dataclass
@@ -205,23 +146,6 @@ class _Run:
     usage: dict[str, int] | None = None
 
 
-def validate_question(question: str) -> str:
-    """The question, whitespace-normalised. Raises QuestionError if empty or over the length limit."""
-    if question is None or not str(question).strip():
-        raise QuestionError("the question is empty: type a question about the papers")
-    q = " ".join(str(question).split())
-    if len(q) > MAX_QUESTION_CHARS:
-        raise QuestionError(f"the question is {len(q):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
-                            "To find papers related to a long text, use related work (the Related work tab, "
-                            "or `paper-assistant related`)")
-    return q
-
-
-def is_multi_question(question: str) -> bool:
-    """True for questions that ask for every paper with a property ("Which papers study X?")."""
-    return bool(_MULTI.search(question))
-
-
 def as_data(text: str) -> str:
     """``text`` safe to place inside a ``<<< … >>>`` block: delimiter look-alikes are defused."""
     return _DELIMS.sub(lambda m: m.group(0).replace("<", "‹").replace(">", "›"), text)
@@ -240,29 +164,34 @@ def _clean_rewrite(text: str) -> str:
 class Assistant:
     """Retrieval + answering over one index; one per process, shared by CLI, UI and tests."""
 
-    def __init__(self, settings: Settings, index: Index, models: tuple | None = None):
-        """``models``: ``(evidence ranker, relevance judge)`` (assistant.learned.LinearModel) instead of
-        the ones ``settings.models`` names (training passes neutral ones, so what it collects does not
-        depend on the models it replaces)."""
+    def __init__(self, settings: Settings, index: Index, rule: Judge | None = None,
+                 chat_model: ChatModel | None = None, models: tuple | None = None):
+        """``models``: ``(evidence ranker, relevance model)`` (assistant.learned.LinearModel) instead of
+        the files ``settings.calibration.models`` names (training passes neutral ones, so what it
+        collects does not depend on the models it replaces); ``rule``: a judge instead of the learned one."""
         self.settings = settings
         self.index = index
-        self.retriever = HybridRetriever(index, settings.retrieval.candidates, settings.retrieval.rrf_k,
-                                         settings.retrieval.coverage_weight)
-        self.sentences = SentenceCache(index.encoder, index.store)
-        m = settings.models
-        self.ranker, self.judge = models or (load_model(m.evidence, m.evidence_version, m.folder),
-                                             load_model(m.judge, m.judge_version, m.folder))
-        self.llm = make_chat_model(settings.llm) if settings.llm.configured else None
+        cal = self.calibration = settings.calibration
+        self.retriever = HybridRetriever(index, settings.retrieval.candidates, cal.fusion.rrf_k,
+                                         cal.fusion.coverage_weight, cal.fusion.coverage_pool)
+        self.sentences = SentenceCache(index.encoder, index.store, chunker=index.chunker())
+        m = cal.models
+        self.ranker, relevance_model = models or (load_model(m.evidence, m.evidence_version, m.folder),
+                                                  load_model(m.judge, m.judge_version, m.folder))
+        self.judge: Judge = rule or LearnedJudge(relevance_model, cal.abstention.follow_up_coverage)
+        self.list_bar = ListBar(**cal.listing.model_dump())
+        self.llm: ChatModel | None = chat_model or (OpenAIChat(settings.llm) if settings.llm.configured else None)
         self.chain: Runnable = (
             RunnableLambda(self._prepare_input) | RunnableLambda(self.answer_prepared)
         ).with_config(run_name="paper_assistant_answer")
 
     # --- step 1: retrieval --------------------------------------------------------------------
     def bounded_history(self, history: list[tuple[str, CitedAnswer]]) -> list[tuple[str, CitedAnswer]]:
-        """The last ``HISTORY_TURNS`` turns, oldest dropped until their text fits ``HISTORY_TOKENS``
+        """The last ``condense_turns`` turns, oldest dropped until their text fits ``condense_tokens``
         word pieces (the latest turn is always kept; its text is cut to fit in :meth:`history_text`)."""
-        turns = list(history or [])[-HISTORY_TURNS:]
-        while len(turns) > 1 and self.index.encoder.count_tokens(self.history_text(turns)) > HISTORY_TOKENS:
+        cal = self.calibration.history
+        turns = list(history or [])[-cal.condense_turns:]
+        while len(turns) > 1 and self.index.encoder.count_tokens(self.history_text(turns)) > cal.condense_tokens:
             turns = turns[1:]
         return turns
 
@@ -273,17 +202,17 @@ class Assistant:
         for q, a in history:
             answer = " ".join(strip_markers(a.answer).split())
             papers = "; ".join(s.title or s.label for s in a.sources)
-            lines.append(f"User: {q}\nAssistant: {answer[:1500]}" + (f" (papers: {papers})" if papers else ""))
+            lines.append(f"User: {q}\nAssistant: {answer[:self.calibration.history.answer_chars]}" + (f" (papers: {papers})" if papers else ""))
         return "\n".join(lines)
 
     def _condense(self, question: str, history) -> tuple[str, bool, BaseException | None]:
         """``(query, rewritten by the LLM?, endpoint error or None)``."""
         if not history or self.llm is None:
             return question, False, None
-        chain = condense_prompt(self.settings.prompts_dir) | self.llm | StrOutputParser()
-        inputs = {"history": self.history_text(history), "question": question}
+        messages = condense_prompt(self.settings.prompts_dir).invoke(
+            {"history": self.history_text(history), "question": question}).to_messages()
         try:
-            out = "".join(iter_with_deadline(lambda: [chain.invoke(inputs)], self.settings.llm.timeout))
+            out = self.llm.complete(messages)
         except Exception as exc:  # the extractive conditioning applies instead
             return question, False, exc
         rewritten = _clean_rewrite(out)
@@ -297,14 +226,15 @@ class Assistant:
                 filters: Filters | None = None, k: int | None = None) -> Prepared:
         """Retrieve and score papers for ``question``; raises QuestionError for empty/huge questions."""
         # Names typed in any case ("omnimoe") are spelled as the corpus spells them ("OmniMoE").
-        question = spell_names(validate_question(question), self.index.lexical().names)
+        asked = analyze(validate_question(question), self.index.lexical().names)
+        question = asked.text
         # What a follow-up points at is looked up in every turn given (a list four turns back);
         # only the LLM's rewrite prompt is bounded.
         turns = list(history or [])
         history = self.bounded_history(turns)
         if filters is not None and filters.active():
             filters = resolve_filters(filters, self.index.store.field_values)
-        anchor = self._anchor(question, turns, filters) if turns else None
+        anchor = self._anchor(asked, turns, filters) if turns else None
         # "The second one", "[2]": resolved here, exactly, LLM or not. A pronoun ("its limitations")
         # the LLM rewrites, unless it fails or just echoes the question.
         pointed = anchor is not None and (anchor.pinned or bool(anchor.note))
@@ -314,21 +244,22 @@ class Assistant:
             anchor = None
         if anchor is not None:
             query = self._anchored(question, anchor)
-        qvec = self.index.encoder.encode_one(query)
-        multi = is_multi_question(query)
+        analysis = asked if query == question else analyze(query)
+        qvec = self.index.encoder.encode_one(embedding_text(query))
+        multi = analysis.is_list
         k = k or self.settings.retrieval.k
-        pool = max(k, ListBar.pool) if multi else k
-        papers = self.retriever.search(query, k=pool, mode=self.settings.retrieval.mode, filters=filters,
+        pool = max(k, self.list_bar.pool) if multi else k
+        papers = self.retriever.search(analysis, k=pool, mode=self.settings.retrieval.mode, filters=filters,
                                        use_mmr=self.settings.retrieval.mmr,
                                        mmr_lambda=self.settings.retrieval.mmr_lambda, query_vec=qvec)
         if anchor is not None:
             papers = self._condition_on_history(papers, anchor, k)
         # A list question's lead-in ("Which papers …") carries no content: the relevance of its
         # sentences is judged against the topic alone.
-        topic = question_topic(query) if multi else query
-        tvec = self.index.encoder.encode_one(topic) if topic != query else qvec
+        topic = analysis.topic
+        tvec = self.index.encoder.encode_one(embedding_text(topic)) if topic != query else qvec
         # "Tell me more about the second one" wants something not shown yet, not a quote shown before.
-        bare = anchor is not None and _bare_reference(question)
+        bare = anchor is not None and asked.bare
         shown: dict[str, set[str]] | None = None
         if bare:
             shown = {}
@@ -336,47 +267,51 @@ class Assistant:
                 for src in ans.sources:
                     if src.sentence:
                         shown.setdefault(src.paper_id, set()).add(src.sentence)
-        cues = question_cues(query, self.index.lexical(), topic)
-        cues.ask_vec = self.index.encoder.encode_one(cues.ask) if cues.ask != query else qvec
+        cues = question_cues(analysis, self.index.lexical())
+        cues.ask_vec = self.index.encoder.encode_one(embedding_text(cues.ask)) if cues.ask != query else qvec
         evidence, relevance = self.score_evidence(cues, qvec, papers, relevance_vec=tvec, topical=multi, shown=shown)
-        verdict = relevance[papers[0].id].verdict if papers else Verdict.none
         pinned: list[str] = []
-        if anchor is not None and papers and papers[0].id in {src.paper_id for src in anchor.sources}:
-            # The user points at a paper of an earlier answer: never "nothing found" for it, and a bare
-            # reference ("tell me more about the second one") asks about that paper alone.
-            verdict = Verdict.answered if bare else max(
-                verdict, Verdict.weak, key=[Verdict.none, Verdict.weak, Verdict.answered].index)
-            if anchor.pinned:
-                pinned = [papers[0].id]
+        if anchor is not None:
+            # The label appended to a follow-up ("… (OmniMoE)") names its paper, which settles which
+            # paper, not whether the abstract answers: "what about its limitations?" of an abstract
+            # that never mentions limitations is a closest match. The user's own words decide (the judge).
+            own = content_weights({t: w for t, w in question_weights(asked, self.index.lexical(), self.calibration.sentences.name_term_weight).items()
+                                   if t not in REFERENCE_WORDS})
+            if own:
+                for p in papers:
+                    relevance[p.id] = dataclasses.replace(
+                        relevance[p.id], own_coverage=lexical_coverage(p.paper.searchable(), own))
+            if papers and papers[0].id in {src.paper_id for src in anchor.sources}:
+                # The user points at a paper of an earlier answer.
+                relevance[papers[0].id] = dataclasses.replace(relevance[papers[0].id], pointed_at=True,
+                                                              bare_reference=bare)
+                if anchor.pinned:
+                    pinned = [papers[0].id]
+        verdict = self.judge.decide(relevance[papers[0].id]) if papers else Verdict.none
         prep = Prepared(question, query, qvec, papers, evidence, relevance, verdict, multi=multi and not pinned,
-                        llm_error=llm_error, pinned=pinned, note=anchor.note if anchor else "", topic_vec=tvec)
+                        llm_error=llm_error, pinned=pinned, note=anchor.note if anchor else "", topic_vec=tvec,
+                        analysis=analysis)
         if prep.multi and verdict != Verdict.none:
             prep.listing = listed_from(self, prep)
             if prep.listing.loose:
                 prep.note = " ".join(x for x in (prep.note, LOOSE_NOTE) if x)
         return prep
 
-    def _anchor(self, question: str, history: list[tuple[str, CitedAnswer]],
+    def _anchor(self, asked: Question, history: list[tuple[str, CitedAnswer]],
                 filters: Filters | None = None) -> _Anchor | None:
         """What a follow-up refers to, without an LLM, or None for a question that stands alone.
 
         A follow-up: "[2]" / "#2"; "the second one"; a bare reference ("tell me more", "and the last
         paper?"); or a pronoun / "tell me more about" in a question that names nothing itself and has
-        at most ``_MAX_OWN_TERMS`` content terms. It refers to the latest turn that cited papers (an
+        at most ``MAX_OWN_TERMS`` content terms (assistant.question.Reference). It refers to the latest turn that cited papers (an
         abstained turn in between does not break the thread); an ordinal to the latest one that
         listed several, narrowed to that source (past the end: all of them, with a note). Sources
         outside ``filters`` (resolved) are left out.
         """
-        ordinal = _ORDINAL.search(question)
-        bare = _bare_reference(question)
-        explicit = ordinal is not None and (ordinal.group(3) or ordinal.group(4) or ordinal.group(2) in ("one", None)
-                                            or bare)
-        if not explicit and not bare:
-            if not (_FOLLOW_UP.search(question) or _MORE.search(question)):
-                return None
-            own = [t for t in tokenize(question) if t not in _REFERENCE_WORDS and t not in FRAMING_TERMS]
-            if question_names(question) or len(own) > _MAX_OWN_TERMS:
-                return None
+        ref = asked.reference
+        if ref is None:
+            return None
+        explicit = ref.kind == "ordinal"
         cited = [turn for turn in reversed(history) if turn[1].sources]
         listed = [turn for turn in cited if len(turn[1].sources) > 1]
         q, ans = (listed or cited or [history[-1]])[0] if explicit else (cited or [history[-1]])[0]
@@ -388,13 +323,12 @@ class Assistant:
                 return None
         anchor = _Anchor(q, ans, sources)
         if explicit and sources:
-            word, _, bracket, hashed = ordinal.groups()
-            n = _ORDINALS[word.lower()] if word else int(bracket or hashed)
+            n = ref.n
             if n == -1 or 1 <= n <= len(sources):
                 anchor.sources, anchor.pinned = [sources[-1] if n == -1 else sources[n - 1]], True
             else:
                 anchor.note = (f"The earlier answer cites {len(sources)} paper{'s' if len(sources) != 1 else ''}, "
-                               f"so “{ordinal.group(0)}” matches none of them; answering about the papers it cited instead.")
+                               f"so “{ref.words}” matches none of them; answering about the papers it cited instead.")
         return anchor
 
     @staticmethod
@@ -411,8 +345,8 @@ class Assistant:
         prev = [s.paper_id for s in anchor.sources]
         if not prev:
             return papers
-        ids, scores = reciprocal_rank_fusion([[p.id for p in papers], prev], k=self.settings.retrieval.rrf_k,
-                                             weights=[1.0, 2.0])
+        ids, scores = reciprocal_rank_fusion([[p.id for p in papers], prev], k=self.calibration.fusion.rrf_k,
+                                             weights=[1.0, self.calibration.fusion.history_weight])
         have = {p.id: p for p in papers}
         missing = [i for i in ids if i not in have]
         for pid, paper in self.index.store.get_papers(missing).items():
@@ -430,13 +364,14 @@ class Assistant:
                        shown: dict[str, set[str]] | None = None):
         """Best supporting sentence and relevance evidence for each paper (``papers`` best first).
 
-        The sentence is the evidence ranker's argmax over the paper's sentences; the verdict is the
-        relevance judge's, each paper judged as if it were the best match (the others its runners-up).
+        The sentence is the evidence ranker's argmax over the paper's sentences
+        (assistant.features.sentence_features); each paper's :class:`RelevanceEvidence` carries the
+        judge's features with that paper as the best match and the others as its runners-up.
         ``relevance_vec`` (default ``qvec``) is what the sentence cosine of the relevance evidence is
         measured against (a list question's topic). With ``topical`` (a list question) the quote is
-        chosen among the sentences within ``TOPIC_MARGIN`` of the paper's best cosine to the topic,
-        so it shows the paper is on the topic. ``shown`` (paper id → sentences quoted before) are
-        quoted again only if a paper has no other sentence.
+        chosen among the sentences within ``calibration.answer.topic_margin`` of the paper's best
+        cosine to the topic, so it shows the paper is on the topic. ``shown`` (paper id → sentences
+        quoted before) are quoted again only if a paper has no other sentence.
         Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``.
         """
         rvec = qvec if relevance_vec is None else relevance_vec
@@ -446,21 +381,19 @@ class Assistant:
         alone = {p.id: self.sentences.alone(p.paper) for p in papers}
         signals = retrieved_signals(cues, papers, cache, qvec, rvec, alone)
         evidence, relevance = {}, {}
-        for rank, p in enumerate(papers):
+        for p in papers:
             sents, vecs = cache[p.id]
             sig = signals[p.id]
-            others = [signals[o.id] for o in papers if o.id != p.id]
-            x = judge_features(cues, [sig, *others])
-            prob = float(self.judge.probability(x))
+            x = judge_features(cues, [sig, *(signals[o.id] for o in papers if o.id != p.id)])
             relevance[p.id] = RelevanceEvidence(sig.dense, sig.sentence, p.bm25, sig.name_share > 0, sig.coverage,
-                                                self.judge.verdict(x), prob)
+                                                features=x if sents else None)
             if not sents:
                 evidence[p.id] = (None, 0.0)
                 continue
             scores = self.ranker.score(sentence_features(cues, qvec, [s.text for s in sents], vecs, alone[p.id]))
             if topical:
                 on_topic = vecs @ rvec
-                scores = np.where(on_topic >= on_topic.max() - TOPIC_MARGIN, scores, -np.inf)
+                scores = np.where(on_topic >= on_topic.max() - self.calibration.answer.topic_margin, scores, -np.inf)
             if shown and p.id in shown and len(sents) > 1:
                 scores = np.where([x.text in shown[p.id] for x in sents], -np.inf, scores)
             i = int(np.argmax(scores))
@@ -481,9 +414,9 @@ class Assistant:
             return [have[c.id] for c in prep.listing.papers] or prep.papers[:1]
         top = prep.relevance[prep.papers[0].id]
         out = [prep.papers[0]]
-        if top.named_hit:
+        if self.judge.named(top):
             # "Compare ViTL and VideoLoom": each paper that holds a name no cited paper holds yet.
-            names = question_names(prep.query)
+            names = prep.analysis.names
             held = {n for n in names if names_in([n], prep.papers[0].paper.searchable())}
             for p in prep.papers[1:]:
                 own = {n for n in names if n not in held and names_in([n], p.paper.searchable())}
@@ -491,9 +424,10 @@ class Assistant:
                     out.append(p)
                     held |= own
             return out
-        for p in prep.papers[1:3]:
+        margin = self.calibration.answer
+        for p in prep.papers[1 : 1 + margin.runner_ups]:
             ev = prep.relevance[p.id]
-            if ev.verdict == Verdict.answered and ev.sentence >= top.sentence - 0.05:
+            if self.judge.decide(ev) == Verdict.answered and ev.sentence >= top.sentence - margin.runner_up_margin:
                 out.append(p)
         return out
 
@@ -503,18 +437,19 @@ class Assistant:
         Returns ``(context text, papers included)``; block ``n`` is ``papers_included[n - 1]``. The
         budget is the context window minus the reply (``max_tokens``) and the prompt around the
         blocks; a block that does not fit is dropped whole and takes no number. Token counts use
-        MiniLM's word pieces ×1.2, since they undercount most chat tokenizers a little.
+        MiniLM's word pieces × ``token_scale`` (calibration), since they undercount most chat tokenizers.
         """
         cfg = self.settings.llm
         count = self.index.encoder.count_tokens
         frame = answer_prompt(self.settings.prompts_dir).format_messages(context="", question=prep.query)
-        overhead = int(count("\n".join(str(m.content) for m in frame)) * 1.2) + 32
+        fudge = self.calibration.answer
+        overhead = int(count("\n".join(str(m.content) for m in frame)) * fudge.token_scale) + fudge.prompt_slack
         budget = cfg.context_window - cfg.max_tokens - overhead
         blocks, used, total = [], [], 0
         for p in papers:
             block = (f"[{len(used) + 1}] {as_data(p.paper.display())} (id: {as_data(p.id)})\n"
                      f"<<<\n{as_data(p.paper.text)}\n>>>")
-            cost = int(count(block) * 1.2) + 8
+            cost = int(count(block) * fudge.token_scale) + fudge.block_slack
             if total + cost > budget:
                 continue
             blocks.append(block)
@@ -548,36 +483,12 @@ class Assistant:
         return self.extractive_text(prep, cited, [run.numbering[p.id] for p in cited])
 
     def _chat_pieces(self, inputs: dict, run: _Run) -> Iterator[str]:
-        """Text pieces of the streamed LLM answer (each wait bounded by the timeout); records usage.
-
-        A server that rejects ``stream_options`` (asked for to get usage) is asked again without it,
-        once, and never again by this Assistant. Raises the endpoint's error otherwise.
-        """
-        cfg = self.settings.llm
-        for attempt in range(2):
-            chain = answer_prompt(self.settings.prompts_dir) | self.llm
-            sent = False
-            finish = None
-            try:
-                for chunk in iter_with_deadline(lambda: chain.stream(inputs), cfg.timeout):
-                    if chunk.usage_metadata:
-                        run.usage = {k: int(chunk.usage_metadata[k])
-                                     for k in ("input_tokens", "output_tokens", "total_tokens")}
-                    finish = chunk.response_metadata.get("finish_reason") or finish
-                    text = chunk.text
-                    if text:
-                        sent = True
-                        yield text
-                # Every compatible server ends a finished answer with a finish_reason ("stop"); a
-                # stream that just stops, or stops at the token budget, is a cut answer.
-                if sent and finish in (None, "length"):
-                    raise LLMStreamIncomplete(finish)
-                return
-            except Exception as exc:
-                if attempt == 0 and not sent and rejects_stream_options(exc):
-                    self.llm = make_chat_model(cfg, stream_usage=False)
-                    continue
-                raise
+        """Text pieces of the streamed LLM answer (assistant.llm.ChatModel.stream); records usage."""
+        usage: dict[str, int] = {}
+        try:
+            yield from self.llm.stream(answer_prompt(self.settings.prompts_dir).invoke(inputs).to_messages(), usage)
+        finally:
+            run.usage = usage or run.usage
 
     def stream_text(self, prep: Prepared, cited: list[ScoredPaper], run: _Run) -> Iterator[str]:
         """Yield the answer's text pieces, final as shown (markers already checked and renumbered).
@@ -656,7 +567,7 @@ class Assistant:
 
     def check_claims(self, text: str, numbered: dict[int, ScoredPaper]) -> list[Claim]:
         """Each cited sentence of ``text`` against each abstract it cites: the abstract's sentence
-        most similar to it (MiniLM cosine) and 'supported' if that is ≥ SUPPORT_THRESHOLD else 'weak'."""
+        most similar to it (MiniLM cosine) and 'supported' if that is ≥ ``support_threshold`` else 'weak'."""
         claims = [(c, [n for n in nums if n in numbered]) for c, nums in claims_with_citations(text)]
         claims = [(c, nums) for c, nums in claims if nums]
         if not claims:
@@ -674,7 +585,7 @@ class Assistant:
                 sim = float(sims[i])
                 out.append(Claim(text=claim, n=n, paper_id=numbered[n].id, sentence=sents[i].text,
                                  similarity=round(sim, 4),
-                                 support="supported" if sim >= SUPPORT_THRESHOLD else "weak"))
+                                 support="supported" if sim >= self.calibration.answer.support_threshold else "weak"))
         return out
 
     def _source(self, n: int, p: ScoredPaper, prep: Prepared, claims: list[Claim]) -> Source:

@@ -159,7 +159,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
                 per_mode[mode]["overall"].append(m)
         prep = assistant.prepare(q["question"])
         top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
-        (answerable if q["gold"] else nones).append((prep.verdict, top.p_answer if top else 0.0))
+        (answerable if q["gold"] else nones).append((prep.verdict, assistant.judge.probability(top) if top else 0.0))
         if q["kind"] == "lookup" and q.get("evidence"):
             ans = assistant.answer_prepared(prep)
             evidence_n += 1

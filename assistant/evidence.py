@@ -16,14 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assistant.settings import SentenceCalibration
+from assistant.question import Question
 from vectorstore.chunking import Chunker, sentence_spans
 from vectorstore.embedding import Encoder
 from vectorstore.sentences import embed_chunks, merge_paper, spans_by_chunk, unpack
 from vectorstore.lexical import LexicalIndex, tokenize
 from vectorstore.papers import Paper
-
-_NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
-
 
 @dataclass(frozen=True)
 class Sentence:
@@ -42,11 +41,11 @@ class SentenceCache:
     without a store) are embedded here with the same chunking and pooling as ingest.
     """
 
-    def __init__(self, encoder: Encoder, store=None, capacity: int = 4096):
+    def __init__(self, encoder: Encoder, store=None, capacity: int = 4096, chunker: Chunker | None = None):
         self.encoder = encoder
         self.store = store
         self.capacity = capacity
-        self._chunker = Chunker(encoder.count_tokens, encoder.max_tokens)
+        self._chunker = chunker or Chunker.for_encoder(encoder)  # the index's chunker (Index.chunker)
         self._data: OrderedDict[str, tuple[list[Sentence], np.ndarray]] = OrderedDict()
         self._alone: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -138,14 +137,24 @@ class SentenceCache:
         return out
 
 
-def term_weights(question: str, lexical: LexicalIndex | None) -> dict[str, float]:
-    """Stemmed question terms → weight (idf, doubled for names/numbers such as 'PEER', '73ms')."""
-    named = {t for t in tokenize(" ".join(_NAMED.findall(question)))}
+_DEFAULTS = SentenceCalibration()
+
+
+def term_weights(terms, lexical: LexicalIndex | None, named=frozenset(),
+                 name_weight: float = _DEFAULTS.name_term_weight) -> dict[str, float]:
+    """Stemmed terms (a Question's ``terms``) → weight: idf, times ``name_weight`` for the terms in
+    ``named`` (a Question's ``name_terms``: names and numbers such as 'PEER', '73ms')."""
     weights = {}
-    for t in tokenize(question):
+    for t in terms:
         w = lexical.idf(t) if lexical is not None else 1.0
-        weights[t] = w * (2.0 if t in named else 1.0)
+        weights[t] = w * (name_weight if t in named else 1.0)
     return weights
+
+
+def question_weights(question: Question, lexical: LexicalIndex | None,
+                     name_weight: float = _DEFAULTS.name_term_weight) -> dict[str, float]:
+    """:func:`term_weights` of a question's own terms."""
+    return term_weights(question.terms, lexical, question.name_terms, name_weight)
 
 
 def lexical_coverage(sentence: str, weights: dict[str, float]) -> float:

@@ -17,32 +17,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.relevance import FRAMING_TERMS, names_in, question_names
+from assistant.question import FRAMING_TERMS, Question, counts, figures, has_name_or_number, names_in
 from vectorstore.lexical import LexicalIndex, tokenize
 
-_QUANTITY_CUE = re.compile(
-    r"\b(how (much|many|fast|large|long|often|big)|what (share|fraction|percentage|proportion|latenc\w*|speed\w*|"
-    r"gain|number)|by how|margin|speed-?up|latenc\w*|percent\w*|times faster)\b", re.I)
-"""A question asking for a quantity ("how many", "by how much", "speed-up")."""
 _RESULT_CUE = re.compile(
     r"\b(experiment\w*|result\w*|demonstrat\w*|show\w*|outperform\w*|achiev\w*|evaluat\w*|stud(y|ies)|"
     r"empirical\w*|find\w*|benchmark\w*|reveal\w*|confirm\w*|attain\w*)\b", re.I)
 """A sentence reporting a finding ("Experiments show …", "outperforms")."""
-_NUMBER_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|hundreds?|thousands?|millions?|billions?)"
-_FIGURE = re.compile(rf"\d+(?:\.\d+)?|\b{_NUMBER_WORDS}\b", re.I)
-# A count ("three abilities", "5 tasks"), not a number inside a modifier or measure ("360-degree", "90%").
-_COUNT = re.compile(rf"(?<![\w.-])(\d+|{_NUMBER_WORDS})(?![\w°%-]|\.\d)", re.I)
-# Cross-references ("Sec. 5", "Table 2", "Eq. (3)") and bracketed citations are not quantities.
-_XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)?s?|appendix|app|thm|theorems?|"
-                   r"lemmas?|alg(?:orithm)?s?|chapters?|ch)\.?\s*\(?\d+(?:\.\d+)*\)?|\[\d+(?:[,\u2013-]\s*\d+)*\]", re.I)
-_NAMED = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][\w-]*|\w*\d\w*")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
 """A link or a code pointer ("Code is at https://github.com/x/y.")."""
-_DEFINITION_FRAME = re.compile(
-    r"\W*(?:what(?:'s| is| are)(?: the| an?)?(?: (?:main|key|core) (?:idea|contribution|point) of(?: the)?)?|"
-    r"what does(?: the)?|how do(?:es)?(?: the)?|(?:explain|describe|define)(?: the)?|tell me about(?: the)?)"
-    r" \W*N(?:,? (?:and |or )?\W*N)*(?: (?:stand for|mean|do|work))?\W*", re.I)
-"""With the names masked as N: a question asking what a named thing is ("What is SyPE?", "How does U2A work?")."""
 _INTRODUCES = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|named|"
                          r"termed|dubbed)\b", re.I)
 """A sentence introducing something ("we propose OmniMoE", "CABS stands for")."""
@@ -50,20 +33,6 @@ _GENERIC_CLAIM = re.compile(
     r"\b(?:extensive|comprehensive|thorough) (?:experiments|evaluations?|experimental results)\b|"
     r"\b(?:demonstrat|show|confirm|validat|verif)\w* (?:the |its |their )?(?:effectiveness|efficacy|superiority)\b", re.I)
 """A claim every abstract makes ("extensive experiments demonstrate the effectiveness")."""
-
-
-def figures(text: str) -> set[str]:
-    """Figures in ``text`` (numbers and number words), cross-references left out."""
-    return {m.lower() for m in _FIGURE.findall(_XREF.sub(" ", text))}
-
-
-def is_definition_question(question: str, names: list[str]) -> bool:
-    """True when ``question`` asks what the named things are ("What is SyPE?", "What does CABS stand
-    for?", "How does U2A work?"), not a detail about them."""
-    if not names:
-        return False
-    masked = re.sub("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)), "N", question)
-    return bool(_DEFINITION_FRAME.fullmatch(" ".join(masked.split())))
 
 
 @dataclass
@@ -101,19 +70,19 @@ def asking_clause(question: str) -> str:
     return question[starts[-1]:] if starts else question
 
 
-def question_cues(question: str, lexical: LexicalIndex | None, topic: str | None = None) -> Cues:
-    """The :class:`Cues` of ``question``; ``topic`` (a list question's topic) is what ``content`` counts."""
-    names = question_names(question)
+def question_cues(question: Question, lexical: LexicalIndex | None) -> Cues:
+    """The :class:`Cues` of an analysed question (assistant.question.analyze); ``content`` counts a
+    list question's topic, without its lead-in. ``ask_vec`` is left for the caller to set."""
     idf = lexical.idf if lexical is not None else (lambda t: 1.0)
-    weights = {t: idf(t) for t in tokenize(question)}
-    about = weights if topic is None or topic == question else {t: idf(t) for t in tokenize(topic)}
-    content = {t: w for t, w in about.items() if t not in FRAMING_TERMS}
-    return Cues(question=question, names=names, definition=is_definition_question(question, names),
-                quantity=bool(_QUANTITY_CUE.search(question)), known_figures=figures(question),
-                counts={c.lower() for c in _COUNT.findall(question)}, weights=weights, content=content,
+    weights = {t: idf(t) for t in question.terms}
+    about = weights if question.topic == question.text else {t: idf(t) for t in question.topic_terms}
+    ask = asking_clause(question.text)
+    return Cues(question=question.text, names=list(question.names), definition=question.definition,
+                quantity=question.quantity, known_figures=set(question.figures), counts=set(question.counts),
+                weights=weights, content={t: w for t, w in about.items() if t not in FRAMING_TERMS},
                 max_idf=idf("\x00 no such term") if lexical is not None else 1.0,
-                expands=[re.compile(rf"\w[\w\s-]{{3,}}\(\s*{re.escape(n)}s?\s*\)", re.I) for n in names],
-                ask=asking_clause(question), ask_weights={t: idf(t) for t in tokenize(asking_clause(question))})
+                expands=[re.compile(rf"\w[\w\s-]{{3,}}\(\s*{re.escape(n)}s?\s*\)", re.I) for n in question.names],
+                ask=ask, ask_weights={t: idf(t) for t in tokenize(ask)})
 
 
 def coverage(terms: set[str], weights: dict[str, float]) -> float:
@@ -161,7 +130,7 @@ def is_generic_claim(text: str) -> bool:
     figure), or one that is mostly a link ("Our code is available at https://…")."""
     if _URL.search(text) and len(tokenize(_URL.sub(" ", text))) <= 6:
         return True
-    return bool(_GENERIC_CLAIM.search(text)) and not _NAMED.search(text) and not figures(text)
+    return bool(_GENERIC_CLAIM.search(text)) and not has_name_or_number(text) and not figures(text)
 
 
 def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.ndarray,
@@ -192,11 +161,11 @@ def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.n
     cos_alone = (vecs if alone is None else alone) @ qvec
     avec = qvec if cues.ask_vec is None else cues.ask_vec
     ask_cos = (vecs if alone is None else alone) @ avec
-    counts = {}
+    seen: dict[str, int] = {}  # term → sentences holding it
     for st in terms:
         for t in st:
-            counts[t] = counts.get(t, 0) + 1
-    exclusive = np.array([coverage({t for t in st if counts[t] == 1}, cues.weights) for st in terms], dtype=np.float32)
+            seen[t] = seen.get(t, 0) + 1
+    exclusive = np.array([coverage({t for t in st if seen[t] == 1}, cues.weights) for st in terms], dtype=np.float32)
     rarest = np.array([max((w for t, w in cues.weights.items() if t in s), default=0.0) for s in terms],
                       dtype=np.float32) / cues.max_idf
     cols = {
@@ -208,7 +177,7 @@ def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.n
         "matched_idf": matched / cues.max_idf,
         "name": named,
         "quantity_figure": [float(cues.quantity and bool(figures(t) - cues.known_figures)) for t in texts],
-        "count": [float(bool(cues.counts & {c.lower() for c in _COUNT.findall(t)})) for t in texts],
+        "count": [float(bool(cues.counts & counts(t))) for t in texts],
         "result": [float(bool(_RESULT_CUE.search(t))) for t in texts],
         "definition_name": d * named,
         "definition_intro": d * named * np.array([bool(_INTRODUCES.search(t)) for t in texts], dtype=np.float32),

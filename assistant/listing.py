@@ -2,7 +2,7 @@
 
 The bar, in plain numbers
 -------------------------
-1. The question's *topic* is the question without its "Which papers …" lead-in
+1. The question's *topic* (assistant.question) is the question without its "Which papers …" lead-in
    ("Which papers study personality in LLMs?" → "study personality in LLMs").
 2. A candidate pool: the ``pool`` (20) best papers from the hybrid retriever (:meth:`Assistant.prepare`).
 3. Two pieces of evidence per candidate, each taken *relative to the best candidate* (so they do not
@@ -14,8 +14,8 @@ The bar, in plain numbers
    ``score = (lexical + semantic) / 2``; the top paper has a score near 1.
 4. A paper is listed when ``score ≥ relative_bar`` (0.62: "its evidence is at least 62 % of the best
    paper's"), and two absolute floors hold: the best listed paper must pass the relevance judge
-   (:mod:`assistant.learned`: the verdict ``ask`` gives; ``none`` lists nothing, "no paper found"),
-   and every listed paper must not be a ``none`` for the judge on its own evidence.
+   (:class:`assistant.relevance.LearnedJudge`: the verdict ``ask`` gives; ``none`` lists nothing, "no
+   paper found"), and every listed paper must not be a ``none`` for that rule on its own evidence.
    When more than half of the pool clears the bar the evidence is flat, and the note says the list
    may be loose.
 
@@ -34,34 +34,24 @@ the question's vocabulary but not its intent. :func:`list_papers` reports the ne
 
 from __future__ import annotations
 
-import re
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from assistant.evidence import Sentence
-from assistant.relevance import RelevanceEvidence, Verdict
+from assistant.relevance import Judge, RelevanceEvidence, Verdict
 from assistant.retrieval import Filters
+from assistant.settings import ListCalibration
 from vectorstore.papers import Paper
-
-_LEAD = re.compile(
-    r"^\s*(?:please\s+)?(?:which|what|list|find|show(?:\s+me)?|give\s+me|are\s+there(?:\s+any)?|is\s+there(?:\s+any)?|all)\s+"
-    r"(?:of\s+)?(?:all\s+|the\s+|any\s+|other\s+)?(?:papers|works|studies|approaches|methods|articles|abstracts)\s+"
-    r"(?:that\s+|which\s+|who\s+|in\s+the\s+index\s+)?(?:(?:are|is)\s+(?:about|on)\s+)?", re.I)
-
 
 LOOSE_NOTE = ("More than half of the candidates clear the bar, so the evidence is flat and this list may be loose: "
               "a narrower question helps.")
 
 
-@dataclass(frozen=True)
-class ListBar:
-    """The knobs of the per-paper bar (see the module docstring for how they were set)."""
-
-    pool: int = 20
-    relative_bar: float = 0.62
-    lexical_weight: float = 0.5
-    near_misses: int = 3
+ListBar = ListCalibration
+"""The knobs of the per-paper bar (pool, relative_bar, lexical_weight, near_misses; see the module
+docstring for how they were set): ``Settings.calibration.listing``."""
 
 
 @dataclass
@@ -124,13 +114,6 @@ class ListResult:
                 "note": self.note, "weak": self.weak}
 
 
-def question_topic(question: str) -> str:
-    """The question without a "Which papers …" lead-in and the final '?' (the whole question if none)."""
-    q = " ".join(question.split())
-    topic = _LEAD.sub("", q).strip().rstrip("?").strip()
-    return topic or q.rstrip("?").strip()
-
-
 def as_answer(result: ListResult):
     """The list as a :class:`assistant.answer.CitedAnswer` (sources numbered by rank), so a chat
     follow-up ("tell me more about the second one") can refer to a list shown in list mode."""
@@ -160,18 +143,20 @@ def bar_scores(bm25: list[float], semantic: list[float], lexical_weight: float =
     return lexical_weight * lex + (1 - lexical_weight) * sem, lex, sem
 
 
-def select(candidates: list[ListedPaper], bar: ListBar, top_verdict: Verdict) -> tuple[list[ListedPaper], list[ListedPaper]]:
+def select(candidates: list[ListedPaper], bar: ListBar, top_verdict: Verdict,
+           judge: Judge) -> tuple[list[ListedPaper], list[ListedPaper]]:
     """``(listed, near_misses)`` from scored candidates (any order); both sorted best first.
 
-    ``top_verdict`` is the relevance judge's verdict on the best retrieved paper (the one ``ask`` gives):
-    ``none`` lists nothing.
+    ``top_verdict`` is the judge's verdict on the best retrieved paper (the one ``ask`` gives):
+    ``none`` lists nothing. A paper is listed when the judge (assistant.relevance.Judge), given its
+    share of the best paper's evidence and the bar, does not say ``none``.
     """
     ranked = sorted(candidates, key=lambda c: -c.score)
     if not ranked or top_verdict == Verdict.none:
         return [], ranked[: bar.near_misses]
-    # A paper holding a name the question names ("Which papers use GRPO?") is listed whatever its
-    # share of the best paper's evidence: it mentions the named thing once, the best one throughout.
-    listed = [c for c in ranked if (c.score >= bar.relative_bar or c.relevance.named_hit) and c.verdict != Verdict.none]
+    listed = [c for c in ranked
+              if judge.decide(dataclasses.replace(c.relevance, list_share=c.score, list_bar=bar.relative_bar))
+              != Verdict.none]
     kept = {c.id for c in listed}
     near = [c for c in ranked if c.id not in kept][: bar.near_misses]
     for i, c in enumerate(listed, 1):
@@ -204,16 +189,17 @@ def list_papers(assistant, question: str, filters: Filters | None = None, bar: L
     ``assistant`` is an :class:`assistant.answer.Assistant`. Raises QuestionError for an empty or
     over-long question.
     """
-    prep = assistant.prepare(question, filters=filters, k=(bar or ListBar()).pool)
-    # The answer's own list when the bar is the default one (a list question), else computed here.
-    return prep.listing if prep.listing is not None and bar in (None, ListBar()) else listed_from(assistant, prep, bar)
+    prep = assistant.prepare(question, filters=filters, k=(bar or assistant.list_bar).pool)
+    # The answer's own list when the bar is the calibrated one (a list question), else computed here.
+    return (prep.listing if prep.listing is not None and bar in (None, assistant.list_bar)
+            else listed_from(assistant, prep, bar))
 
 
 def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:
     """The list for an already prepared question (:meth:`Assistant.prepare`, ``k`` = ``bar.pool``):
     the chat answers a list question with the same papers as list mode."""
-    bar = bar or ListBar()
-    topic = question_topic(prep.query)
+    bar = bar or assistant.list_bar
+    topic = prep.analysis.topic if prep.analysis is not None else prep.query
     indexed = assistant.index.store.counts()[0]
     result = ListResult(question=prep.question, topic=topic, papers=[], pool_size=len(prep.papers),
                         indexed=indexed, bar=bar)
@@ -243,8 +229,8 @@ def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:
     for i, p in enumerate(prep.papers):
         ev = prep.relevance[p.id]
         candidates.append(ListedPaper(p.paper, 0, float(score[i]), float(lex[i]), float(sem[i]),
-                                      quote(p.id) or best_sents[i][0], best_sents[i][1], ev, ev.verdict))
-    result.papers, result.near_misses = select(candidates, bar, prep.verdict)
+                                      quote(p.id) or best_sents[i][0], best_sents[i][1], ev, assistant.judge.decide(ev)))
+    result.papers, result.near_misses = select(candidates, bar, prep.verdict, assistant.judge)
     result.note = bar_note(result)
     result.weak = prep.verdict == Verdict.weak and bool(result.papers)  # as the chat says for the same question
     return result

@@ -1,5 +1,12 @@
-"""The OpenAI-compatible chat model (langchain-openai), a deadline on every call, and one-line
-explanations of endpoint failures.
+"""The chat-model contract the answer path depends on (:class:`ChatModel`), its OpenAI-compatible
+implementation (langchain-openai), a deadline on every call, and one-line explanations of endpoint
+failures.
+
+Every detail of the OpenAI protocol lives here: ``finish_reason`` (a stream without one, or with
+``"length"``, is a cut answer), token ``usage`` (asked for with ``stream_options``, and asked again
+without it, once, when a server rejects the option), the client's timeout and retries. Tests use an
+in-process fake of the contract (tests/fake_chat.py) and a real HTTP fake of the wire
+(tests/fake_openai.py).
 
 Works with OpenAI, Ollama, vLLM and the llama.cpp server: anything that serves
 ``/v1/chat/completions``. Failures never reach the user as tracebacks; :func:`explain_llm_error`
@@ -11,7 +18,10 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from typing import Protocol, TypeVar
+
+from langchain_core.messages import BaseMessage
+from langchain_core.output_parsers import StrOutputParser
 
 from langchain_openai import ChatOpenAI
 
@@ -35,6 +45,60 @@ class LLMStreamIncomplete(RuntimeError):
     def __init__(self, finish_reason: str | None):
         super().__init__(f"stream ended with finish_reason={finish_reason!r}")
         self.finish_reason = finish_reason
+
+
+class ChatModel(Protocol):
+    """What the answer path needs from a chat model (the simonw/llm pattern: one small contract)."""
+
+    def complete(self, messages: list[BaseMessage]) -> str:
+        """The whole reply to ``messages``. Raises the endpoint's error, or LLMDeadlineError."""
+
+    def stream(self, messages: list[BaseMessage], usage: dict | None = None) -> Iterator[str]:
+        """Text pieces of the reply as they arrive. Fills ``usage`` (``input_tokens``, ``output_tokens``,
+        ``total_tokens``) when the endpoint reports it. Raises LLMStreamIncomplete when the reply is cut,
+        LLMDeadlineError when a wait exceeds the timeout, or the endpoint's error."""
+
+
+class OpenAIChat:
+    """:class:`ChatModel` over any OpenAI-compatible ``/v1/chat/completions`` (ChatOpenAI), each wait
+    bounded by ``cfg.timeout``."""
+
+    def __init__(self, cfg: LLMSettings):
+        self.cfg = cfg
+        self.client = make_chat_model(cfg)
+        self._stream_usage = True
+
+    def complete(self, messages: list[BaseMessage]) -> str:
+        chain = self.client | StrOutputParser()
+        return "".join(iter_with_deadline(lambda: [chain.invoke(messages)], self.cfg.timeout))
+
+    def stream(self, messages: list[BaseMessage], usage: dict | None = None) -> Iterator[str]:
+        """See :meth:`ChatModel.stream`. A server that rejects ``stream_options`` (asked for to get
+        usage) is asked again without it, once, and never again by this object."""
+        for attempt in range(2):
+            sent = False
+            finish = None
+            try:
+                for chunk in iter_with_deadline(lambda: self.client.stream(messages), self.cfg.timeout):
+                    if chunk.usage_metadata and usage is not None:
+                        usage.update({k: int(chunk.usage_metadata[k])
+                                      for k in ("input_tokens", "output_tokens", "total_tokens")})
+                    finish = chunk.response_metadata.get("finish_reason") or finish
+                    text = chunk.text
+                    if text:
+                        sent = True
+                        yield text
+                # Every compatible server ends a finished answer with a finish_reason ("stop"); a
+                # stream that just stops, or stops at the token budget, is a cut answer.
+                if sent and finish in (None, "length"):
+                    raise LLMStreamIncomplete(finish)
+                return
+            except Exception as exc:
+                if attempt == 0 and not sent and self._stream_usage and rejects_stream_options(exc):
+                    self._stream_usage = False
+                    self.client = make_chat_model(self.cfg, stream_usage=False)
+                    continue
+                raise
 
 
 def make_chat_model(cfg: LLMSettings, stream_usage: bool = True) -> ChatOpenAI:

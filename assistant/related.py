@@ -72,10 +72,8 @@ def differences(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str
 
 def text_embedding(retriever: HybridRetriever, text: str) -> np.ndarray:
     """Embedding of an arbitrarily long text: normalized mean of its chunk embeddings (shape ``(dim,)``)."""
-    from vectorstore.chunking import Chunker
-
     enc = retriever.index.encoder
-    chunker = Chunker(enc.count_tokens, enc.max_tokens)
+    chunker = retriever.index.chunker()
     chunks = chunker.split(Paper(id="query", text=text))
     v = enc.encode([c.text for c in chunks]).mean(axis=0)
     return v / (np.linalg.norm(v) or 1.0)

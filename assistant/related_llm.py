@@ -35,25 +35,17 @@ def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper, timeo
     """The paragraph for ``item``; citations of sentences that do not exist, and numeric ones
     (``[7]``), are removed.
 
-    ``llm`` is a LangChain chat model; ``timeout`` (seconds) bounds the whole call, retries included.
+    ``llm`` is an :class:`assistant.llm.ChatModel`, whose timeout bounds the whole call, retries included.
     Raises whatever the endpoint raises, or LLMDeadlineError (callers fall back to the sentence pairs).
     """
-    from langchain_core.output_parsers import StrOutputParser
-
-    from assistant.llm import iter_with_deadline
-
     q_sents = split_sentences(query_text)
     p_sents = split_sentences(item.paper.text)
 
     def number(tag: str, sents: list[str]) -> str:
         return "\n".join(f"[{tag}{i}] {s}" for i, s in enumerate(sents, 1))
 
-    chain = related_prompt(prompts_dir) | llm | StrOutputParser()
-    inputs = {"query": number("Q", q_sents), "paper": number("P", p_sents), "label": item.paper.display()}
-    if timeout is None:
-        text = chain.invoke(inputs)
-    else:
-        text = next(iter(iter_with_deadline(lambda: [chain.invoke(inputs)], timeout)))
+    text = llm.complete(related_prompt(prompts_dir).invoke(
+        {"query": number("Q", q_sents), "paper": number("P", p_sents), "label": item.paper.display()}).to_messages())
     limit = {"Q": len(q_sents), "P": len(p_sents)}
     text = _CITE.sub(lambda m: m.group(0) if 1 <= int(m.group(2)) <= limit[m.group(1)] else "", text.strip())
     return _NUMERIC_CITE.sub("", text).strip()
@@ -67,7 +59,7 @@ def add_llm_summaries(llm, cfg, prompts_dir, query_text: str, items: list[Relate
 
     for item in items[:n]:
         try:
-            item.summary = llm_explanation(llm, prompts_dir, query_text, item, timeout=cfg.timeout)
+            item.summary = llm_explanation(llm, prompts_dir, query_text, item)
         except Exception as exc:  # any endpoint failure: keep the extractive explanation
             return f"{explain_llm_error(exc, cfg)} Showing sentence pairs only."
     return ""

@@ -1,34 +1,31 @@
-"""Relevance: does any retrieved paper answer the question? Verdicts, and the name rules retrieval shares.
+"""Relevance: does any retrieved paper answer the question? One judge, one verdict.
 
 Three outcomes (``Verdict``): ``answered``; ``weak`` ("closest match, may not answer"); ``none``
-("no relevant abstract found"). The verdict is the learned relevance judge's
-(:mod:`assistant.learned`, fitted by ``paper-assistant train`` on the training questions, never on
-dev.jsonl) over the features of :func:`assistant.features.judge_features`; :class:`RelevanceEvidence`
-carries, per retrieved paper, the numbers shown and used downstream (lists, runner-up citations)
-and that paper's own verdict.
+("no relevant abstract found"). The judge (:class:`LearnedJudge`, the :class:`Judge` protocol) reads
+one :class:`RelevanceEvidence` record per retrieved paper. Its core is a learned classifier
+(assistant.learned: logistic regression over assistant.features.JUDGE_FEATURES — cosines, BM25,
+term coverage of the question and of its asking clause, names held, margins to the runner-up) fitted
+by ``paper-assistant train`` on eval/train/train.jsonl over 2,000 abstracts, never on dev.jsonl, with
+two cutoffs on its probability chosen by cross-validation (≤ 2 % of answerable training questions
+refused, ≤ 8 % flagged). ``paper-assistant eval`` prints the trade-off across cutoffs.
+
+Around it stay the deterministic rules no training question decides, each an input of the record,
+never a later override: a follow-up that points at a paper of an earlier answer (``pointed_at``) is
+never "nothing found" for it, and a bare reference ("tell me more about the second one") is answered;
+a list candidate below the list's relative bar (``list_share`` < ``list_bar``) is not listed unless it
+holds a name the question names.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import Enum
+from typing import Protocol
 
-from vectorstore.lexical import NAME
+import numpy as np
 
-# ASCII boundaries, not \w: CJK characters are word characters, and "什么是SyPE？" names SyPE.
-_WORD = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z][A-Za-z0-9_-]*[A-Za-z0-9](?![A-Za-z0-9_-])")
-_COMMON_NAMES = {"LLM", "LLMs", "AI", "RL", "ML", "NLP", "GPU", "GPUs", "CPU", "API", "QA", "MoE", "VLM", "VLMs",
-                 "LoRA", "ASR", "RAG", "3D", "2D", "CNN", "CNNs", "GAN", "GANs", "I", "II"}
-
-
-FRAMING_TERMS = frozenset({
-    "how", "what", "which", "why", "when", "where", "who", "whose", "doe", "do", "did", "is", "ar", "wa", "were",
-    "has", "have", "can", "could", "would", "should", "there", "anyon", "ani", "use", "paper", "work", "research",
-    "studi", "articl", "literatur", "exist", "stand",
-})
-"""Stemmed words that frame a question ("Is there work on …", "Has anyone studied …", "Which papers …")
-rather than say what it is about; the BM25 tokenizer's stop list keeps them."""
+from assistant.question import FRAMING_TERMS
+from assistant.settings import AbstentionCalibration
 
 
 class Verdict(str, Enum):
@@ -46,66 +43,80 @@ VERDICT_TEXT = {
 
 @dataclass(frozen=True)
 class RelevanceEvidence:
-    """What is known about one retrieved paper's relevance (see assistant.features.PaperSignals)."""
+    """Everything the judge looks at for one retrieved paper: one record, one verdict.
+
+    The first five are measured on the paper: best chunk cosine, best sentence cosine (to a list
+    question's topic), BM25, whether it holds a name the question names, idf-weighted coverage of the
+    question's content terms; ``features`` are what the learned judge reads. The rest say how the
+    question relates to it, set by the step that knows (None / False when they do not apply):
+
+    - ``own_coverage``: for a follow-up, the idf-weighted share of the user's own content terms
+      (reference and framing words left out) the paper holds; the label appended to a follow-up
+      ("… (OmniMoE)") is no name match unless the paper also holds the user's words;
+    - ``pointed_at``: the follow-up resolves to this paper (the top of the ranking conditioned on an
+      earlier answer, and cited by it); ``bare_reference``: and it only points back ("tell me more
+      about the second one");
+    - ``list_share`` / ``list_bar``: for a candidate of a list, its evidence relative to the pool's
+      best (assistant.listing.bar_scores) and the share it must reach (``ListBar.relative_bar``).
+    """
 
     dense: float
-    """Best chunk cosine to the question (MiniLM, in [-1, 1])."""
     sentence: float
-    """Best sentence cosine to the question (to a list question's topic)."""
     bm25: float
     named_hit: bool
-    """The question names something (acronym, CamelCase, digit-bearing token) that the paper holds."""
     coverage: float = 0.0
-    """idf-weighted share of the question's content terms in the paper's title and abstract."""
-    verdict: Verdict = Verdict.answered
-    """The judge's verdict were this paper the best match."""
-    p_answer: float = 1.0
-    """The judge's probability that this paper answers (the verdict's input; cutoffs in the model file)."""
+    features: np.ndarray | None = None
+    """The judge's features (assistant.features.judge_features) with this paper as the best match."""
+    own_coverage: float | None = None
+    pointed_at: bool = False
+    bare_reference: bool = False
+    list_share: float | None = None
+    list_bar: float | None = None
 
 
-def spell_names(question: str, names: dict[str, str]) -> str:
-    """``question`` with each word that is one of the corpus' names (``names``, lower case → spelling,
-    from vectorstore.lexical.corpus_names) spelled as the corpus spells it: "what is omnimoe?" →
-    "what is OmniMoE?", so the name rules apply to questions typed in any case. An all-capitals name
-    is recognized in lower case only when it holds a digit ("u2a"), since "peer" or "cabs" typed in
-    lower case are more often words; "Cabs" or "Peer" capitalized are taken for the names."""
-    shouted = not any(c.islower() for c in question)  # "WHAT IS OMNIMOE": every word looks like an acronym
+class Judge(Protocol):
+    """Decides relevance from one evidence record. Nothing downstream amends its verdict."""
 
-    def spelled(m: re.Match) -> str:
-        word = m.group(0)
-        name = names.get(word.lower())
-        if shouted:
-            return name or word.lower()
-        # An all-capitals name typed in lower case may be a plain word ("peer" is not PEER, the
-        # baseline); a mixed-case or digit-bearing one ("omnimoe", "u2a") is not.
-        if name is None or (word.islower() and not any(c.islower() or c.isdigit() for c in name)):
-            return word
-        return name
+    def decide(self, ev: RelevanceEvidence | None) -> Verdict:
+        """``answered`` | ``weak`` | ``none`` for one paper; None (nothing retrieved) → ``none``."""
 
-    return _WORD.sub(spelled, question)
+    def named(self, ev: RelevanceEvidence) -> bool:
+        """True when the question names something the paper holds (and, for a follow-up, the paper
+        holds the user's own words): the paper is what the question is about."""
 
 
-_TITLE_RUN = re.compile(r"(?<![\w-])(?:[A-Z][a-z]+ )+[A-Z][a-z]+(?![\w-])")
-_OPENERS = {"What", "Which", "How", "Why", "When", "Where", "Who", "Is", "Are", "Do", "Does", "Can", "Could", "Compare",
-            "Explain", "Describe", "List", "Find", "Show", "Tell", "Give", "Please", "In", "For", "The", "A", "An"}
+_ORDER = [Verdict.none, Verdict.weak, Verdict.answered]
 
 
-def question_names(question: str) -> list[str]:
-    """Name-like tokens of a question (acronyms, CamelCase, digit-bearing), generic ones dropped, and
-    runs of capitalized words inside it ("Compare CacheEdit and World Shaper" → CacheEdit, World Shaper)."""
-    found = [n.strip("-") for n in NAME.findall(question) if n.strip("-") not in _COMMON_NAMES and len(n) > 1]
-    for run in _TITLE_RUN.findall(question):
-        words = run.split()
-        while words and words[0] in _OPENERS:  # "Compare World Shaper" → World Shaper
-            words = words[1:]
-        if len(words) >= 2:
-            found.append(" ".join(words))
-    return found
+@dataclass(frozen=True)
+class LearnedJudge:
+    """The judge: the fitted relevance model (assistant.learned.LinearModel with cutoffs) and the
+    deterministic follow-up and list rules (see the module docstring)."""
+
+    model: object
+    follow_up_coverage: float = AbstentionCalibration().follow_up_coverage
+
+    def named(self, ev: RelevanceEvidence) -> bool:
+        return ev.named_hit and (ev.own_coverage is None or ev.own_coverage >= self.follow_up_coverage)
+
+    def probability(self, ev: RelevanceEvidence) -> float:
+        """P(this paper answers the question), the model's; 0 without features (no sentences)."""
+        return float(self.model.probability(ev.features)) if ev.features is not None else 0.0
+
+    def decide(self, ev: RelevanceEvidence | None) -> Verdict:
+        if ev is None:
+            return Verdict.none
+        if ev.pointed_at and ev.bare_reference:
+            return Verdict.answered  # "tell me more about the second one" asks about that paper alone
+        if ev.list_share is not None and ev.list_share < ev.list_bar and not self.named(ev):
+            # A paper holding a name the question names ("Which papers use GRPO?") is listed whatever
+            # its share: it mentions the named thing once, the best paper throughout.
+            return Verdict.none
+        verdict = self.model.verdict(ev.features) if ev.features is not None else Verdict.none
+        # The user points at a paper of an earlier answer: never "nothing found" for it.
+        return max(verdict, Verdict.weak, key=_ORDER.index) if ev.pointed_at else verdict
 
 
-def names_in(names: list[str], text: str) -> bool:
-    """True when any of ``names`` occurs in ``text`` as a whole token, maybe plural ("PINN" finds
-    "PINNs"); a one-word name in any case ("SyPe" finds "SyPE"), a several-word one as capitalized
-    ("World Shaper", not the phrase "reinforcement learning" for "Reinforcement Learning")."""
-    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text, 0 if " " in n else re.I)
-               for n in names)
+def content_weights(weights: dict[str, float]) -> dict[str, float]:
+    """``weights`` (stemmed term → weight, as assistant.evidence.term_weights) without framing words."""
+    return {t: w for t, w in weights.items() if t not in FRAMING_TERMS}

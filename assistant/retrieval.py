@@ -16,8 +16,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from assistant.evidence import lexical_coverage, term_weights
-from assistant.relevance import names_in, question_names
+from assistant.evidence import lexical_coverage, question_weights
+from assistant.question import Question, analyze, names_in
 from vectorstore.index import Index
 from vectorstore.papers import Paper
 
@@ -155,7 +155,7 @@ def coverage_fusion(ids: list[str], scores: list[float], coverage: list[float], 
 
 def names_first(ids: list[str], scores: list[float], texts: list[str], names: list[str]) -> Ranking:
     """Papers whose text holds a name the query names (an acronym, CamelCase or digit-bearing token,
-    see assistant.relevance.question_names) ahead of the rest, each group in its given order.
+    see assistant.question.question_names) ahead of the rest, each group in its given order.
 
     A name is the most specific thing a question can say: for "What do CABS and U2A have in common?"
     dense search ranks a paper holding neither first (names are near-random to MiniLM), and RRF keeps
@@ -239,9 +239,11 @@ class HybridRetriever:
             offset += 5000
 
     # --- the public search ----------------------------------------------------------------------
-    def search(self, query: str, k: int = 5, mode: str = "hybrid", filters: Filters | None = None,
+    def search(self, query: str | Question, k: int = 5, mode: str = "hybrid", filters: Filters | None = None,
                use_mmr: bool = False, mmr_lambda: float = 0.7, query_vec: np.ndarray | None = None) -> list[ScoredPaper]:
         """Top ``k`` papers for ``query`` (``mode``: hybrid | dense | bm25), no paper twice.
+
+        ``query`` is a :class:`assistant.question.Question` or a text (analysed here).
 
         Returns ScoredPaper records best first with their dense and BM25 scores and the chunks that
         matched (dense hits). Raises ValueError for an unknown mode, FilterError for a filter value
@@ -251,6 +253,8 @@ class HybridRetriever:
             raise ValueError(f"unknown retrieval mode {mode!r}: use hybrid, dense or bm25")
         if filters is not None and filters.active():
             filters = resolve_filters(filters, self.index.store.field_values)
+        question = query if isinstance(query, Question) else analyze(query)
+        query = question.text
         qvec = self.index.encoder.encode_one(query) if query_vec is None else query_vec
         chunk_hits: dict[str, list[ChunkMatch]] = {}
         d_ids, d_scores = self.dense(qvec, filters, chunk_hits)
@@ -267,12 +271,12 @@ class HybridRetriever:
         pool = ids[: max(k * 3 if use_mmr else k, self.coverage_pool if rerank else 0)]
         papers = self.index.store.get_papers(pool)
         if rerank:
-            weights = term_weights(query, self.index.lexical())
+            weights = question_weights(question, self.index.lexical())
             kept = [(pid, sc) for pid, sc in zip(ids, scores) if pid in papers]
             ids, scores = coverage_fusion([pid for pid, _ in kept], [sc for _, sc in kept],
                                           [lexical_coverage(papers[pid].searchable(), weights) for pid, _ in kept],
                                           self.coverage_weight)
-            ids, scores = names_first(ids, scores, [papers[pid].searchable() for pid in ids], question_names(query))
+            ids, scores = names_first(ids, scores, [papers[pid].searchable() for pid in ids], list(question.names))
         out = [
             ScoredPaper(papers[pid], s, dense_of.get(pid, 0.0), bm25_of.get(pid, 0.0),
                         sorted(chunk_hits.get(pid, []), key=lambda c: -c.score))

@@ -16,7 +16,7 @@ _indexes: dict[tuple, Index] = {}
 def _key(settings: Settings) -> tuple:
     s = settings.store
     return (str(settings.index.resolve()), s.collection, s.host, s.port, settings.embedding.model,
-            settings.embedding.backend)
+            settings.embedding.backend, settings.calibration.chunking.model_dump_json())
 
 
 def index_backend(settings: Settings):
@@ -45,7 +45,8 @@ def get_index(settings: Settings, create: bool = False) -> Index:
         encoder = get_encoder(settings.embedding.model, settings.embedding.batch_size, backend)
         s = settings.store
         index = open_index(settings.index, encoder, collection=s.collection, create=create, host=s.host,
-                           port=s.port, ssl=s.ssl, headers=s.headers, client=client)
+                           port=s.port, ssl=s.ssl, headers=s.headers, client=client,
+                           chunking=settings.calibration.chunking)
         _indexes[key] = index
         return index
 

@@ -20,6 +20,8 @@ from typing import Annotated
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from vectorstore.chunking import ChunkingConfig
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = PROJECT_ROOT / "data" / "icml2026"
 DEFAULT_INDEX = PROJECT_ROOT / "data" / "index"
@@ -58,23 +60,116 @@ class StoreSettings(BaseModel):
 class RetrievalSettings(BaseModel):
     k: int = Field(5, ge=1, le=100, description="papers returned by a normal question")
     candidates: int = Field(50, ge=5, description="chunk hits fetched from each ranker before fusion")
-    rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant (Cormack et al. 2009)")
-    coverage_weight: float = Field(0.005, ge=0.0, le=1.0, allow_inf_nan=False, description="hybrid: weight of the abstract's query-term coverage "
-                                   "added to the RRF score of the top 30 papers (0 = plain RRF)")
     mode: str = Field("hybrid", pattern="^(hybrid|dense|bm25)$")
     mmr: bool = False
     mmr_lambda: float = Field(0.7, ge=0.0, le=1.0)
 
 
-class ModelSettings(BaseModel):
-    """The fitted models the answer path loads (``assistant/models/<name>-v<version>.json``, made by
-    `paper-assistant train`; see assistant.learned)."""
+def _tuned(default, description: str, source: str, **kw):
+    """A calibrated number: its value, what it does (one line) and where the value came from."""
+    return Field(default, description=description, json_schema_extra={"source": source}, allow_inf_nan=False, **kw)
 
-    evidence: str = Field("evidence", description="evidence ranker: which sentence of an abstract is quoted")
-    evidence_version: int = Field(1, ge=1)
-    judge: str = Field("judge", description="relevance judge: answered / closest match / nothing found")
-    judge_version: int = Field(1, ge=1)
-    folder: Path | None = Field(None, description="folder of the model files (default: the package's models/)")
+
+DEV = "set on shared/eval/dev.jsonl"
+
+
+class FusionCalibration(BaseModel):
+    rrf_k: int = _tuned(60, "reciprocal rank fusion constant k in Σ 1/(k + rank)",
+                        "Cormack, Clarke & Büttcher (SIGIR 2009), not tuned here", ge=1)
+    coverage_weight: float = _tuned(
+        0.005, "hybrid: weight of the abstract's query-term coverage added to the RRF score (0 = plain RRF)",
+        f"{DEV}: hybrid MRR 0.974 → 0.978; 23k distractors MRR 0.50 → 0.54 (retrieval.coverage_fusion)", ge=0.0, le=1.0)
+    coverage_pool: int = _tuned(30, "papers re-scored by coverage after RRF", "set with coverage_weight", ge=0)
+    history_weight: float = _tuned(2.0, "RRF weight of an earlier answer's papers when a follow-up is fused with "
+                                   "them (the new ranking weighs 1)", "set by reading follow-ups; not measured", gt=0)
+
+
+class ModelCalibration(BaseModel):
+    """The fitted models the answer path loads: ``assistant/models/<name>-v<version>.json``, made by
+    ``paper-assistant train`` from eval/train/train.jsonl (never dev.jsonl); see assistant.learned."""
+
+    evidence: str = Field("evidence", description="evidence ranker: which sentence of an abstract is quoted",
+                          json_schema_extra={"source": "paper-assistant train (pairwise logistic regression)"})
+    evidence_version: int = _tuned(1, "version of the evidence ranker file", "paper-assistant train", ge=1)
+    judge: str = Field("judge", description="relevance judge: answered / closest match / nothing found, and its "
+                       "two cutoffs", json_schema_extra={"source": "paper-assistant train (logistic regression; cutoffs "
+                       "by 5-fold CV: ≤ 2 % of answerable training questions refused, ≤ 8 % flagged)"})
+    judge_version: int = _tuned(1, "version of the relevance judge file", "paper-assistant train", ge=1)
+    folder: Path | None = Field(None, description="folder of the model files (default: the package's models/)",
+                                json_schema_extra={"source": "where paper-assistant train --out wrote them"})
+
+
+class AbstentionCalibration(BaseModel):
+    follow_up_coverage: float = _tuned(
+        0.5, "share (idf-weighted) of a follow-up's own terms its paper must hold for a name match",
+        "set by reading follow-ups (TMD-Bench holds all, U2A none of 'its limitations')")
+
+
+class ListCalibration(BaseModel):
+    pool: int = _tuned(20, "papers a list question retrieves and judges", "assistant/listing.py docstring", ge=1)
+    relative_bar: float = _tuned(0.62, "share of the best paper's evidence a listed paper reaches",
+                                 f"{DEV} multi questions: middle of 0.59–0.645 (R ≥ 0.9, P ≥ 0.8); P 0.92, R 0.93")
+    lexical_weight: float = _tuned(0.5, "weight of BM25 (vs topic-sentence cosine) in a paper's list evidence",
+                                   "equal weights; widest working bar range on dev multi questions")
+    near_misses: int = _tuned(3, "papers below the bar reported as near misses", "presentation choice", ge=0)
+
+
+class SentenceCalibration(BaseModel):
+    """Term weights for retrieval's coverage (assistant.evidence.term_weights); which sentence is quoted
+    is the evidence ranker's (ModelCalibration)."""
+
+    name_term_weight: float = _tuned(2.0, "idf multiplier of terms from names and numbers ('PEER', '73ms')",
+                                     "hand-set")
+
+
+class AnswerCalibration(BaseModel):
+    support_threshold: float = _tuned(
+        0.30, "MiniLM cosine from which a cited claim counts as supported by its best abstract sentence",
+        f"{DEV} lookups: Youden's J over 17 gold vs 629 wrong pairs (tests/test_llm.py recomputes it)")
+    topic_margin: float = _tuned(0.10, "a list answer quotes a sentence within this cosine of the paper's best "
+                                 "match to the topic", "read on dev multi quotes (no gold sentences)")
+    runner_ups: int = _tuned(2, "papers after the top one that may also be cited", "hand-set", ge=0)
+    runner_up_margin: float = _tuned(0.05, "a runner-up is cited when its sentence cosine is within this of the "
+                                     "top paper's", "hand-set")
+    token_scale: float = _tuned(1.2, "MiniLM word pieces × this ≈ a chat model's tokens, for packing",
+                                "MiniLM undercounts most chat tokenizers a little; not measured")
+    prompt_slack: int = _tuned(32, "tokens added to the prompt frame when packing", "hand-set", ge=0)
+    block_slack: int = _tuned(8, "tokens added per context block when packing", "hand-set", ge=0)
+
+
+class HistoryCalibration(BaseModel):
+    condense_turns: int = _tuned(4, "most previous turns sent to the condense prompt", "hand-set", ge=1)
+    condense_tokens: int = _tuned(1200, "word-piece budget of the history sent to the condense prompt",
+                                  "hand-set", ge=64)
+    answer_chars: int = _tuned(1500, "characters of each earlier answer in the condense prompt", "hand-set", ge=80)
+    ui_turns: int = _tuned(6, "turns the chat UI keeps and sends with a question (ordinals look back this far)",
+                           "hand-set", ge=1)
+
+
+class Calibration(BaseModel):
+    """Every tuned number of the answer path, each with a description and its source
+    (``Calibration.model_json_schema()`` or :func:`calibration_table` lists them)."""
+
+    chunking: ChunkingConfig = ChunkingConfig()
+    models: ModelCalibration = ModelCalibration()
+    fusion: FusionCalibration = FusionCalibration()
+    abstention: AbstentionCalibration = AbstentionCalibration()
+    listing: ListCalibration = ListCalibration()
+    sentences: SentenceCalibration = SentenceCalibration()
+    answer: AnswerCalibration = AnswerCalibration()
+    history: HistoryCalibration = HistoryCalibration()
+
+
+def calibration_table(cal: "Calibration | None" = None) -> list[tuple[str, object, str, str]]:
+    """``[(group.name, value, description, source)]`` for every number in ``cal`` (default: the defaults)."""
+    cal = cal or Calibration()
+    rows = []
+    for group in Calibration.model_fields:
+        sub = getattr(cal, group)
+        for name, f in type(sub).model_fields.items():
+            extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
+            rows.append((f"{group}.{name}", getattr(sub, name), f.description or "", str(extra.get("source", ""))))
+    return rows
 
 
 class LLMSettings(BaseModel):
@@ -129,9 +224,9 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     store: StoreSettings = StoreSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
-    models: ModelSettings = ModelSettings()
     llm: LLMSettings = LLMSettings()
     ui: UISettings = UISettings()
+    calibration: Calibration = Calibration()
 
     @field_validator("index", mode="before")
     @classmethod

@@ -27,6 +27,7 @@ import numpy as np
 from assistant.features import (JUDGE_FEATURES, SENTENCE_FEATURES, judge_features, question_cues,
                                 retrieved_signals, sentence_features)
 from assistant.learned import LinearModel
+from assistant.question import embedding_text
 from assistant.relevance import Verdict
 
 
@@ -82,16 +83,14 @@ def _evidence_index(sentences, evidence: str, text: str) -> int:
 def collect(assistant, questions: list[dict], progress=None) -> list[QuestionRow]:
     """Features of every question in ``questions`` (dev.jsonl format) on ``assistant``'s index, through
     the answer path's own retrieval (:meth:`Assistant.prepare`)."""
-    from assistant.listing import question_topic
-
     lexical = assistant.index.lexical()
     rows = []
     for q in questions:
         prep = assistant.prepare(q["question"])
-        topic = question_topic(prep.query) if prep.multi else prep.query
-        cues = question_cues(prep.query, lexical, topic)
-        cues.ask_vec = assistant.index.encoder.encode_one(cues.ask) if cues.ask != prep.query else prep.qvec
-        rvec = prep.topic_vec if prep.multi and prep.topic_vec is not None else prep.qvec
+        cues = question_cues(prep.analysis, lexical)
+        cues.ask_vec = (assistant.index.encoder.encode_one(embedding_text(cues.ask)) if cues.ask != prep.query
+                        else prep.qvec)
+        rvec = prep.topic_vec if prep.topic_vec is not None else prep.qvec
         gold = list(q.get("gold") or [])
         gold_papers = assistant.index.store.get_papers(gold[:1]) if q.get("evidence") else {}
         cache = assistant.sentences.get([p.paper for p in prep.papers] + list(gold_papers.values()))

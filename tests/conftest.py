@@ -27,7 +27,7 @@ import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "data" / "icml2026"
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("PAPER_ASSISTANT_SHARED", ROOT.parent / "shared"))  # a worktree sits one level deeper
 DEV = SHARED / "eval" / "dev.jsonl"
 ARTIFACTS = ROOT / "tests" / "artifacts"
 

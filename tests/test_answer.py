@@ -145,8 +145,7 @@ def test_related_work_for_a_paper_excludes_it_and_explains(assistant):
 def test_list_question_quotes_on_topic_sentences(assistant, index):
     """Each quote of a list answer is among the paper's sentences closest to the topic, not a
     result or filler sentence preferred by the detail cues."""
-    from assistant.answer import TOPIC_MARGIN
-    from assistant.listing import question_topic
+    from assistant.question import question_topic
 
     question = "Which papers use reinforcement learning to train language models?"
     ans = assistant.ask(question)
@@ -157,7 +156,7 @@ def test_list_question_quotes_on_topic_sentences(assistant, index):
         sents, vecs = assistant.sentences.get([paper])[paper.id]
         sims = vecs @ tvec
         quoted = next(i for i, s in enumerate(sents) if s.text == src.sentence)
-        assert sims[quoted] >= sims.max() - TOPIC_MARGIN - 1e-6, src.sentence
+        assert sims[quoted] >= sims.max() - assistant.calibration.answer.topic_margin - 1e-6, src.sentence
     assert not any("We validate the proposed method through extensive experiments" in s.sentence for s in ans.sources)
 
 
@@ -167,7 +166,9 @@ def _ranked(assistant, question: str, texts: list[str]) -> np.ndarray:
 
     vecs = np.tile(np.eye(1, 384, dtype=np.float32), (len(texts), 1))
     q = np.eye(1, 384, dtype=np.float32)[0]
-    cues = question_cues(question, assistant.index.lexical())
+    from assistant.question import analyze
+
+    cues = question_cues(analyze(question), assistant.index.lexical())
     return assistant.ranker.score(sentence_features(cues, q, texts, vecs))
 
 
@@ -184,7 +185,9 @@ def test_a_number_inside_a_modifier_is_not_a_count_the_answer_must_repeat(assist
     texts = ["The system supports five distinct editing operations in one model.",
              "It enables flexible 360° scene creation with unified editing control."]
     question = "How many kinds of edits does the 360-degree panorama editing system handle?"
-    x = sentence_features(question_cues(question, None), np.eye(1, 8, dtype=np.float32)[0], texts,
+    from assistant.question import analyze
+
+    x = sentence_features(question_cues(analyze(question), None), np.eye(1, 8, dtype=np.float32)[0], texts,
                           np.tile(np.eye(1, 8, dtype=np.float32), (2, 1)))
     col = SENTENCE_FEATURES.index("quantity_figure")
     assert x[0, col] == 1.0 and x[1, col] == 0.0
@@ -252,7 +255,7 @@ def test_a_spelled_out_name_answers_what_it_stands_for(assistant, question, open
 
 
 def test_names_typed_in_lower_case_are_spelled_as_the_corpus_spells_them(assistant):
-    from assistant.relevance import spell_names
+    from assistant.question import spell_names
     from vectorstore.lexical import corpus_names
 
     names = corpus_names(["We propose OmniMoE and U2A, beating PEER.", "A peer-to-peer CABS system."])

@@ -193,3 +193,32 @@ def test_a_paper_moved_between_two_files_ingested_together_moves(tmp_path, encod
     a.write_text('{"id": "p1", "abstract": "Alpha routes tokens."}\n{"id": "p3", "abstract": "Gamma again."}\n')
     report = ingest([a], idx)
     assert len(report.skipped) == 1 and "already belongs to b.jsonl" in report.skipped[0]
+
+
+def test_a_changed_chunk_overlap_re_chunks_the_papers_and_the_default_keeps_stored_hashes(tmp_path, encoder):
+    """The chunking configuration is part of each paper's content hash: changing the overlap re-chunks
+    a long abstract (new chunk ids), while the default configuration hashes as before it was a setting."""
+    import json
+
+    from vectorstore.chunking import ChunkingConfig
+    from vectorstore.ingest import content_hash
+    from vectorstore.papers import Paper
+
+    sentence = "Sparse expert layers route each token to a few experts selected by a learned router. "
+    long_text = " ".join(f"Finding {i}: {sentence}" for i in range(40))
+    f = tmp_path / "long.jsonl"
+    f.write_text(json.dumps({"id": "long", "abstract": long_text}) + "\n")
+    idx = open_index(tmp_path / "idx", encoder)
+    assert ingest([f], idx).added == 1
+    before = idx.store.chunk_ids_by_paper(["long"])["long"]
+    assert len(before) > 1
+    assert ingest([f], idx).unchanged == 1
+    idx.chunking = ChunkingConfig(overlap_tokens=8)
+    report = ingest([f], idx)
+    assert (report.updated, report.unchanged) == (1, 0)
+    after = idx.store.chunk_ids_by_paper(["long"])["long"]
+    assert after and after != before
+    assert ingest([f], idx).unchanged == 1
+    paper = Paper(id="x", text="t")
+    assert content_hash(paper, "m", 254, ChunkingConfig()) == content_hash(paper, "m", 254)
+    assert content_hash(paper, "m", 254, ChunkingConfig(overlap_tokens=8)) != content_hash(paper, "m", 254)

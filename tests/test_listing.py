@@ -6,7 +6,8 @@ import re
 import numpy as np
 import pytest
 
-from assistant.listing import ListBar, bar_scores, list_papers, question_topic, relative
+from assistant.listing import ListBar, bar_scores, list_papers, relative
+from assistant.question import question_topic
 from assistant.relevance import Verdict
 
 

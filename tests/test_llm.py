@@ -17,7 +17,10 @@ import numpy as np
 import pytest
 from pydantic import SecretStr
 
-from assistant.answer import FALLBACK_NOTE, INCOMPLETE_MARK, SUPPORT_THRESHOLD, Assistant
+from assistant.answer import FALLBACK_NOTE, INCOMPLETE_MARK, Assistant
+from assistant.settings import Calibration
+
+SUPPORT_THRESHOLD = Calibration().answer.support_threshold
 from assistant.settings import LLMSettings
 from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI, Reply, free_port
@@ -410,7 +413,8 @@ def test_condense_failure_falls_back_to_extractive_conditioning_without_waiting_
 
 
 def test_history_is_bounded_by_turns_and_tokens(assistant):
-    from assistant.answer import HISTORY_TOKENS, HISTORY_TURNS
+    HISTORY_TURNS = assistant.calibration.history.condense_turns
+    HISTORY_TOKENS = assistant.calibration.history.condense_tokens
 
     first = assistant.ask(OMNIMOE_Q)
     many = [(f"question {i}", first) for i in range(7)]

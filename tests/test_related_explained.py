@@ -34,14 +34,14 @@ def test_related_work_says_what_differs(assistant):
 
 
 def test_llm_paragraph_cites_existing_sentences_only(assistant):
-    from assistant.llm import make_chat_model
+    from assistant.llm import OpenAIChat
     from assistant.settings import LLMSettings
 
     item = related_work(assistant.retriever, assistant.sentences, text=DRAFT, k=1)[0]
     with FakeOpenAI(models=["test-model"]) as fake:
         fake.script(Reply(text="Both probe LLM judges with corrupted answers [Q2][P1]; only the draft adds recipes "
                                "[Q3][Q9]. See also [7] and [2, 9]."))
-        llm = make_chat_model(LLMSettings(base_url=fake.base_url, api_key=SecretStr("sk-test"), model="test-model",
+        llm = OpenAIChat(LLMSettings(base_url=fake.base_url, api_key=SecretStr("sk-test"), model="test-model",
                                           timeout=5, max_retries=0))
         text = llm_explanation(llm, assistant.settings.prompts_dir, DRAFT, item)
         sent = fake.requests[0]["messages"]
@@ -73,7 +73,7 @@ def test_cli_related_adds_llm_paragraphs_when_configured(settings, index, index_
 def test_related_explanation_waits_at_most_the_timeout_and_says_why_it_failed(assistant):
     import time
 
-    from assistant.llm import make_chat_model
+    from assistant.llm import OpenAIChat
     from assistant.related_llm import add_llm_summaries
     from assistant.settings import LLMSettings
 
@@ -83,7 +83,7 @@ def test_related_explanation_waits_at_most_the_timeout_and_says_why_it_failed(as
         cfg = LLMSettings(base_url=fake.base_url, api_key=SecretStr("sk-test"), model="test-model", timeout=1,
                           max_retries=1)  # a retry would double the client's own wait
         t0 = time.monotonic()
-        note = add_llm_summaries(make_chat_model(cfg), cfg, assistant.settings.prompts_dir, DRAFT, items)
+        note = add_llm_summaries(OpenAIChat(cfg), cfg, assistant.settings.prompts_dir, DRAFT, items)
         elapsed = time.monotonic() - t0
     assert elapsed < 1.8
     assert note == f"The LLM endpoint {fake.base_url} did not answer within 1 s. Showing sentence pairs only."

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from vectorstore.papers import Paper
 
@@ -53,6 +53,27 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text`` (see :func:`sentence_spans`)."""
     return [text[s:e] for s, e in sentence_spans(text)]
+
+
+_SEPARATORS = [_SENTENCE_END.pattern, r"(?<=[;:,])\s+", r"\s+", ""]
+
+
+class ChunkingConfig(BaseModel):
+    """How abstracts are cut into chunks; part of each paper's content hash, so a change re-chunks."""
+
+    max_tokens: int | None = Field(None, ge=16, description="word pieces per chunk; None = the encoder's limit",
+                                   json_schema_extra={"source": "the encoder's input limit (MiniLM: 256 − 2)"})
+    overlap_tokens: int = Field(64, ge=0, description="word pieces of trailing context repeated at the next "
+                                "chunk's start (capped at a quarter of max_tokens)",
+                                json_schema_extra={"source": "hand-set; most abstracts fit one chunk"})
+    separators: list[str] = Field(default_factory=lambda: list(_SEPARATORS),
+                                  description="regular expressions tried in turn: sentence ends, clause "
+                                  "punctuation, spaces, characters", json_schema_extra={"source": "hand-set"})
+
+    def hash_key(self) -> dict | None:
+        """What a paper's content hash adds for this configuration: None for the defaults (every record
+        stored before chunking was configurable was made with them), else the settings."""
+        return None if self == ChunkingConfig() else self.model_dump()
 
 
 class Chunk(BaseModel):
@@ -124,15 +145,17 @@ class Chunker:
     ``overlap_tokens`` of trailing context are repeated at the start of the next chunk.
     """
 
-    def __init__(self, count_tokens: Callable[[str], int], max_tokens: int, overlap_tokens: int = 64):
+    def __init__(self, count_tokens: Callable[[str], int], max_tokens: int, overlap_tokens: int = 64,
+                 separators: list[str] | None = None):
         if max_tokens < 16:
             raise ValueError(f"max_tokens must be at least 16, got {max_tokens}")
         # The splitter re-measures the same sentences while merging them (12k calls for 2,000 papers);
         # a cache cuts chunking time by about a quarter.
         self.count_tokens = functools.lru_cache(maxsize=8192)(count_tokens)
         self.max_tokens = max_tokens
+        self.config = ChunkingConfig(overlap_tokens=overlap_tokens, separators=separators or list(_SEPARATORS))
         self._splitter = RecursiveCharacterTextSplitter(
-            separators=[_SENTENCE_END.pattern, r"(?<=[;:,])\s+", r"\s+", ""],
+            separators=self.config.separators,
             is_separator_regex=True,
             keep_separator="end",
             chunk_size=max_tokens,
@@ -140,6 +163,13 @@ class Chunker:
             length_function=self.count_tokens,
             strip_whitespace=True,
         )
+
+    @classmethod
+    def for_encoder(cls, encoder, config: ChunkingConfig | None = None) -> "Chunker":
+        """The chunker for ``encoder`` (``count_tokens``, ``max_tokens``) configured by ``config``."""
+        config = config or ChunkingConfig()
+        return cls(encoder.count_tokens, config.max_tokens or encoder.max_tokens, config.overlap_tokens,
+                   config.separators)
 
     def split(self, paper: Paper) -> list[Chunk]:
         """Chunks of one paper, in order. Each ``chunk.text == paper.text[chunk.start:chunk.end]``.

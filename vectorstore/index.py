@@ -14,6 +14,7 @@ from typing import Self
 
 from filelock import FileLock, Timeout
 
+from vectorstore.chunking import Chunker, ChunkingConfig
 from vectorstore.embedding import Encoder
 from vectorstore.lease import LEASE_TTL, IndexInUseError, WriterLease
 from vectorstore.lexical import LexicalIndex
@@ -58,6 +59,12 @@ class Index:
     """True when ``store`` talks to a Chroma server (``open_index(host=...)``), not a local folder."""
     lease_ttl: float = LEASE_TTL
     """Seconds the server-mode writer lease outlives its holder (see :mod:`vectorstore.lease`)."""
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    """How ingest cuts papers into chunks; the answer path cuts papers it must embed itself the same way."""
+
+    def chunker(self) -> Chunker:
+        """A :class:`Chunker` for this index's encoder and ``chunking``."""
+        return Chunker.for_encoder(self.encoder, self.chunking)
 
     @property
     def lexical_dir(self) -> Path:
@@ -119,7 +126,7 @@ class Index:
 
 def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts", create: bool = True,
                host: str | None = None, port: int = 8000, ssl: bool = False,
-               headers: dict[str, str] | None = None, client=None) -> Index:
+               headers: dict[str, str] | None = None, client=None, chunking: ChunkingConfig | None = None) -> Index:
     """Open (or, with ``create``, start) the index in ``directory`` or on a Chroma server.
 
     ``client``: an already made :func:`make_client` for the same place (saves a second connection).
@@ -139,4 +146,5 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
     client = client or make_client(directory, host=host, port=port, ssl=ssl, headers=headers)
     store = ChunkStore(client, collection, encoder.name, encoder.dim, create=create)
     store.cache_dir = directory
-    return Index(directory=directory, store=store, encoder=encoder, remote=bool(host))
+    return Index(directory=directory, store=store, encoder=encoder, remote=bool(host),
+                 chunking=chunking or ChunkingConfig())

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vectorstore.chunking import Chunk, Chunker
+from vectorstore.chunking import Chunk, Chunker, ChunkingConfig
 from vectorstore.index import Index
 from vectorstore.papers import CorpusError, Paper, iter_paper_files, load_file
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
@@ -50,9 +50,14 @@ RECORD_FORMAT = 2
 content hash, so a re-run upgrades papers stored in an older format."""
 
 
-def content_hash(paper: Paper, model: str, max_tokens: int) -> str:
-    """Hash of everything that shapes a paper's stored records (text, metadata, model, chunk budget)."""
-    payload = json.dumps([paper.model_dump(), model, max_tokens, RECORD_FORMAT], sort_keys=True, ensure_ascii=False)
+def content_hash(paper: Paper, model: str, max_tokens: int, chunking: ChunkingConfig | None = None) -> str:
+    """Hash of everything that shapes a paper's stored records (text, metadata, model, chunk budget,
+    chunking configuration: overlap, separators)."""
+    parts = [paper.model_dump(), model, max_tokens, RECORD_FORMAT]
+    key = chunking.hash_key() if chunking is not None else None
+    if key is not None:  # the defaults hash as before they were settings, so stored papers stay unchanged
+        parts.append(key)
+    payload = json.dumps(parts, sort_keys=True, ensure_ascii=False)
     return hashlib.sha1(payload.encode()).hexdigest()
 
 
@@ -115,7 +120,7 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     file's paper ids, is skipped and reported.
     """
     encoder, store = index.encoder, index.store
-    chunker = chunker or Chunker(encoder.count_tokens, encoder.max_tokens)
+    chunker = chunker or index.chunker()
     lock = index.writer_lock()
     try:
         stored = store.paper_hashes()
@@ -126,7 +131,7 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         for papers in by_file.values():
             for p in papers:
                 loaded_ids.add(p.id)
-                h = content_hash(p, encoder.name, chunker.max_tokens)
+                h = content_hash(p, encoder.name, chunker.max_tokens, chunker.config)
                 old = stored.get(p.id)
                 if old and old[0] == h:
                     report.unchanged += 1

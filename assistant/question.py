@@ -1,0 +1,297 @@
+"""The question, analysed once: every rule about the shape of a question lives here.
+
+:func:`analyze` turns the text of a question into a :class:`Question` (its names, whether it asks
+for a list, its topic, whether it asks what a named thing is or for a quantity, the counts and
+figures it states, and what it points back at in an earlier turn). Downstream code reads these
+fields and never parses the question again. Pure: no model, no index (the corpus' names are an
+argument), so ``tests/unit/test_question.py`` checks a table of questions in milliseconds.
+
+A *name* has one definition, :data:`vectorstore.lexical.NAME` (an acronym, CamelCase or
+digit-bearing token), plus runs of capitalized words inside a question ("World Shaper").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from vectorstore.lexical import NAME, tokenize
+
+MAX_QUESTION_CHARS = 4000
+
+
+class QuestionError(ValueError):
+    """The question cannot be asked (empty, or too long)."""
+
+
+def validate_question(question: str) -> str:
+    """The question, whitespace-normalised. Raises QuestionError if empty or over the length limit."""
+    if question is None or not str(question).strip():
+        raise QuestionError("the question is empty: type a question about the papers")
+    q = " ".join(str(question).split())
+    if len(q) > MAX_QUESTION_CHARS:
+        raise QuestionError(f"the question is {len(q):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
+                            "To find papers related to a long text, use related work (the Related work tab, "
+                            "or `paper-assistant related`)")
+    return q
+
+
+# --- names ------------------------------------------------------------------------------------
+# ASCII boundaries, not \w: CJK characters are word characters, and "什么是SyPE？" names SyPE.
+_WORD = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z][A-Za-z0-9_-]*[A-Za-z0-9](?![A-Za-z0-9_-])")
+COMMON_NAMES = frozenset({"LLM", "LLMs", "AI", "RL", "ML", "NLP", "GPU", "GPUs", "CPU", "API", "QA", "MoE", "VLM",
+                          "VLMs", "LoRA", "ASR", "RAG", "3D", "2D", "CNN", "CNNs", "GAN", "GANs", "I", "II"})
+"""Name-like tokens too common in the field to say which paper is meant ("LLM", "MoE")."""
+# "Compare CacheEdit and World Shaper": a run of capitalized words is a several-word name.
+_TITLE_RUN = re.compile(r"(?<![\w-])(?:[A-Z][a-z]+ )+[A-Z][a-z]+(?![\w-])")
+_OPENERS = {"What", "Which", "How", "Why", "When", "Where", "Who", "Is", "Are", "Do", "Does", "Can", "Could", "Compare",
+            "Explain", "Describe", "List", "Find", "Show", "Tell", "Give", "Please", "In", "For", "The", "A", "An"}
+# A token carrying a digit ("73ms", "3DGS", "2024"): weighted like a name when matching terms.
+NUMBER_TOKEN = re.compile(r"\w*\d\w*")
+
+
+def spell_names(question: str, names: dict[str, str]) -> str:
+    """``question`` with each word that is one of the corpus' names (``names``, lower case → spelling,
+    from vectorstore.lexical.corpus_names) spelled as the corpus spells it: "what is omnimoe?" →
+    "what is OmniMoE?", so the name rules apply to questions typed in any case. An all-capitals name
+    is recognized in lower case only when it holds a digit ("u2a"), since "peer" or "cabs" typed in
+    lower case are more often words; "Cabs" or "Peer" capitalized are taken for the names."""
+    shouted = not any(c.islower() for c in question)  # "WHAT IS OMNIMOE": every word looks like an acronym
+
+    def spelled(m: re.Match) -> str:
+        word = m.group(0)
+        name = names.get(word.lower())
+        if shouted:
+            return name or word.lower()
+        # An all-capitals name typed in lower case may be a plain word ("peer" is not PEER, the
+        # baseline); a mixed-case or digit-bearing one ("omnimoe", "u2a") is not.
+        if name is None or (word.islower() and not any(c.islower() or c.isdigit() for c in name)):
+            return word
+        return name
+
+    return _WORD.sub(spelled, question)
+
+
+def question_names(question: str) -> list[str]:
+    """Name-like tokens of a question (:data:`NAME`), generic ones dropped, and runs of capitalized
+    words inside it ("Compare CacheEdit and World Shaper" → CacheEdit, World Shaper)."""
+    found = [n.strip("-") for n in NAME.findall(question) if n.strip("-") not in COMMON_NAMES and len(n) > 1]
+    for run in _TITLE_RUN.findall(question):
+        words = run.split()
+        while words and words[0] in _OPENERS:  # "Compare World Shaper" → World Shaper
+            words = words[1:]
+        if len(words) >= 2:
+            found.append(" ".join(words))
+    return found
+
+
+def names_in(names, text: str) -> bool:
+    """True when any of ``names`` occurs in ``text`` as a whole token, maybe plural ("PINN" finds
+    "PINNs"); a one-word name in any case ("SyPe" finds "SyPE"), a several-word one as capitalized
+    ("World Shaper", not the phrase "reinforcement learning" for "Reinforcement Learning")."""
+    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text, 0 if " " in n else re.I)
+               for n in names)
+
+
+def has_name_or_number(text: str) -> bool:
+    """True when ``text`` holds a name (:data:`NAME`) or a digit-bearing token."""
+    return bool(NAME.search(text) or NUMBER_TOKEN.search(text))
+
+
+# --- framing ----------------------------------------------------------------------------------
+FRAMING_TERMS = frozenset({
+    "how", "what", "which", "why", "when", "where", "who", "whose", "doe", "do", "did", "is", "ar", "wa", "were",
+    "has", "have", "can", "could", "would", "should", "there", "anyon", "ani", "use", "paper", "work", "research",
+    "studi", "articl", "literatur", "exist", "stand",
+})
+"""Stemmed words that frame a question ("Is there work on …", "Has anyone studied …", "Which papers …")
+rather than say what it is about; the BM25 tokenizer's stop list keeps them."""
+
+
+# --- lists ------------------------------------------------------------------------------------
+# One list of the words that name the things a list question asks for.
+_WORKS = r"(?:papers|works|studies|approaches|methods|articles|abstracts)"
+# The lead-in of a list question, which carries no content: "Which papers study X?" → "study X",
+# "Show me articles about X" → "X", "Papers on X?" → "X".
+LIST_LEAD = re.compile(
+    r"^\s*(?:(?:please\s+)?(?:which|what|list|find|show(?:\s+me)?|give\s+me|are\s+there(?:\s+any)?|is\s+there(?:\s+any)?|all)\s+"
+    rf"(?:of\s+)?(?:all\s+|the\s+|any\s+|other\s+)?{_WORKS}\s+"
+    r"(?:that\s+|which\s+|who\s+|in\s+the\s+index\s+)?(?:(?:are|is)\s+(?:about|on)\s+)?(?:about\s+|on\s+)?"
+    rf"|(?:any\s+)?{_WORKS}\s+(?:about|on)\s+)", re.I)
+# "Which papers study X?", "List all works on Y", "papers about Z": every paper with a property;
+# any question with a list lead-in is one too.
+LIST_QUESTION = re.compile(rf"\b(which|what|list|all|any|find)\b[^?]*\b{_WORKS}\b|"
+                           r"\bpapers\b[^?]*\b(that|which|on|about)\b", re.I)
+
+
+def is_multi_question(question: str) -> bool:
+    """True for questions that ask for every paper with a property ("Which papers study X?")."""
+    return bool(LIST_QUESTION.search(question) or LIST_LEAD.match(question))
+
+
+def question_topic(question: str) -> str:
+    """The question without a "Which papers …" lead-in and the final '?' (the whole question if none)."""
+    q = " ".join(question.split())
+    topic = LIST_LEAD.sub("", q).strip().rstrip("?").strip()
+    return topic or q.rstrip("?").strip()
+
+
+# --- definitions, quantities, counts ------------------------------------------------------------
+# "What is SyPE?", "What does CABS stand for?", "How does U2A work?": the question asks what a named
+# thing is (its words, once the names are taken out, are only these); the answer is the sentence
+# that introduces the name, not a result sentence. "What is the baseline model in TMD-Bench?" asks a detail.
+DEFINITION_FRAME = re.compile(
+    r"\W*(?:what(?:'s| is| are)(?: the| an?)?(?: (?:main|key|core) (?:idea|contribution|point) of(?: the)?)?|"
+    r"what does(?: the)?|how do(?:es)?(?: the)?|(?:explain|describe|define)(?: the)?|tell me about(?: the)?)"
+    r" \W*N(?:,? (?:and |or )?\W*N)*(?: (?:stand for|mean|do|work))?\W*", re.I)
+# "How much faster…", "What share of…", "by how many points": the answer is a figure.
+QUANTITY_CUE = re.compile(
+    r"\b(how (much|many|fast|large|long|often|big)|what (share|fraction|percentage|proportion|latenc\w*|speed\w*|"
+    r"gain|number)|by how|margin|speed-?up|latenc\w*|percent\w*|times faster)\b", re.I)
+NUMBER_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|hundreds?|thousands?|millions?|billions?)"
+FIGURE = re.compile(rf"\d+(?:\.\d+)?|\b{NUMBER_WORDS}\b", re.I)
+# A count ("three abilities", "5 tasks"), not a number inside a modifier or measure ("360-degree", "3-D", "90%", "1.5").
+COUNT = re.compile(rf"(?<![\w.-])(\d+|{NUMBER_WORDS})(?![\w°%-]|\.\d)", re.I)
+# Cross-references ("Sec. 5", "Table 2", "Eq. (3)") and bracketed citations are not quantities.
+XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)?s?|appendix|app|thm|theorems?|"
+                  r"lemmas?|alg(?:orithm)?s?|chapters?|ch)\.?\s*\(?\d+(?:\.\d+)*\)?|\[\d+(?:[,\u2013-]\s*\d+)*\]", re.I)
+
+
+def figures(text: str) -> set[str]:
+    """Figures in ``text`` (numbers and number words), cross-references left out."""
+    return {m.lower() for m in FIGURE.findall(XREF.sub(" ", text))}
+
+
+def counts(text: str) -> set[str]:
+    """Counts ``text`` names ("which three abilities" → {"three"}), lower case."""
+    return {c.lower() for c in COUNT.findall(text)}
+
+
+def is_definition_question(question: str, names: list[str]) -> bool:
+    """True when ``question`` asks what the named things are ("What is SyPE?", "What does CABS stand
+    for?", "How does U2A work?", "What is the main contribution of OmniMoE?"), not a detail about them."""
+    if not names:
+        return False
+    masked = re.sub("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)), "N", question)
+    return bool(DEFINITION_FRAME.fullmatch(" ".join(masked.split())))
+
+
+# --- references to earlier turns ------------------------------------------------------------------
+# Words that point back at an earlier turn. Bare "this"/"that" are left out: they open too many
+# standalone questions ("Is there work that …").
+FOLLOW_UP = re.compile(r"\b(it|its|they|their|them|these|those|(this|that|the) (paper|work|method|model|approach|"
+                       r"study|technique|dataset|benchmark|system|framework)|the authors|the same)\b", re.I)
+# "the second one", "the last paper", "[2]", "#2": one source of an earlier answer.
+ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1}
+ORDINAL = re.compile(r"\bthe (first|second|third|fourth|fifth|last)(?: (one|paper|work|source|result)\b|(?=\s*[?.!,]|\s*$))"
+                     r"|\[(\d+)\]|#(\d+)\b", re.I)
+MORE = re.compile(r"\b(tell me more|more (about|on|details?)|elaborate|explain (it )?(more|further))\b", re.I)
+REFERENCE_WORDS = frozenset({"one", "ones", "paper", "papers", "work", "source", "result", "tell", "me", "more",
+                             "about", "detail", "details", "elabor", "explain", "further", "what", "how", "and", "it",
+                             "they", "them", "last", "first", "second", "third", "fourth", "fifth"})
+"""Stemmed words of a bare reference ("and the second one?", "tell me more about it")."""
+MAX_OWN_TERMS = 3
+"""A question with a pronoun ("how does it work?") is a follow-up only if it names nothing itself and
+has at most this many content terms of its own; "Is it possible to make mixture-of-experts layers
+faster?" is a new question that happens to say "it"."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a question points back at.
+
+    ``kind``: ``"ordinal"`` (one source: "the second one", "[2]", "#2", "the last paper"; ``n`` is
+    1-based, -1 for the last), ``"bare"`` (only points back: "tell me more"), ``"pronoun"`` ("how
+    does it work?": names nothing, few words of its own). ``words`` is the matched reference.
+    """
+
+    kind: str
+    n: int | None = None
+    words: str = ""
+
+
+def _reference(text: str, terms: list[str], names: list[str], bare: bool) -> Reference | None:
+    ordinal = ORDINAL.search(text)
+    if ordinal is not None and (ordinal.group(3) or ordinal.group(4) or ordinal.group(2) in ("one", None) or bare):
+        word, _, bracket, hashed = ordinal.groups()
+        return Reference("ordinal", ORDINALS[word.lower()] if word else int(bracket or hashed), ordinal.group(0))
+    if bare:
+        return Reference("bare")
+    if not (FOLLOW_UP.search(text) or MORE.search(text)):
+        return None
+    own = [t for t in terms if t not in REFERENCE_WORDS and t not in FRAMING_TERMS]
+    if names or len(own) > MAX_OWN_TERMS:
+        return None
+    return Reference("pronoun")
+
+
+# --- the analysis ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Question:
+    """One question, analysed (see :func:`analyze`). ``text`` is what is embedded and searched."""
+
+    text: str
+    names: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()
+    """Stemmed BM25 terms of ``text`` (vectorstore.lexical.tokenize), in order, repeats kept."""
+    name_terms: frozenset[str] = frozenset()
+    """Terms that come from names or digit-bearing tokens ("PEER", "73ms"): weighted double."""
+    is_list: bool = False
+    topic: str = ""
+    """``text`` without a list question's lead-in; ``text`` itself for any other question."""
+    topic_terms: tuple[str, ...] = ()
+    definition: bool = False
+    quantity: bool = False
+    figures: frozenset[str] = frozenset()
+    counts: frozenset[str] = frozenset()
+    bare: bool = False
+    """Only points back ("and the second one?", "tell me more about it")."""
+    reference: Reference | None = None
+    own_terms: tuple[str, ...] = field(default=())
+    """Content terms of its own: neither reference nor framing words."""
+
+    @property
+    def kind(self) -> str:
+        """``list`` | ``definition`` | ``quantity`` | ``follow-up`` | ``lookup``."""
+        if self.is_list:
+            return "list"
+        if self.definition:
+            return "definition"
+        if self.quantity:
+            return "quantity"
+        if self.reference is not None:
+            return "follow-up"
+        return "lookup"
+
+
+def embedding_text(text: str) -> str:
+    """``text`` as the encoder should read it: pictographs and other symbols (emoji, dingbats, their
+    variation selectors and joiners) removed. MiniLM reads each as an unknown token that still pulls
+    the vector: "🤖 which paper makes MoE faster" scored its answer 0.27 instead of 0.36."""
+    import unicodedata
+
+    kept = "".join(" " if unicodedata.category(c) in ("So", "Sk", "Cs", "Co", "Cn") or c in "\u200d\ufe0e\ufe0f"
+                   else c for c in text)
+    return " ".join(kept.split()) or text
+
+
+def analyze(text: str, corpus_names: dict[str, str] | None = None) -> Question:
+    """The :class:`Question` for ``text``. With ``corpus_names`` (lower case → spelling), names typed
+    in any case are first spelled as the corpus spells them (:func:`spell_names`). No validation:
+    see :func:`validate_question`."""
+    if corpus_names is not None:
+        text = spell_names(text, corpus_names)
+    names = question_names(text)
+    terms = tokenize(text)
+    is_list = is_multi_question(text)
+    topic = question_topic(text) if is_list else text
+    bare = all(t in REFERENCE_WORDS or t.isdigit() for t in terms)
+    return Question(
+        text=text, names=tuple(names), terms=tuple(terms),
+        name_terms=frozenset(tokenize(" ".join(NAME.findall(text) + NUMBER_TOKEN.findall(text)))),
+        is_list=is_list, topic=topic, topic_terms=tuple(tokenize(topic)) if topic != text else tuple(terms),
+        definition=is_definition_question(text, names), quantity=bool(QUANTITY_CUE.search(text)),
+        figures=frozenset(figures(text)), counts=frozenset(counts(text)), bare=bare,
+        reference=_reference(text, terms, names, bare),
+        own_terms=tuple(t for t in terms if t not in REFERENCE_WORDS and t not in FRAMING_TERMS),
+    )
