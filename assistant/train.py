@@ -310,7 +310,7 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
     from assistant.evaluate import load_questions
     from assistant.learned import model_path
 
-    m = settings.models
+    m = settings.calibration.models
     cfg = cfg or TrainSettings()
     qs = load_questions(Path(questions))
     settings, idx = open_corpus_index(settings, corpus, explicit_index, ingest_callbacks)
