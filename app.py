@@ -545,8 +545,15 @@ def check_port_free(host: str, port: int) -> None:
                              "--port (or PAPER_ASSISTANT_UI__PORT)") from None
 
 
-if __name__ == "__main__":
-    from assistant.cli import main
+if __name__ == "__main__":  # `python app.py`: serve with the environment's settings (`paper-assistant serve` takes flags)
+    from assistant.errors import exit_message
+    from assistant.settings import load_settings
 
-    sys.argv[1:1] = ["serve"]
-    main()
+    try:
+        launch(load_settings())
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # one line, as the CLI prints it
+        message, code = exit_message(exc)
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(code)

@@ -1,4 +1,4 @@
-"""`paper-assistant` commands: ingest, ask, related, eval, doctor, serve. Thin over the library.
+"""`paper-assistant` commands: ingest, ask, related, eval, train, doctor, serve. Thin over the library.
 
 Errors are one line on stderr with exit code 2 (1 for partial ingests), never a traceback.
 """
@@ -286,53 +286,20 @@ def evaluate_cmd(
     cv: Annotated[int, typer.Option("--cv", min=0, help="also cross-validate the learned models with N folds over this question file")] = 0,
 ):
     """Score retrieval (recall@k, MRR, nDCG@10), abstention and evidence on a question file."""
-    import json
+    from assistant.evaluate import eval_command
 
-    from assistant.evaluate import format_report, run_csfcube, run_eval
-
-    settings = _settings(index)
-    if csfcube is not None:
-        from vectorstore.embedding import get_encoder, resolve_backend
-
-        e = settings.embedding
-        res = run_csfcube(get_encoder(e.model, e.batch_size, resolve_backend(e.model, e.backend)), csfcube)
-        if as_json:
-            typer.echo(json.dumps(res, indent=2))
-        else:
-            typer.echo(f"CSFCube ({res['queries']} queries, candidate re-ranking): NDCG@20 {res['NDCG@20']:.3f}  R@20 {res['R@20']:.3f}")
-            for facet, r in sorted(res["per_facet"].items()):
-                typer.echo(f"  {facet:<11} n={r['n']:<3} NDCG@20 {r['NDCG@20']:.3f}  R@20 {r['R@20']:.3f}")
-        return
-    if questions is None:
-        _fail("give --questions FILE (or --csfcube DIR)")
-    with _embedding_bar() as callbacks:  # only a --distractors index built the first time embeds
-        report = run_eval(settings, questions, distractors=distractors, corpus=corpus, ingest_callbacks=callbacks, cv=cv)
-    typer.echo(report.model_dump_json(indent=2) if as_json else format_report(report))
+    with _embedding_bar() as callbacks:  # only an index built the first time embeds
+        typer.echo(eval_command(_settings(index), questions, distractors, corpus, csfcube, cv, as_json, callbacks))
 
 
 @app.command()
-def train(
-    corpus: Annotated[list[Path], typer.Option("--corpus", help="papers the questions are about (e.g. ../shared/eval/train/corpus2k.jsonl)")],
-    questions: Annotated[Path, typer.Option("--questions", help="training questions in the dev.jsonl format (never dev.jsonl)")],
-    index: Annotated[Optional[Path], typer.Option("--index", help="index of the corpus (default: one built beside the configured index)")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="folder for the model files (default: assistant/models)")] = None,
-):
+def train(corpus: Annotated[list[Path], typer.Option("--corpus", help="papers the questions are about (e.g. corpus2k.jsonl)")],
+          questions: Annotated[Path, typer.Option("--questions", help="training questions (dev.jsonl format; never dev.jsonl)")],
+          index: IndexOpt = None, out: Annotated[Optional[Path], typer.Option("--out", help="folder for the models")] = None):
     """Fit the evidence ranker and the relevance judge on training questions (deterministic)."""
-    import time
-
-    from assistant.evaluate import cv_figures, format_cv
-    from assistant.train import train as fit
-
-    start = time.perf_counter()
-    settings = _settings(index)
+    from assistant.train import train_report
     with _embedding_bar() as callbacks:
-        written, rows, cv = fit(settings, corpus, questions, out, explicit_index=index is not None,
-                                ingest_callbacks=callbacks)
-    for path in written:
-        typer.echo(f"wrote {path}")
-    for line in format_cv(cv_figures(cv)):
-        typer.echo(line)
-    typer.echo(f"{len(rows)} questions, {time.perf_counter() - start:.0f} s")
+        typer.echo(train_report(_settings(index), corpus, questions, out, index is not None, callbacks))
 
 
 @app.command()
@@ -365,7 +332,7 @@ def serve(
 
 def main() -> None:
     """Console entry point: run the app, turning known errors into one line on stderr."""
-    from assistant.errors import USER_ERRORS, one_line
+    from assistant.errors import exit_message
 
     try:
         # Without standalone mode click returns (not raises) the code of a `typer.Exit(n)`.
@@ -377,23 +344,7 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("aborted", err=True)
         sys.exit(130)
-    except USER_ERRORS as exc:
-        typer.echo(f"error: {one_line(exc)}", err=True)
-        sys.exit(2)
-    except Exception as exc:  # click usage errors and anything unexpected: still one line
-        import click
-
-        # typer may carry its own copy of click: recognise click's exceptions by their shape too.
-        if isinstance(exc, click.ClickException) or (hasattr(exc, "show") and hasattr(exc, "exit_code")):
-            ctx = getattr(exc, "ctx", None)
-            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-            typer.echo(f"error: {exc.format_message()}{hint}", err=True)
-            sys.exit(exc.exit_code)
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        if type(exc).__module__.split(".")[0] == "httpx" or isinstance(exc, ConnectionError):
-            # The Chroma server went away mid-command (ingest resumes where it stopped when run again).
-            typer.echo(f"error: lost the connection to the Chroma server ({type(exc).__name__}: {first}); "
-                       "run the command again once the server is back", err=True)
-            sys.exit(2)
-        typer.echo(f"error: unexpected {type(exc).__name__}: {first}", err=True)
-        sys.exit(2)
+    except Exception as exc:  # a user error, a click usage error, anything unexpected: one line
+        message, code = exit_message(exc)
+        typer.echo(f"error: {message}", err=True)
+        sys.exit(code)

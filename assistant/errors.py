@@ -6,7 +6,7 @@ import re
 
 from pydantic import ValidationError
 
-from assistant.answer import QuestionError
+from assistant.question import QuestionError
 from assistant.related import UnknownPaperError
 from vectorstore.embedding import EmbeddingModelError
 from vectorstore.papers import CorpusError
@@ -36,3 +36,23 @@ def one_line(exc: BaseException) -> str:
         return (f"invalid setting {field.group(1)}: a PAPER_ASSISTANT_{field.group(1).upper()}__… variable that takes "
                 "a JSON value does not hold valid JSON (e.g. PAPER_ASSISTANT_STORE__HEADERS='{\"X-Token\": \"…\"}')")
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def exit_message(exc: BaseException) -> tuple[str, int]:
+    """``(one line, exit code)`` for an exception that ended a command: a user error, a click usage
+    error (with a pointer to ``--help``), a lost Chroma server, or anything unexpected (code 2)."""
+    if isinstance(exc, USER_ERRORS):
+        return one_line(exc), 2
+    import click
+
+    # typer may carry its own copy of click: recognise click's exceptions by their shape too.
+    if isinstance(exc, click.ClickException) or (hasattr(exc, "show") and hasattr(exc, "exit_code")):
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        return f"{exc.format_message()}{hint}", exc.exit_code
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    if type(exc).__module__.split(".")[0] == "httpx" or isinstance(exc, ConnectionError):
+        # The Chroma server went away mid-command (ingest resumes where it stopped when run again).
+        return (f"lost the connection to the Chroma server ({type(exc).__name__}: {first}); "
+                "run the command again once the server is back"), 2
+    return f"unexpected {type(exc).__name__}: {first}", 2

@@ -24,8 +24,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from assistant.evalsets import corpus_settings, distractor_settings, load_questions  # noqa: F401  (re-exported)
 from assistant.metrics import ranking_metrics
-from assistant.relevance import Verdict
+from assistant.question import validate_question
+from assistant.relevance import JUDGE_RULES, Verdict
 from assistant.settings import Settings
 
 MODES = ("bm25", "dense", "hybrid")
@@ -63,32 +65,10 @@ class EvalReport(BaseModel):
     evidence_accuracy: float | None = None
     evidence_n: int = 0
     missing_gold: list[str] = Field(default_factory=list, description="gold paper ids the index does not hold")
+    rules: dict[str, int] = Field(default_factory=dict, description="rule → questions where it decided something")
     evidence_importances: list[tuple[str, float]] = Field(default_factory=list, description="shipped ranker's coefficients")
     judge_importances: list[tuple[str, float]] = Field(default_factory=list, description="shipped judge's coefficients")
     cv: CVFigures | None = None
-
-
-def load_questions(path: Path) -> list[dict]:
-    """Questions of a dev.jsonl-format file. Raises ValueError naming the line for bad JSON or fields,
-    or for a file with no questions."""
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"{path}: no such question file")
-    out = []
-    for i, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            q = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{i}: invalid JSON ({exc.msg})") from exc
-        if not isinstance(q, dict) or "question" not in q or "gold" not in q:
-            raise ValueError(f"{path}:{i}: expected an object with 'question' and 'gold'")
-        q.setdefault("qid", f"q{i}")
-        q.setdefault("kind", "none" if not q["gold"] else "lookup")
-        out.append(q)
-    if not out:
-        raise ValueError(f"{path}: no questions in the file")
-    return out
 
 
 def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -97,22 +77,6 @@ def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
 
 def _norm(s: str) -> str:
     return " ".join(s.split())
-
-
-def corpus_settings(settings: Settings, corpus: list[Path], distractors: Path | None = None) -> Settings:
-    """Settings for a separate evaluation index (corpus, plus distractors if given), keyed by their
-    names: a folder beside the index and, on a Chroma server (shared by every folder), its own collection."""
-    paths = [str(p.resolve()) for p in corpus] + ([str(Path(distractors).resolve())] if distractors else [])
-    key = hashlib.sha1(json.dumps(paths).encode()).hexdigest()[:10]
-    update: dict = {"index": settings.index.parent / f"eval-index-{key}"}
-    if settings.store.host:
-        update["store"] = settings.store.model_copy(update={"collection": f"{settings.store.collection}-eval-{key}"})
-    return settings.model_copy(update=update)
-
-
-def distractor_settings(settings: Settings, corpus: list[Path], distractors: Path) -> Settings:
-    """:func:`corpus_settings` for the corpus plus a distractor collection."""
-    return corpus_settings(settings, corpus, distractors)
 
 
 def run_eval(settings: Settings, questions: Path, distractors: Path | None = None,
@@ -124,7 +88,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
     vectorstore.ingest.ingest); ``progress()`` is called after each question. ``cv`` ≥ 2 adds
     ``cv``-fold cross-validated evidence and abstention figures (the models refitted per fold).
     Raises ValueError for ``cv`` = 1 or a question file the models cannot be fitted on."""
-    from assistant.answer import Assistant
+    from assistant.pipeline import Assistant
     from assistant.service import get_index
 
     if cv == 1:
@@ -146,6 +110,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
     held = idx.store.get_papers(gold)
     report.missing_gold = [g for g in gold if g not in held]  # scored as misses: say so, it is likely a wrong index
 
+    report.rules = dict.fromkeys(RULES, 0)
     per_mode: dict[str, dict[str, list]] = {m: defaultdict(list) for m in MODES}
     answerable, nones = [], []
     evidence_hits, evidence_n = 0, 0
@@ -158,6 +123,8 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
                 per_mode[mode][q["kind"]].append(m)
                 per_mode[mode]["overall"].append(m)
         prep = assistant.prepare(q["question"])
+        for rule in rules_fired(assistant, prep, q["question"]):
+            report.rules[rule] += 1
         top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
         (answerable if q["gold"] else nones).append((prep.verdict, assistant.judge.probability(top) if top else 0.0))
         if q["kind"] == "lookup" and q.get("evidence"):
@@ -194,6 +161,39 @@ def cv_figures(res) -> CVFigures:
                      evidence_importances=res.evidence_importances, judge_importances=res.judge_importances)
 
 
+RULES = (
+    "question: list", "question: list by its lead-in only", "question: definition frame", "question: quantity cue",
+    "question: a count", "question: names", "question: several-word name", "question: name spelled as the corpus",
+    "question: reference (ordinal)", "question: reference (bare)", "question: reference (pronoun)",
+    *(f"judge: {r}" for r in JUDGE_RULES),
+    "list: a named paper below the bar", "cite: each named paper", "cite: a runner-up",
+)
+"""Every rule ``paper-assistant eval`` counts; one that never fires on a question file shows 0."""
+
+
+def rules_fired(assistant, prep, text: str) -> list[str]:
+    """The rules of :data:`RULES` that decided something for one prepared question (``text`` as asked)."""
+    a, out = prep.analysis, []
+    flags = {"question: list": a.is_list, "question: list by its lead-in only": a.list_cue == "lead-in",
+             "question: definition frame": a.definition, "question: quantity cue": a.quantity,
+             "question: a count": bool(a.counts), "question: names": bool(a.names),
+             "question: several-word name": any(" " in n for n in a.names),
+             "question: name spelled as the corpus": prep.question != validate_question(text)}
+    out += [rule for rule, on in flags.items() if on]
+    if a.reference is not None:
+        out.append(f"question: reference ({a.reference.kind})")
+    top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
+    explain = getattr(assistant.judge, "explain", None)
+    if explain is not None:
+        out.append(f"judge: {explain(top)[1]}")
+    if prep.listing is not None and any(c.score < prep.listing.bar.relative_bar for c in prep.listing.papers):
+        out.append("list: a named paper below the bar")
+    cited = assistant.cited_candidates(prep)
+    if len(cited) > 1 and not prep.multi and not prep.pinned:
+        out.append("cite: each named paper" if assistant.judge.named(top) else "cite: a runner-up")
+    return out
+
+
 def abstention_report(answerable: list[tuple[Verdict, float]], nones: list[tuple[Verdict, float]]) -> AbstentionReport:
     """Shares abstained/flagged for both groups (``(verdict, judge's P(answerable))`` per question),
     and the trade-off: for cutoffs refusing 0–20 % of the answerable questions, the share of ``none``
@@ -212,25 +212,10 @@ def abstention_report(answerable: list[tuple[Verdict, float]], nones: list[tuple
     return rep
 
 
-def _abstention_lines(a: AbstentionReport, indent: str = "") -> list[str]:
-    lines = [
-        f"{indent}abstention: 'none' questions ({a.none_questions}): {a.none_abstained:.0%} answered 'no relevant "
-        f"abstract found', {a.none_flagged:.0%} at least flagged",
-        f"{indent}            answerable ({a.answerable_questions}): {a.answerable_abstained:.1%} wrongly abstained, "
-        f"{a.answerable_flagged:.1%} flagged 'closest match'",
-        f"{indent}  trade-off (judge cutoff):  cutoff  answerable-abstained  none-abstained",
-    ]
-    for t in a.tradeoff:
-        lines.append(f"{indent}{'':>27}{t['cutoff']:>6.3f}{t['answerable_abstained']:>22.1%}{t['none_abstained']:>16.0%}")
-    return lines
-
-
-def _importance_lines(title: str, pairs: list[tuple[str, float]]) -> list[str]:
-    return [f"{title}: " + ", ".join(f"{f} {c:+.2f}" for f, c in pairs if abs(c) >= 0.005)]
-
-
 def format_report(rep: EvalReport) -> str:
     """The report as aligned text tables."""
+    from assistant.train import abstention_lines, format_cv, importance_lines
+
     lines = [f"questions: {rep.questions}   index: {rep.index} ({rep.papers} papers)", ""]
     if rep.missing_gold:
         lines[1:1] = [f"warning: {len(rep.missing_gold)} gold paper ids are not in this index (e.g. "
@@ -242,28 +227,51 @@ def format_report(rep: EvalReport) -> str:
             row = rep.ranking[mode][k]
             lines.append(f"{mode:<8}{k:<9}{int(row['n']):>4}" + "".join(f"{row[m]:>9.3f}" for m in METRICS))
         lines.append("")
-    lines += _abstention_lines(rep.abstention)
+    lines += abstention_lines(rep.abstention)
     if rep.evidence_accuracy is not None:
         lines += ["", f"evidence accuracy (lookup, first citation quotes the gold sentence): "
                       f"{rep.evidence_accuracy:.2f} ({round(rep.evidence_accuracy * rep.evidence_n)}/{rep.evidence_n})"]
     lines += ["", "feature importances (standardized coefficients of the shipped models, largest first)"]
-    lines += _importance_lines("  evidence ranker", rep.evidence_importances)
-    lines += _importance_lines("  relevance judge", rep.judge_importances)
+    lines += importance_lines("  evidence ranker", rep.evidence_importances)
+    lines += importance_lines("  relevance judge", rep.judge_importances)
     if rep.cv is not None:
         lines += [""] + format_cv(rep.cv)
+    if rep.rules:
+        fired = [(r, n) for r, n in rep.rules.items() if n]
+        lines += ["", "rules that decided something (questions of the file):"]
+        lines += [f"  {n:>4}  {r}" for r, n in fired]
+        never = [r for r, n in rep.rules.items() if not n]
+        if never:
+            lines.append("  never fired: " + "; ".join(never))
     return "\n".join(lines)
 
 
-def format_cv(c: CVFigures) -> list[str]:
-    """Lines of the cross-validated figures."""
-    lines = [f"{c.folds}-fold cross-validation (both models refitted on {c.folds - 1} folds of this file, "
-             f"scored on the held-out one):",
-             f"  evidence accuracy: {c.evidence_accuracy:.2f} ({round(c.evidence_accuracy * c.evidence_n)}/"
-             f"{c.evidence_n}); dense similarity alone: {c.evidence_dense_only:.2f}"]
-    lines += _abstention_lines(c.abstention, "  ")
-    lines += _importance_lines("  evidence ranker (mean over folds)", c.evidence_importances)
-    lines += _importance_lines("  relevance judge (mean over folds)", c.judge_importances)
-    return lines
+def eval_command(settings: Settings, questions: Path | None, distractors: Path | None = None,
+                 corpus: list[Path] | None = None, csfcube: Path | None = None, cv: int = 0, as_json: bool = False,
+                 ingest_callbacks: dict | None = None) -> str:
+    """``paper-assistant eval``: the CSFCube re-ranking figures, or the report on a question file
+    (:func:`run_eval`), as text or JSON. Raises ValueError when neither is given."""
+    if csfcube is not None:
+        from vectorstore.embedding import get_encoder, resolve_backend
+
+        e = settings.embedding
+        return format_csfcube(run_csfcube(get_encoder(e.model, e.batch_size, resolve_backend(e.model, e.backend)),
+                                          csfcube), as_json)
+    if questions is None:
+        raise ValueError("give --questions FILE (or --csfcube DIR)")
+    report = run_eval(settings, questions, distractors=distractors, corpus=corpus, ingest_callbacks=ingest_callbacks,
+                      cv=cv)
+    return report.model_dump_json(indent=2) if as_json else format_report(report)
+
+
+def format_csfcube(res: dict, as_json: bool = False) -> str:
+    """:func:`run_csfcube`'s result as JSON or as lines (overall, then per facet)."""
+    if as_json:
+        return json.dumps(res, indent=2)
+    lines = [f"CSFCube ({res['queries']} queries, candidate re-ranking): NDCG@20 {res['NDCG@20']:.3f}  R@20 {res['R@20']:.3f}"]
+    for facet, r in sorted(res["per_facet"].items()):
+        lines.append(f"  {facet:<11} n={r['n']:<3} NDCG@20 {r['NDCG@20']:.3f}  R@20 {r['R@20']:.3f}")
+    return "\n".join(lines)
 
 
 # --- CSFCube: related-work re-ranking ------------------------------------------------------------

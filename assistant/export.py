@@ -38,7 +38,7 @@ class ExportItem:
 
 
 def items_from_answer(ans, store) -> list[ExportItem]:
-    """The cited sources of a :class:`assistant.answer.CitedAnswer`, in citation order (papers read from ``store``)."""
+    """The cited sources of a :class:`assistant.types.CitedAnswer`, in citation order (papers read from ``store``)."""
     papers = store.get_papers([s.paper_id for s in ans.sources])
     return [ExportItem(s.n, papers[s.paper_id], s.sentence) for s in ans.sources if s.paper_id in papers]
 

@@ -43,6 +43,7 @@ from assistant.evidence import Sentence
 from assistant.relevance import Judge, RelevanceEvidence, Verdict
 from assistant.retrieval import Filters
 from assistant.settings import ListCalibration
+from assistant.types import CitedAnswer, Source
 from vectorstore.papers import Paper
 
 LOOSE_NOTE = ("More than half of the candidates clear the bar, so the evidence is flat and this list may be loose: "
@@ -102,7 +103,7 @@ class ListResult:
     @property
     def loose(self) -> bool:
         """More than half of the candidates clear the bar: the evidence is flat."""
-        return bool(self.pool_size) and self.count > self.pool_size / 2
+        return bool(self.pool_size) and self.count > self.pool_size * self.bar.loose_share
 
     def to_dict(self) -> dict:
         return {"question": self.question, "topic": self.topic, "count": self.count,
@@ -114,11 +115,9 @@ class ListResult:
                 "note": self.note, "weak": self.weak}
 
 
-def as_answer(result: ListResult):
-    """The list as a :class:`assistant.answer.CitedAnswer` (sources numbered by rank), so a chat
+def as_answer(result: ListResult) -> CitedAnswer:
+    """The list as a :class:`assistant.types.CitedAnswer` (sources numbered by rank), so a chat
     follow-up ("tell me more about the second one") can refer to a list shown in list mode."""
-    from assistant.answer import CitedAnswer, Source
-
     sources = [Source(n=c.rank, paper_id=c.id, label=c.paper.label, title=c.paper.title,
                       sentence=c.sentence.text if c.sentence else "",
                       sentence_start=c.sentence.start if c.sentence else -1,
@@ -186,7 +185,7 @@ def bar_note(result: ListResult) -> str:
 def list_papers(assistant, question: str, filters: Filters | None = None, bar: ListBar | None = None) -> ListResult:
     """Every paper that answers an "all papers that…" question, best first (see module docstring).
 
-    ``assistant`` is an :class:`assistant.answer.Assistant`. Raises QuestionError for an empty or
+    ``assistant`` is an :class:`assistant.pipeline.Assistant`. Raises QuestionError for an empty or
     over-long question.
     """
     prep = assistant.prepare(question, filters=filters, k=(bar or assistant.list_bar).pool)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from assistant.settings import QuestionCalibration
 from vectorstore.lexical import NAME, tokenize
 
 MAX_QUESTION_CHARS = 4000
@@ -190,10 +191,10 @@ REFERENCE_WORDS = frozenset({"one", "ones", "paper", "papers", "work", "source",
                              "about", "detail", "details", "elabor", "explain", "further", "what", "how", "and", "it",
                              "they", "them", "last", "first", "second", "third", "fourth", "fifth"})
 """Stemmed words of a bare reference ("and the second one?", "tell me more about it")."""
-MAX_OWN_TERMS = 3
+MAX_OWN_TERMS = QuestionCalibration().max_own_terms
 """A question with a pronoun ("how does it work?") is a follow-up only if it names nothing itself and
-has at most this many content terms of its own; "Is it possible to make mixture-of-experts layers
-faster?" is a new question that happens to say "it"."""
+has at most this many content terms of its own (``Settings.calibration.question.max_own_terms``);
+"Is it possible to make mixture-of-experts layers faster?" is a new question that happens to say "it"."""
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,7 @@ class Reference:
     words: str = ""
 
 
-def _reference(text: str, terms: list[str], names: list[str], bare: bool) -> Reference | None:
+def _reference(text: str, terms: list[str], names: list[str], bare: bool, max_own_terms: int) -> Reference | None:
     ordinal = ORDINAL.search(text)
     if ordinal is not None and (ordinal.group(3) or ordinal.group(4) or ordinal.group(2) in ("one", None) or bare):
         word, _, bracket, hashed = ordinal.groups()
@@ -220,7 +221,7 @@ def _reference(text: str, terms: list[str], names: list[str], bare: bool) -> Ref
     if not (FOLLOW_UP.search(text) or MORE.search(text)):
         return None
     own = [t for t in terms if t not in REFERENCE_WORDS and t not in FRAMING_TERMS]
-    if names or len(own) > MAX_OWN_TERMS:
+    if names or len(own) > max_own_terms:
         return None
     return Reference("pronoun")
 
@@ -237,6 +238,9 @@ class Question:
     name_terms: frozenset[str] = frozenset()
     """Terms that come from names or digit-bearing tokens ("PEER", "73ms"): weighted double."""
     is_list: bool = False
+    list_cue: str = ""
+    """What made it a list question: ``"words"`` ("which … papers"), ``"lead-in"`` (only its opening,
+    "Show me articles about …"), or ``""``."""
     topic: str = ""
     """``text`` without a list question's lead-in; ``text`` itself for any other question."""
     topic_terms: tuple[str, ...] = ()
@@ -275,7 +279,7 @@ def embedding_text(text: str) -> str:
     return " ".join(kept.split()) or text
 
 
-def analyze(text: str, corpus_names: dict[str, str] | None = None) -> Question:
+def analyze(text: str, corpus_names: dict[str, str] | None = None, max_own_terms: int = MAX_OWN_TERMS) -> Question:
     """The :class:`Question` for ``text``. With ``corpus_names`` (lower case → spelling), names typed
     in any case are first spelled as the corpus spells them (:func:`spell_names`). No validation:
     see :func:`validate_question`."""
@@ -283,15 +287,16 @@ def analyze(text: str, corpus_names: dict[str, str] | None = None) -> Question:
         text = spell_names(text, corpus_names)
     names = question_names(text)
     terms = tokenize(text)
-    is_list = is_multi_question(text)
+    list_cue = "words" if LIST_QUESTION.search(text) else "lead-in" if LIST_LEAD.match(text) else ""
+    is_list = bool(list_cue)
     topic = question_topic(text) if is_list else text
     bare = all(t in REFERENCE_WORDS or t.isdigit() for t in terms)
     return Question(
         text=text, names=tuple(names), terms=tuple(terms),
         name_terms=frozenset(tokenize(" ".join(NAME.findall(text) + NUMBER_TOKEN.findall(text)))),
-        is_list=is_list, topic=topic, topic_terms=tuple(tokenize(topic)) if topic != text else tuple(terms),
+        is_list=is_list, list_cue=list_cue, topic=topic, topic_terms=tuple(tokenize(topic)) if topic != text else tuple(terms),
         definition=is_definition_question(text, names), quantity=bool(QUANTITY_CUE.search(text)),
         figures=frozenset(figures(text)), counts=frozenset(counts(text)), bare=bare,
-        reference=_reference(text, terms, names, bare),
+        reference=_reference(text, terms, names, bare, max_own_terms),
         own_terms=tuple(t for t in terms if t not in REFERENCE_WORDS and t not in FRAMING_TERMS),
     )

@@ -9,8 +9,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
+from assistant.settings import RelatedCalibration
 from vectorstore.chunking import split_sentences
 from vectorstore.papers import Paper
+
+_CAL = RelatedCalibration()
 
 
 class UnknownPaperError(KeyError):
@@ -52,7 +55,7 @@ class RelatedPaper:
     """With an LLM: a short paragraph citing [Qn] / [Pn] sentences (see :mod:`assistant.related_llm`)."""
 
 
-UNMATCHED_BELOW = 0.40
+UNMATCHED_BELOW = _CAL.unmatched_below  # Settings.calibration.related
 """A sentence whose best cosine (MiniLM) on the other side is below this has "no good match"; matched
 pairs of related dev.jsonl papers sit mostly above 0.5, pairs of unrelated sentences below 0.3."""
 
@@ -128,10 +131,9 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
             raise ValueError(f"the text is {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}: "
                              "paste an abstract or a few paragraphs")
         qvec = text_embedding(retriever, text)
-    n = min(store.papers.count(), k + len(exclude) + 40)
-    res = store.papers.query(query_embeddings=[qvec], n_results=max(n, 1), include=["distances"]) if n else None
-    d_ids = [i for i in (res["ids"][0] if res else []) if i not in exclude]
-    d_sim = {i: 1.0 - d for i, d in zip(res["ids"][0], res["distances"][0])} if res else {}
+    nearest = store.nearest_papers(qvec, k + len(exclude) + _CAL.pool_extra)
+    d_ids = [i for i, _ in nearest if i not in exclude]
+    d_sim = dict(nearest)
     b_ids, _ = retriever.bm25(text)
     b_ids = [i for i in b_ids if i not in exclude]
     ids, scores = reciprocal_rank_fusion([d_ids, b_ids], k=retriever.rrf_k)
@@ -162,8 +164,9 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     return out
 
 
-def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str], facet_weight: float = 0.6,
-                 sentence_vectors=None, lexical_weight: float = 0.2) -> list[float]:
+def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str],
+                 facet_weight: float = _CAL.facet_weight, sentence_vectors=None,
+                 lexical_weight: float = _CAL.facet_lexical_weight) -> list[float]:
     """Similarity of each candidate text to a query paper's facet (e.g. its method sentences).
 
     ``facet_weight · mean_f max_s cos(f, s) + (1 − facet_weight) · cos(query, mean of s)

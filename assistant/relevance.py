@@ -19,26 +19,13 @@ holds a name the question names.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from typing import Protocol
 
 import numpy as np
 
 from assistant.question import FRAMING_TERMS
 from assistant.settings import AbstentionCalibration
-
-
-class Verdict(str, Enum):
-    answered = "answered"
-    weak = "weak"
-    none = "none"
-
-
-VERDICT_TEXT = {
-    Verdict.answered: "",
-    Verdict.weak: "Closest match, may not answer the question.",
-    Verdict.none: "No relevant abstract found in the indexed papers.",
-}
+from assistant.types import VERDICT_TEXT, Verdict  # noqa: F401  (VERDICT_TEXT: re-exported)
 
 
 @dataclass(frozen=True)
@@ -85,9 +72,6 @@ class Judge(Protocol):
         holds the user's own words): the paper is what the question is about."""
 
 
-_ORDER = [Verdict.none, Verdict.weak, Verdict.answered]
-
-
 @dataclass(frozen=True)
 class LearnedJudge:
     """The judge: the fitted relevance model (assistant.learned.LinearModel with cutoffs) and the
@@ -104,17 +88,30 @@ class LearnedJudge:
         return float(self.model.probability(ev.features)) if ev.features is not None else 0.0
 
     def decide(self, ev: RelevanceEvidence | None) -> Verdict:
+        return self.explain(ev)[0]
+
+    def explain(self, ev: RelevanceEvidence | None) -> tuple[Verdict, str]:
+        """``(verdict, the rule that decided it)``; the rule names are :data:`JUDGE_RULES`."""
         if ev is None:
-            return Verdict.none
+            return Verdict.none, "nothing retrieved"
         if ev.pointed_at and ev.bare_reference:
-            return Verdict.answered  # "tell me more about the second one" asks about that paper alone
+            return Verdict.answered, "bare reference"  # "tell me more about the second one": that paper alone
         if ev.list_share is not None and ev.list_share < ev.list_bar and not self.named(ev):
             # A paper holding a name the question names ("Which papers use GRPO?") is listed whatever
             # its share: it mentions the named thing once, the best paper throughout.
-            return Verdict.none
-        verdict = self.model.verdict(ev.features) if ev.features is not None else Verdict.none
+            return Verdict.none, "below the list bar"
+        if ev.features is None:
+            return Verdict.none, "no sentences"
+        verdict = self.model.verdict(ev.features)
         # The user points at a paper of an earlier answer: never "nothing found" for it.
-        return max(verdict, Verdict.weak, key=_ORDER.index) if ev.pointed_at else verdict
+        if ev.pointed_at and verdict == Verdict.none:
+            return Verdict.weak, "pointed at"
+        return verdict, f"model: {verdict.value}"
+
+
+JUDGE_RULES = ("nothing retrieved", "bare reference", "below the list bar", "no sentences", "pointed at",
+               "model: answered", "model: weak", "model: none")
+"""Every rule :meth:`LearnedJudge.explain` names (``paper-assistant eval`` counts how often each decides)."""
 
 
 def content_weights(weights: dict[str, float]) -> dict[str, float]:

@@ -6,7 +6,7 @@ import html
 import json
 import re
 
-from assistant.answer import CitedAnswer
+from assistant.types import CitedAnswer
 from assistant.related import RelatedPaper
 from assistant.relevance import VERDICT_TEXT, Verdict
 

@@ -20,6 +20,7 @@ from assistant.evidence import lexical_coverage, question_weights
 from assistant.question import Question, analyze, names_in
 from vectorstore.index import Index
 from vectorstore.papers import Paper
+from vectorstore.store import where_clause
 
 Ranking = tuple[list[str], list[float]]
 
@@ -68,12 +69,9 @@ class Filters:
                 return False
         return True
 
-    def chroma_where(self) -> dict | None:
-        clauses = [{k: {"$in": v} if isinstance(v, list) else v}
-                   for k, v in (("venue", self.venue), ("year", self.year), ("source", self.source)) if v is not None]
-        if not clauses:
-            return None
-        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+    def where(self) -> dict | None:
+        """The store's filter for these values (vectorstore.store.where_clause), None for no filter."""
+        return where_clause({"venue": self.venue, "year": self.year, "source": self.source})
 
     def active(self) -> bool:
         return any(v is not None for v in (self.venue, self.year, self.source))
@@ -212,7 +210,7 @@ class HybridRetriever:
     def dense(self, query_vec: np.ndarray, filters: Filters | None = None,
               hits_out: dict | None = None) -> Ranking:
         """Dense ranking: max cosine similarity of a paper's chunks to the query embedding."""
-        hits = self.index.store.query(query_vec, self.candidates, where=filters.chroma_where() if filters else None)
+        hits = self.index.store.query(query_vec, self.candidates, where=filters.where() if filters else None)
         if hits_out is not None:
             for h in hits:
                 hits_out.setdefault(h.paper_id, []).append(
@@ -228,15 +226,7 @@ class HybridRetriever:
     def _allowed(self, filters: Filters | None) -> set[str] | None:
         if not filters or not filters.active():
             return None
-        where = filters.chroma_where()
-        ids = set()
-        offset = 0
-        while True:
-            page = self.index.store.papers.get(where=where, include=[], limit=5000, offset=offset)
-            ids.update(page["ids"])
-            if len(page["ids"]) < 5000:
-                return ids
-            offset += 5000
+        return self.index.store.paper_ids_where(filters.where())
 
     # --- the public search ----------------------------------------------------------------------
     def search(self, query: str | Question, k: int = 5, mode: str = "hybrid", filters: Filters | None = None,
@@ -290,7 +280,9 @@ class HybridRetriever:
 
 
 class PaperRetriever(BaseRetriever):
-    """LangChain adapter: one Document per retrieved paper (abstract text, metadata with id and score)."""
+    """The LangChain entry point to retrieval: a ``BaseRetriever`` giving one Document per retrieved
+    paper (abstract text; metadata: paper id, label, fused/dense/BM25 scores, venue, year, source), for
+    composing the index into other LangChain chains: ``PaperRetriever(retriever=assistant.retriever).invoke(q)``."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     retriever: HybridRetriever

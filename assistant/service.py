@@ -52,8 +52,8 @@ def get_index(settings: Settings, create: bool = False) -> Index:
 
 
 def get_assistant(settings: Settings):
-    """An :class:`assistant.answer.Assistant` over the configured index (opened once)."""
-    from assistant.answer import Assistant
+    """An :class:`assistant.pipeline.Assistant` over the configured index (opened once)."""
+    from assistant.pipeline import Assistant
 
     return Assistant(settings, get_index(settings))
 

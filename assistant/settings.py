@@ -73,6 +73,12 @@ def _tuned(default, description: str, source: str, **kw):
 DEV = "set on shared/eval/dev.jsonl"
 
 
+class QuestionCalibration(BaseModel):
+    max_own_terms: int = _tuned(3, "a question with a pronoun is a follow-up only with at most this many content "
+                                "terms of its own (and no name)", "set by reading follow-ups: 'Is it possible to "
+                                "make mixture-of-experts layers faster?' is a new question", ge=0)
+
+
 class FusionCalibration(BaseModel):
     rrf_k: int = _tuned(60, "reciprocal rank fusion constant k in Σ 1/(k + rank)",
                         "Cormack, Clarke & Büttcher (SIGIR 2009), not tuned here", ge=1)
@@ -112,6 +118,10 @@ class ListCalibration(BaseModel):
     lexical_weight: float = _tuned(0.5, "weight of BM25 (vs topic-sentence cosine) in a paper's list evidence",
                                    "equal weights; widest working bar range on dev multi questions")
     near_misses: int = _tuned(3, "papers below the bar reported as near misses", "presentation choice", ge=0)
+    loose_share: float = _tuned(0.5, "a list is flagged loose when more than this share of the pool clears the bar",
+                                "hand-set: flat evidence", gt=0, le=1)
+    also_shown: int = _tuned(5, "other retrieved papers a list answer shows besides those it cites",
+                             "presentation choice", ge=0)
 
 
 class SentenceCalibration(BaseModel):
@@ -146,18 +156,32 @@ class HistoryCalibration(BaseModel):
                            "hand-set", ge=1)
 
 
+class RelatedCalibration(BaseModel):
+    unmatched_below: float = _tuned(0.40, "a sentence whose best match on the other side is below this cosine "
+                                    "is a difference", "sentence pairs of related dev.jsonl papers (mostly > 0.5) vs "
+                                    "unrelated ones (< 0.3); assistant/related.py")
+    pool_extra: int = _tuned(40, "papers fetched beyond k (and the excluded ones) before fusing for related work",
+                             "hand-set", ge=0)
+    facet_weight: float = _tuned(0.6, "CSFCube: weight of facet-sentence alignment vs whole-abstract cosine",
+                                 "CSFCube dev: 0.5–0.7 all score NDCG@20 0.60–0.62")
+    facet_lexical_weight: float = _tuned(0.2, "CSFCube: weight of lexical overlap in facet scores",
+                                         "CSFCube dev: 0.1–0.2 all score NDCG@20 0.60–0.62")
+
+
 class Calibration(BaseModel):
     """Every tuned number of the answer path, each with a description and its source
     (``Calibration.model_json_schema()`` or :func:`calibration_table` lists them)."""
 
     chunking: ChunkingConfig = ChunkingConfig()
     models: ModelCalibration = ModelCalibration()
+    question: QuestionCalibration = QuestionCalibration()
     fusion: FusionCalibration = FusionCalibration()
     abstention: AbstentionCalibration = AbstentionCalibration()
     listing: ListCalibration = ListCalibration()
     sentences: SentenceCalibration = SentenceCalibration()
     answer: AnswerCalibration = AnswerCalibration()
     history: HistoryCalibration = HistoryCalibration()
+    related: RelatedCalibration = RelatedCalibration()
 
 
 def calibration_table(cal: "Calibration | None" = None) -> list[tuple[str, object, str, str]]:

@@ -279,23 +279,6 @@ def neutral_models() -> tuple[LinearModel, LinearModel]:
     return LinearModel.neutral("evidence", SENTENCE_FEATURES), LinearModel.neutral("judge", JUDGE_FEATURES)
 
 
-def open_corpus_index(settings, corpus: list, explicit_index: bool = False, ingest_callbacks: dict | None = None):
-    """``(settings, index)`` of an index holding ``corpus`` (paper files): the configured index when
-    ``explicit_index``, else a folder beside it keyed by the corpus' paths (built once, then reused,
-    as the eval's distractor index). Papers missing from it are ingested first."""
-    from pathlib import Path
-
-    from assistant.evaluate import corpus_settings
-    from assistant.service import get_index
-    from vectorstore.ingest import ingest
-
-    if not explicit_index:
-        settings = corpus_settings(settings, [Path(p) for p in corpus])
-    idx = get_index(settings, create=True)
-    ingest(list(corpus), idx, write_batch=settings.store.write_batch, **(ingest_callbacks or {}))
-    return settings, idx
-
-
 def train(settings, corpus: list, questions, out_folder=None, explicit_index: bool = False,
           cfg: TrainSettings | None = None, progress=None, ingest_callbacks: dict | None = None):
     """Fit both models on ``questions`` over an index of ``corpus`` and write them to ``out_folder``
@@ -306,9 +289,9 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
     """
     from pathlib import Path
 
-    from assistant.answer import Assistant
-    from assistant.evaluate import load_questions
+    from assistant.evalsets import load_questions, open_corpus_index
     from assistant.learned import model_path
+    from assistant.pipeline import Assistant
 
     m = settings.calibration.models
     cfg = cfg or TrainSettings()
@@ -325,3 +308,43 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
         path.write_text(model.to_json())
         written.append(path)
     return written, rows, cross_validate(rows, cfg)
+
+
+def abstention_lines(a, indent: str = "") -> list[str]:
+    """Lines of abstention shares and the trade-off (the eval's AbstentionReport, or a :class:`CVReport`)."""
+    lines = [
+        f"{indent}abstention: 'none' questions ({a.none_questions}): {a.none_abstained:.0%} answered 'no relevant "
+        f"abstract found', {a.none_flagged:.0%} at least flagged",
+        f"{indent}            answerable ({a.answerable_questions}): {a.answerable_abstained:.1%} wrongly abstained, "
+        f"{a.answerable_flagged:.1%} flagged 'closest match'",
+        f"{indent}  trade-off (judge cutoff):  cutoff  answerable-abstained  none-abstained",
+    ]
+    for t in a.tradeoff:
+        lines.append(f"{indent}{'':>27}{t['cutoff']:>6.3f}{t['answerable_abstained']:>22.1%}{t['none_abstained']:>16.0%}")
+    return lines
+
+
+def importance_lines(title: str, pairs: list[tuple[str, float]]) -> list[str]:
+    return [f"{title}: " + ", ".join(f"{f} {c:+.2f}" for f, c in pairs if abs(c) >= 0.005)]
+
+
+def format_cv(c) -> list[str]:
+    """Lines of cross-validated figures (a :class:`CVReport`, or the eval's ``CVFigures``)."""
+    lines = [f"{c.folds}-fold cross-validation (both models refitted on {c.folds - 1} folds of this file, "
+             f"scored on the held-out one):",
+             f"  evidence accuracy: {c.evidence_accuracy:.2f} ({round(c.evidence_accuracy * c.evidence_n)}/"
+             f"{c.evidence_n}); dense similarity alone: {c.evidence_dense_only:.2f}"]
+    lines += abstention_lines(getattr(c, "abstention", c), "  ")
+    lines += importance_lines("  evidence ranker (mean over folds)", c.evidence_importances)
+    lines += importance_lines("  relevance judge (mean over folds)", c.judge_importances)
+    return lines
+
+
+def train_report(settings, corpus: list, questions, out_folder=None, explicit_index: bool = False,
+                 ingest_callbacks: dict | None = None) -> str:
+    """``paper-assistant train``: :func:`train`, then the files written and the cross-validated figures."""
+    import time
+    start = time.perf_counter()
+    written, rows, cv = train(settings, corpus, questions, out_folder, explicit_index, ingest_callbacks=ingest_callbacks)
+    return "\n".join([*(f"wrote {p}" for p in written), *format_cv(cv),
+                      f"{len(rows)} questions, {time.perf_counter() - start:.0f} s"])

@@ -160,39 +160,6 @@ def test_list_question_quotes_on_topic_sentences(assistant, index):
     assert not any("We validate the proposed method through extensive experiments" in s.sentence for s in ans.sources)
 
 
-def _ranked(assistant, question: str, texts: list[str]) -> np.ndarray:
-    """The shipped evidence ranker's scores for ``texts`` sharing one vector: only their words differ."""
-    from assistant.features import question_cues, sentence_features
-
-    vecs = np.tile(np.eye(1, 384, dtype=np.float32), (len(texts), 1))
-    q = np.eye(1, 384, dtype=np.float32)[0]
-    from assistant.question import analyze
-
-    cues = question_cues(analyze(question), assistant.index.lexical())
-    return assistant.ranker.score(sentence_features(cues, q, texts, vecs))
-
-
-def test_code_availability_sentence_scores_below_a_claim_with_the_same_vector(assistant):
-    scores = _ranked(assistant, "what does it introduce", ["We introduce a sparse router that cuts inference latency tenfold.",
-                                                           "Our code is available at http://127.0.0.1/example/project."])
-    assert scores[0] > scores[1]
-
-
-def test_a_number_inside_a_modifier_is_not_a_count_the_answer_must_repeat(assistant):
-    """"360-degree" names a kind of image; only "which three …"-style numbers ask for a count."""
-    from assistant.features import SENTENCE_FEATURES, question_cues, sentence_features
-
-    texts = ["The system supports five distinct editing operations in one model.",
-             "It enables flexible 360° scene creation with unified editing control."]
-    question = "How many kinds of edits does the 360-degree panorama editing system handle?"
-    from assistant.question import analyze
-
-    x = sentence_features(question_cues(analyze(question), None), np.eye(1, 8, dtype=np.float32)[0], texts,
-                          np.tile(np.eye(1, 8, dtype=np.float32), (2, 1)))
-    col = SENTENCE_FEATURES.index("quantity_figure")
-    assert x[0, col] == 1.0 and x[1, col] == 0.0
-
-
 @pytest.mark.parametrize("question, expected", [
     ("What is the last work on mixture of experts?", "000_12a0d7b1c5c902c5#13"),    # an ordinal of its own subject
     ("What is OmniMoE and how does it work?", "000_12a0d7b1c5c902c5#13"),         # names its subject

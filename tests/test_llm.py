@@ -119,23 +119,6 @@ def test_citations_are_renumbered_in_order_of_first_use(fake, make_assistant):
     assert [(s.n, s.paper_id) for s in ans.sources] == [(1, block["3"]), (2, block["1"])]
 
 
-@pytest.mark.parametrize("text, valid, expected", [
-    ("Two papers study it [1-2].", {1, 2}, "Two papers study it [1, 2]."),
-    ("Both [2–3] and [1, 3-4].", {1, 2, 3, 4}, "Both [1, 2] and [3, 2, 4]."),
-    ("Saved as .safetensors files [1], to .9 and pip install .[dev] [7].", {1},
-     "Saved as .safetensors files [1], to .9 and pip install .[dev]."),
-    ("- item [1]\n    - nested  item [9]\n```\nx  =  1\n```", {1}, "- item [1]\n    - nested  item\n```\nx  =  1\n```"),
-    ("A [7]. B [1] c [7] d.", {1}, "A. B [1] c d."),
-])
-def test_citation_ranges_count_and_spacing_changes_only_where_a_marker_went(text, valid, expected):
-    from assistant.citations import CitationRewriter
-
-    whole = CitationRewriter({n: f"p{n}" for n in valid})
-    streamed = CitationRewriter({n: f"p{n}" for n in valid})
-    pieces = "".join(streamed.feed(text[i:i + 3]) for i in range(0, len(text), 3)) + streamed.flush()
-    assert whole.feed(text) + whole.flush() == pieces == expected
-
-
 def test_support_threshold_is_calibrated_on_dev_lookups(assistant, dev_questions, papers):
     """Recompute SUPPORT_THRESHOLD as documented: gold answers vs their gold abstract's best sentence
     (supported) and vs every other abstract's best sentence (unsupported), Youden's J."""
@@ -242,7 +225,7 @@ def test_endpoint_failure_gives_one_line_note_and_the_extractive_answer(case, fa
 
 def llm_wait(a: Assistant, question: str) -> tuple[float, str]:
     """Seconds spent generating (retrieval excluded: other test runs may share the CPU), and the text."""
-    from assistant.answer import _Run
+    from assistant.generate import Run as _Run
 
     prep = a.prepare(question)
     started = time.monotonic()

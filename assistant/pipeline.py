@@ -1,0 +1,237 @@
+"""The answer pipeline, one step per method, in order:
+
+    analyze → follow-up → retrieve → evidence → judge → (list) → cite → generate → check
+
+:meth:`Assistant.prepare` runs the steps up to the verdict and returns a :class:`Prepared`;
+:meth:`Assistant.ask_stream` / :meth:`Assistant.ask` hand it to the :class:`Generator` (cite,
+generate, check citations). Each step is logged by name with its duration (logger
+``assistant.pipeline``, level DEBUG), so a trace reads like this list. The modules behind the steps:
+assistant.question, assistant.followup, assistant.retrieval, assistant.evidence,
+assistant.relevance, assistant.listing, assistant.generate.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Iterator
+
+import numpy as np
+
+from assistant.evidence import SentenceCache
+from assistant.features import Cues, judge_features, question_cues, retrieved_signals, sentence_features
+from assistant.followup import Anchor, FollowUp, FollowUps, quoted_before
+from assistant.generate import Generator
+from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from
+from assistant.llm import ChatModel, OpenAIChat
+from assistant.prepared import Prepared
+from assistant.learned import load_model
+from assistant.question import Question, analyze, embedding_text, validate_question
+from assistant.relevance import Judge, LearnedJudge, RelevanceEvidence
+from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, resolve_filters
+from assistant.settings import Settings
+from assistant.types import CitedAnswer, History, Verdict
+from vectorstore.index import Index
+
+log = logging.getLogger("assistant.pipeline")
+
+
+def step(fn):
+    """Log the step's name (the method's) and its duration in ms."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            log.debug("step %s %.1f ms", fn.__name__, 1000 * (time.perf_counter() - started))
+    return run
+
+
+class Assistant:
+    """Retrieval + answering over one index; one per process, shared by CLI, UI, MCP and tests.
+
+    ``rule``: the relevance :class:`Judge` (default: :class:`LearnedJudge` over the fitted model);
+    ``chat_model``: any :class:`ChatModel` (default: OpenAIChat when an LLM is configured);
+    ``models``: ``(evidence ranker, relevance model)`` (assistant.learned.LinearModel) instead of the
+    files ``settings.calibration.models`` names (training passes neutral ones, so what it collects
+    does not depend on the models it replaces).
+    """
+
+    def __init__(self, settings: Settings, index: Index, rule: Judge | None = None,
+                 chat_model: ChatModel | None = None, models: tuple | None = None):
+        self.settings = settings
+        self.index = index
+        cal = self.calibration = settings.calibration
+        self.retriever = HybridRetriever(index, settings.retrieval.candidates, cal.fusion.rrf_k,
+                                         cal.fusion.coverage_weight, cal.fusion.coverage_pool)
+        self.sentences = SentenceCache(index.encoder, index.store, chunker=index.chunker())
+        m = cal.models
+        self.ranker, relevance_model = models or (load_model(m.evidence, m.evidence_version, m.folder),
+                                                  load_model(m.judge, m.judge_version, m.folder))
+        self.judge: Judge = rule or LearnedJudge(relevance_model, cal.abstention.follow_up_coverage)
+        self.list_bar = ListBar(**cal.listing.model_dump())
+        self.follow_ups = FollowUps(settings, index)
+        llm = chat_model or (OpenAIChat(settings.llm) if settings.llm.configured else None)
+        self.generator = Generator(settings, index.encoder, self.sentences, self.judge, llm)
+
+    @property
+    def llm(self) -> ChatModel | None:
+        """The chat model, or None (extractive answers only)."""
+        return self.generator.llm
+
+    @llm.setter
+    def llm(self, model: ChatModel | None) -> None:
+        self.generator.llm = model
+
+    # --- the steps up to the verdict ---------------------------------------------------------------
+    def prepare(self, question: str, history: History | None = None, filters: Filters | None = None,
+                k: int | None = None) -> Prepared:
+        """Analyze, resolve the follow-up, retrieve, score evidence and judge ``question``.
+        Raises QuestionError for an empty or over-long question, FilterError for an unknown filter value."""
+        asked = self.analyze(question)
+        turns = list(history or [])
+        filters = self.resolve(filters)
+        follow = self.follow_up(asked, turns, filters)
+        analysis = (asked if follow.query == asked.text
+                    else analyze(follow.query, max_own_terms=self.calibration.question.max_own_terms))
+        qvec = self.index.encoder.encode_one(embedding_text(follow.query))
+        k = k or self.settings.retrieval.k
+        papers = self.retrieve(analysis, qvec, follow.anchor, filters, k)
+        # A list question's lead-in ("Which papers …") carries no content: the relevance of its
+        # sentences is judged against the topic alone.
+        tvec = (self.index.encoder.encode_one(embedding_text(analysis.topic)) if analysis.topic != analysis.text
+                else qvec)
+        # "Tell me more about the second one" wants something not shown yet, not a quote shown before.
+        shown = quoted_before(turns) if follow.anchor is not None and asked.bare else None
+        cues = question_cues(analysis, self.index.lexical())
+        cues.ask_vec = (self.index.encoder.encode_one(embedding_text(cues.ask)) if cues.ask != analysis.text
+                        else qvec)
+        evidence, relevance = self.score_evidence(cues, qvec, tvec, papers, shown, topical=analysis.is_list)
+        pinned = self.follow_ups.evidence(asked, follow.anchor, papers, relevance) if follow.anchor else []
+        verdict = self.decide(papers, relevance)
+        prep = Prepared(asked.text, follow.query, qvec, papers, evidence, relevance, verdict,
+                        multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
+                        note=follow.anchor.note if follow.anchor else "", topic_vec=tvec, analysis=analysis)
+        if prep.multi and verdict != Verdict.none:
+            prep.listing = self.list(prep)
+            if prep.listing.loose:
+                prep.note = " ".join(x for x in (prep.note, LOOSE_NOTE) if x)
+        return prep
+
+    @step
+    def analyze(self, question: str) -> Question:
+        """The question analysed once; names typed in any case ("omnimoe") spelled as the corpus does."""
+        return analyze(validate_question(question), self.index.lexical().names,
+                       self.calibration.question.max_own_terms)
+
+    @step
+    def resolve(self, filters: Filters | None) -> Filters | None:
+        """Filters with the index's own spelling of each value (raises FilterError for none)."""
+        if filters is not None and filters.active():
+            return resolve_filters(filters, self.index.store.field_values)
+        return filters
+
+    @step
+    def follow_up(self, asked: Question, turns: History, filters: Filters | None) -> FollowUp:
+        """The standalone query and the earlier turn it is anchored to (assistant.followup)."""
+        return self.follow_ups.resolve(asked, turns, filters, self.llm)
+
+    @step
+    def retrieve(self, question: Question, qvec: np.ndarray, anchor: Anchor | None, filters: Filters | None,
+                 k: int) -> list[ScoredPaper]:
+        """Hybrid retrieval (a list question's pool is the list bar's), fused with an anchor's papers."""
+        r = self.settings.retrieval
+        pool = max(k, self.list_bar.pool) if question.is_list else k
+        papers = self.retriever.search(question, k=pool, mode=r.mode, filters=filters, use_mmr=r.mmr,
+                                       mmr_lambda=r.mmr_lambda, query_vec=qvec)
+        return self.follow_ups.condition(papers, anchor, k) if anchor is not None else papers
+
+    @step
+    def score_evidence(self, cues: Cues, qvec: np.ndarray, tvec: np.ndarray, papers: list[ScoredPaper],
+                       shown: dict[str, set[str]] | None = None, topical: bool = False):
+        """Each paper's best sentence (the evidence ranker's argmax over its sentences) and its relevance
+        evidence, which carries the judge's features with that paper as the best match and the others
+        as its runners-up. ``tvec`` is what the sentence cosine of the evidence is measured against (a
+        list question's topic). With ``topical`` (a list question) the quote is chosen among the
+        sentences within ``calibration.answer.topic_margin`` of the paper's best cosine to the topic, so
+        it shows the paper is on the topic. ``shown`` (paper id → sentences quoted before) are quoted
+        again only if a paper has no other sentence.
+        Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``."""
+        if not papers:
+            return {}, {}
+        cache = self.sentences.get([p.paper for p in papers])
+        alone = {p.id: self.sentences.alone(p.paper) for p in papers}
+        signals = retrieved_signals(cues, papers, cache, qvec, tvec, alone)
+        evidence, relevance = {}, {}
+        for p in papers:
+            sents, vecs = cache[p.id]
+            sig = signals[p.id]
+            x = judge_features(cues, [sig, *(signals[o.id] for o in papers if o.id != p.id)])
+            relevance[p.id] = RelevanceEvidence(sig.dense, sig.sentence, p.bm25, sig.name_share > 0, sig.coverage,
+                                                features=x if sents else None)
+            if not sents:
+                evidence[p.id] = (None, 0.0)
+                continue
+            scores = self.ranker.score(sentence_features(cues, qvec, [s.text for s in sents], vecs, alone[p.id]))
+            if topical:
+                on_topic = vecs @ tvec
+                scores = np.where(on_topic >= on_topic.max() - self.calibration.answer.topic_margin, scores, -np.inf)
+            if shown and p.id in shown and len(sents) > 1:
+                scores = np.where([s.text in shown[p.id] for s in sents], -np.inf, scores)
+            i = int(np.argmax(scores))
+            evidence[p.id] = (sents[i], float(scores[i]))
+        return evidence, relevance
+
+    @step
+    def decide(self, papers: list[ScoredPaper], relevance: dict[str, RelevanceEvidence]) -> Verdict:
+        """The judge's verdict on the top paper: the answer's verdict."""
+        return self.judge.decide(relevance[papers[0].id]) if papers else Verdict.none
+
+    @step
+    def list(self, prep: Prepared) -> ListResult:
+        """A list question's papers: every one above list mode's bar (assistant.listing)."""
+        return listed_from(self, prep)
+
+    # --- cite → generate → check (assistant.generate) ----------------------------------------------
+    def cited_candidates(self, prep: Prepared) -> list[ScoredPaper]:
+        return self.generator.cited_candidates(prep)
+
+    def context_blocks(self, prep: Prepared, papers: list[ScoredPaper]):
+        return self.generator.context_blocks(prep, papers)
+
+    def stream_text(self, prep: Prepared, cited: list[ScoredPaper], run) -> Iterator[str]:
+        return self.generator.stream_text(prep, cited, run)
+
+    # --- follow-up helpers kept on the Assistant ------------------------------------------------------
+    def bounded_history(self, history: History) -> History:
+        return self.follow_ups.bounded_history(history)
+
+    def history_text(self, history: History) -> str:
+        return self.follow_ups.history_text(history)
+
+    def condense(self, question: str, history: History) -> str:
+        """A standalone question: the LLM rewrites it when there is history; otherwise unchanged."""
+        return self.follow_ups.condense(question, self.bounded_history(history), self.llm)[0]
+
+    # --- public API ----------------------------------------------------------------------------------
+    def answer_prepared(self, prep: Prepared) -> CitedAnswer:
+        """The answer for an already prepared question (the eval reuses the retrieval it scored)."""
+        *_, answer = self.generator.stream(prep)
+        return answer
+
+    def ask(self, question: str, history: History | None = None, filters: Filters | None = None,
+            k: int | None = None) -> CitedAnswer:
+        """Answer ``question``. Raises QuestionError for empty/huge questions."""
+        return self.answer_prepared(self.prepare(question, history, filters, k))
+
+    def ask_stream(self, question: str, history: History | None = None,
+                   filters: Filters | None = None) -> Iterator[str | CitedAnswer]:
+        """Yield text pieces as they arrive, then the final CitedAnswer (always last).
+
+        The pieces joined are exactly the final ``answer``: the check at the end adds sources,
+        support and notes, never different text. Raises QuestionError before the first piece.
+        """
+        prep = self.prepare(question, history, filters)
+        yield from self.generator.stream(prep)

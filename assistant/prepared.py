@@ -1,0 +1,42 @@
+"""The record the pipeline's early steps fill (analyze → follow-up → retrieve → evidence → judge)
+and its later steps read (cite → generate → check): one question, prepared."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from assistant.evidence import Sentence
+from assistant.listing import ListResult
+from assistant.question import Question
+from assistant.relevance import RelevanceEvidence
+from assistant.retrieval import ScoredPaper
+from assistant.types import Verdict
+
+
+@dataclass
+class Prepared:
+    """Everything generation and the citation check need."""
+
+    question: str
+    query: str
+    qvec: np.ndarray
+    papers: list[ScoredPaper]
+    evidence: dict[str, tuple[Sentence | None, float]]
+    relevance: dict[str, RelevanceEvidence]
+    verdict: Verdict
+    context_ids: list[str] = field(default_factory=list)
+    multi: bool = False
+    llm_error: BaseException | None = None
+    """The endpoint already failed while condensing: answer extractively without waiting again."""
+    pinned: list[str] = field(default_factory=list)
+    """Paper ids the question points at ("the second one"): the only ones cited."""
+    note: str = ""
+    """A remark from retrieval for the answer's note (e.g. an ordinal past the end of the list)."""
+    topic_vec: np.ndarray | None = None
+    """Embedding of a list question's topic (``analysis.topic``); ``qvec`` otherwise."""
+    listing: ListResult | None = None
+    """For a list question: the papers above list mode's bar (assistant.listing), the ones it cites."""
+    analysis: Question | None = None
+    """The analysis of ``query`` (assistant.question): what every later step reads."""
