@@ -141,7 +141,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
         report.evidence_accuracy = evidence_hits / evidence_n
         report.evidence_n = evidence_n
     report.evidence_importances = [(f, round(c, 3)) for f, c in assistant.ranker.importances()]
-    report.judge_importances = [(f, round(c, 3)) for f, c in assistant.judge.importances()]
+    report.judge_importances = [(f, round(c, 3)) for f, c in assistant.judge.model.importances()]
     if cv:
         from assistant.train import TrainSettings, collect, cross_validate, neutral_models
 
