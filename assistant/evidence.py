@@ -4,7 +4,7 @@ Which sentence supports a question is the learned evidence ranker's decision (as
 over assistant.features.sentence_features). This module supplies its inputs: each paper's sentences
 with their contextual embeddings (pooled from the chunk's forward pass, see vectorstore.sentences),
 read from the index, where ingest stored them, and computed only for papers stored without them;
-and the same sentences encoded one by one. Both are cached in-process.
+cached in-process.
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ class SentenceCache:
         self.capacity = capacity
         self._chunker = chunker or Chunker.for_encoder(encoder)  # the index's chunker (Index.chunker)
         self._data: OrderedDict[str, tuple[list[Sentence], np.ndarray]] = OrderedDict()
-        self._alone: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.computed = 0  # papers whose sentence vectors had to be computed (not found in the store)
 
@@ -76,23 +75,6 @@ class SentenceCache:
                 while len(self._data) > self.capacity:
                     self._data.popitem(last=False)
         return out
-
-    def alone(self, paper: Paper) -> np.ndarray:
-        """The paper's sentences encoded one by one, not in context: ``(n_sentences, dim)`` unit vectors
-        (a contextual vector carries its chunk's gist; alone, a sentence says only what it says).
-        Computed at question time (one encoder call per paper) and cached like :meth:`get`."""
-        key = f"{paper.id}\x00{hash(paper.text)}"
-        with self._lock:
-            if key in self._alone:
-                self._alone.move_to_end(key)
-                return self._alone[key]
-        texts = [paper.text[s:e] for s, e in sentence_spans(paper.text)]
-        vecs = self.encoder.encode(texts) if texts else np.zeros((0, self.encoder.dim), np.float32)
-        with self._lock:
-            self._alone[key] = vecs
-            while len(self._alone) > self.capacity:
-                self._alone.popitem(last=False)
-        return vecs
 
     def embed_text(self, text: str) -> tuple[list[Sentence], np.ndarray]:
         """Sentences of a text that is not indexed (a pasted draft) and their vectors, made exactly as

@@ -162,8 +162,7 @@ class Assistant:
         if not papers:
             return {}, {}
         cache = self.sentences.get([p.paper for p in papers])
-        alone = {p.id: self.sentences.alone(p.paper) for p in papers}
-        signals = retrieved_signals(cues, papers, cache, qvec, tvec, alone)
+        signals = retrieved_signals(cues, papers, cache, qvec, tvec)
         evidence, relevance = {}, {}
         for p in papers:
             sents, vecs = cache[p.id]
@@ -174,7 +173,7 @@ class Assistant:
             if not sents:
                 evidence[p.id] = (None, 0.0)
                 continue
-            scores = self.ranker.score(sentence_features(cues, qvec, [s.text for s in sents], vecs, alone[p.id]))
+            scores = self.ranker.score(sentence_features(cues, qvec, [s.text for s in sents], vecs))
             if topical:
                 on_topic = vecs @ tvec
                 scores = np.where(on_topic >= on_topic.max() - self.calibration.answer.topic_margin, scores, -np.inf)

@@ -97,16 +97,15 @@ def collect(assistant, questions: list[dict], progress=None) -> list[QuestionRow
         row = QuestionRow(q.get("qid", ""), q.get("kind", ""), bool(gold),
                           np.zeros(len(JUDGE_FEATURES), np.float32), gold, q.get("evidence") or "")
         if prep.papers:
-            alone = {p.id: assistant.sentences.alone(p.paper) for p in prep.papers}
-            signals = retrieved_signals(cues, prep.papers, cache, prep.qvec, rvec, alone)
+            signals = retrieved_signals(cues, prep.papers, cache, prep.qvec, rvec)
             row.judge_x = judge_features(cues, [signals[p.id] for p in prep.papers])
             top = prep.papers[0]
             sents, vecs = cache[top.id]
             row.top_id, row.top_texts = top.id, [s.text for s in sents]
-            row.top_x = sentence_features(cues, prep.qvec, row.top_texts, vecs, alone[top.id])
+            row.top_x = sentence_features(cues, prep.qvec, row.top_texts, vecs)
         for pid, paper in gold_papers.items():
             sents, vecs = cache[pid]
-            row.gold_x = sentence_features(cues, prep.qvec, [s.text for s in sents], vecs, assistant.sentences.alone(paper))
+            row.gold_x = sentence_features(cues, prep.qvec, [s.text for s in sents], vecs)
             row.gold_label = _evidence_index(sents, row.evidence, paper.text)
         rows.append(row)
         if progress:
