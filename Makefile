@@ -10,7 +10,7 @@ export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run test browser ingest eval train bench clean
+.PHONY: setup run test browser strace ingest eval train bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -30,6 +30,14 @@ browser:
 	       apt-get install -y -qq chromium chromium-driver >/dev/null ) \
 	  || echo "warning: could not install chromium (apt-get install chromium); browser tests will fail" >&2; }
 
+# Debian's strace for tests/test_no_network.py, which traces every command's sockets (same way as Chromium).
+strace:
+	@command -v strace >/dev/null || { \
+	  ( $$( [ "$$(id -u)" = 0 ] || echo sudo -n ) apt-get update -qq \
+	    && DEBIAN_FRONTEND=noninteractive $$( [ "$$(id -u)" = 0 ] || echo sudo -n ) \
+	       apt-get install -y -qq strace >/dev/null ) \
+	  || echo "warning: could not install strace (apt-get install strace); the network test will fail" >&2; }
+
 run: setup
 	$(VENV)/bin/paper-assistant serve
 
@@ -43,7 +51,7 @@ eval: setup
 train: setup
 	$(VENV)/bin/paper-assistant train --corpus ../shared/eval/train/corpus2k.jsonl --questions ../shared/eval/train/train.jsonl
 
-test: setup browser
+test: setup browser strace
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # Benchmarks print numbers and write benchmarks/results/*.json|png (not part of `make test`).

@@ -14,14 +14,13 @@ import re
 import sys
 import time
 
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
+import vectorstore.offline  # noqa: E402,F401  before gradio: every library's telemetry off (see that module)
 import gradio as gr  # noqa: E402
 
 from assistant.answer import Assistant, CitedAnswer, Source  # noqa: E402
 from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
 from assistant.render import inert  # noqa: E402
+from assistant.sanitize import valid_text  # noqa: E402
 from assistant.settings import Calibration, Settings  # noqa: E402
 
 MAX_HISTORY_TURNS = Calibration().history.ui_turns
@@ -222,7 +221,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         sid = getattr(request, "session_hash", None)
         epoch = chat_epochs.get(sid, 0)
         turns = list(turns or [])[-MAX_HISTORY_TURNS:]
-        message = message or ""
+        message = valid_text(message or "")  # invalid UTF-8 (a lone surrogate in the JSON) becomes U+FFFD
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
         text = ""
         try:
@@ -301,7 +300,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         from assistant.listing import as_answer, list_papers
         from assistant.render import list_html, list_markdown
 
-        history = trim_display(list(history or []) + [{"role": "user", "content": inert(message or "")}])
+        message = valid_text(message or "")
+        history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
         try:
             result = list_papers(assistant, message, filters=make_filters(venue, year, source))
         except Exception as exc:  # noqa: BLE001
@@ -346,7 +346,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         from assistant.listing import list_papers
         from assistant.paper_map import index_map, map_figure
 
-        hits, what = [], ""
+        hits, what, question = [], "", valid_text(question or "")
         try:
             pmap = index_map(assistant.index.store)
             if question and question.strip():

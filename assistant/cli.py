@@ -18,6 +18,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 IndexOpt = Annotated[Optional[Path], typer.Option("--index", help="index directory [env: PAPER_ASSISTANT_INDEX]")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
 ExportOpt = Annotated[Optional[Path], typer.Option("--export", help="also write the cited papers to FILE.bib (BibTeX) or FILE.md")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="let --export overwrite an existing file")]
 
 
 class _State:
@@ -65,10 +66,12 @@ def main_options(
 def _embedding_bar():
     """A progress bar for papers being embedded, on stderr when it is a terminal; yields the
     ``on_total`` / ``progress`` callbacks of :func:`vectorstore.ingest.ingest`."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    stderr = getattr(sys.stderr, "unsafe", sys.stderr)  # the bar's own cursor codes, not sanitised away
     with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  transient=True, disable=not sys.stderr.isatty()) as bar:
+                  console=Console(file=stderr), transient=True, disable=not stderr.isatty()) as bar:
         task = bar.add_task("papers", total=None)
         yield {"on_total": lambda n: bar.update(task, total=n), "progress": lambda n: bar.advance(task, n)}
 
@@ -122,13 +125,14 @@ def ask(
     mode: Annotated[Optional[str], typer.Option(help="retrieval: hybrid | dense | bm25")] = None,
     abstracts: Annotated[bool, typer.Option("--abstracts", help="print each cited abstract")] = False,
     export: ExportOpt = None,
+    force: ForceOpt = False,
 ):
     """Answer a question from the indexed abstracts, with numbered citations."""
     from assistant.render import answer_json, answer_text
     from assistant.retrieval import Filters
     from assistant.service import get_assistant
 
-    _check_export(export)
+    _check_export(export, force)
     settings = _settings(index, retrieval={"k": k, "mode": mode})
     assistant = get_assistant(settings)
     filters = Filters(venue=venue, year=year, source=source)
@@ -191,7 +195,8 @@ def related(
     typer.echo(related_json(items) if as_json else related_text(items))
 
 
-def _check_export(path: Path | None) -> None:
+def _check_export(path: Path | None, force: bool = False) -> None:
+    """Before any work: the export's format, and no existing file overwritten unless ``force``."""
     if path is not None:
         from assistant.export import export_format
 
@@ -199,6 +204,8 @@ def _check_export(path: Path | None) -> None:
             export_format(path)
         except ValueError as exc:
             _fail(str(exc))
+        if path.exists() and not force:
+            _fail(f"{path} already exists: pass --force to overwrite it, or choose another file name")
 
 
 def _write_export(path: Path | None, items, heading: str) -> None:
@@ -227,6 +234,7 @@ def list_cmd(
     year: Annotated[Optional[int], typer.Option(help="only papers of this year")] = None,
     source: Annotated[Optional[str], typer.Option(help="only papers from this file name")] = None,
     export: ExportOpt = None,
+    force: ForceOpt = False,
 ):
     """List every indexed paper above the relevance bar, with the count and one evidence sentence each."""
     from assistant.export import items_from_list
@@ -235,7 +243,7 @@ def list_cmd(
     from assistant.retrieval import Filters
     from assistant.service import get_assistant
 
-    _check_export(export)
+    _check_export(export, force)
     a = get_assistant(_settings(index))
     result = list_papers(a, question, filters=Filters(venue=venue, year=year, source=source))
     typer.echo(list_json(result) if as_json else list_text(result))
@@ -331,20 +339,7 @@ def serve(
 
 
 def main() -> None:
-    """Console entry point: run the app, turning known errors into one line on stderr."""
-    from assistant.errors import exit_message
+    """Console entry point (assistant.console.run: terminal-safe output, one-line errors)."""
+    from assistant.console import run
 
-    try:
-        # Without standalone mode click returns (not raises) the code of a `typer.Exit(n)`.
-        code = app(standalone_mode=False)
-        if isinstance(code, int) and code:
-            sys.exit(code)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except (typer.Abort, KeyboardInterrupt):
-        typer.echo("aborted", err=True)
-        sys.exit(130)
-    except Exception as exc:  # a user error, a click usage error, anything unexpected: one line
-        message, code = exit_message(exc)
-        typer.echo(f"error: {message}", err=True)
-        sys.exit(code)
+    run(app)

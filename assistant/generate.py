@@ -24,6 +24,7 @@ from assistant.question import names_in
 from assistant.relevance import Judge
 from assistant.retrieval import ScoredPaper
 from assistant.settings import Settings
+from assistant.trace import step
 from assistant.types import VERDICT_TEXT, CitedAnswer, Claim, Source, Verdict
 from vectorstore.embedding import Encoder
 
@@ -68,6 +69,7 @@ class Generator:
         self.llm = llm
         self.calibration = settings.calibration
 
+    @step
     def cited_candidates(self, prep: Prepared) -> list[ScoredPaper]:
         """Papers worth citing: for a multi-paper question every paper that clears the relevance bar;
         for one that names things (acronyms, method names), the top paper plus each paper holding a
@@ -212,6 +214,7 @@ class Generator:
                 run.numbering.clear()
             yield self._extractive(prep, cited, run)
 
+    @step
     def finalize(self, prep: Prepared, text: str, run: Run) -> CitedAnswer:
         """Check citations and build the CitedAnswer from the streamed ``text`` (no generation here)."""
         numbered = {n: run.papers[pid] for pid, n in run.numbering.items()}

@@ -1,6 +1,6 @@
 """The answer pipeline, one step per method, in order:
 
-    analyze → follow-up → retrieve → evidence → judge → (list) → cite → generate → check
+    analyze → follow_up → retrieve → score_evidence → decide → (listing) → cite → generate → check
 
 :meth:`Assistant.prepare` runs the steps up to the verdict and returns a :class:`Prepared`;
 :meth:`Assistant.ask_stream` / :meth:`Assistant.ask` hand it to the :class:`Generator` (cite,
@@ -12,9 +12,6 @@ assistant.relevance, assistant.listing, assistant.generate.
 
 from __future__ import annotations
 
-import functools
-import logging
-import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -27,27 +24,13 @@ from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from
 from assistant.llm import ChatModel, OpenAIChat
 from assistant.prepared import Prepared
 from assistant.learned import load_model
-from assistant.question import Question, analyze, embedding_text, validate_question
+from assistant.question import Question, analyze, validate_question
 from assistant.relevance import Judge, LearnedJudge, RelevanceEvidence
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, resolve_filters
 from assistant.settings import Settings
+from assistant.trace import step
 from assistant.types import CitedAnswer, History, Verdict
 from vectorstore.index import Index
-
-log = logging.getLogger("assistant.pipeline")
-
-
-def step(fn):
-    """Log the step's name (the method's) and its duration in ms."""
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            log.debug("step %s %.1f ms", fn.__name__, 1000 * (time.perf_counter() - started))
-    return run
-
 
 class Assistant:
     """Retrieval + answering over one index; one per process, shared by CLI, UI, MCP and tests.
@@ -96,18 +79,16 @@ class Assistant:
         follow = self.follow_up(asked, turns, filters)
         analysis = (asked if follow.query == asked.text
                     else analyze(follow.query, max_own_terms=self.calibration.question.max_own_terms))
-        qvec = self.index.encoder.encode_one(embedding_text(follow.query))
+        qvec = self.index.encoder.encode_one(follow.query)
         k = k or self.settings.retrieval.k
         papers = self.retrieve(analysis, qvec, follow.anchor, filters, k)
         # A list question's lead-in ("Which papers …") carries no content: the relevance of its
         # sentences is judged against the topic alone.
-        tvec = (self.index.encoder.encode_one(embedding_text(analysis.topic)) if analysis.topic != analysis.text
-                else qvec)
+        tvec = self.index.encoder.encode_one(analysis.topic) if analysis.topic != analysis.text else qvec
         # "Tell me more about the second one" wants something not shown yet, not a quote shown before.
         shown = quoted_before(turns) if follow.anchor is not None and asked.bare else None
         cues = question_cues(analysis, self.index.lexical())
-        cues.ask_vec = (self.index.encoder.encode_one(embedding_text(cues.ask)) if cues.ask != analysis.text
-                        else qvec)
+        cues.ask_vec = self.index.encoder.encode_one(cues.ask) if cues.ask != analysis.text else qvec
         evidence, relevance = self.score_evidence(cues, qvec, tvec, papers, shown, topical=analysis.is_list)
         pinned = self.follow_ups.evidence(asked, follow.anchor, papers, relevance) if follow.anchor else []
         verdict = self.decide(papers, relevance)
@@ -115,7 +96,7 @@ class Assistant:
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
                         note=follow.anchor.note if follow.anchor else "", topic_vec=tvec, analysis=analysis)
         if prep.multi and verdict != Verdict.none:
-            prep.listing = self.list(prep)
+            prep.listing = self.listing(prep)
             if prep.listing.loose:
                 prep.note = " ".join(x for x in (prep.note, LOOSE_NOTE) if x)
         return prep
@@ -189,7 +170,7 @@ class Assistant:
         return self.judge.decide(relevance[papers[0].id]) if papers else Verdict.none
 
     @step
-    def list(self, prep: Prepared) -> ListResult:
+    def listing(self, prep: Prepared) -> ListResult:
         """A list question's papers: every one above list mode's bar (assistant.listing)."""
         return listed_from(self, prep)
 

@@ -27,3 +27,11 @@ def answer_prompt(folder: Path) -> ChatPromptTemplate:
 def condense_prompt(folder: Path) -> PromptTemplate:
     """Follow-up → standalone question; variables ``history`` and ``question``."""
     return PromptTemplate.from_template(_read(str(folder), "condense.txt"))
+
+
+def related_prompt(folder: Path) -> ChatPromptTemplate:
+    """Related work explained: system + user messages; variables ``query``, ``paper`` and ``label``.
+    Raises FileNotFoundError."""
+    return ChatPromptTemplate.from_messages(
+        [("system", _read(str(folder), "related_system.txt")), ("human", _read(str(folder), "related_user.txt"))]
+    )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from assistant.sanitize import valid_text, without_pictographs
 from assistant.settings import QuestionCalibration
 from vectorstore.lexical import NAME, tokenize
 
@@ -29,7 +30,11 @@ def validate_question(question: str) -> str:
     """The question, whitespace-normalised. Raises QuestionError if empty or over the length limit."""
     if question is None or not str(question).strip():
         raise QuestionError("the question is empty: type a question about the papers")
-    q = " ".join(str(question).split())
+    # Invalid UTF-8 ("caf\udce9" from argv) becomes U+FFFD; emoji, which the embedding model reads as
+    # unknown tokens that pull the question off its topic, are dropped.
+    q = " ".join(without_pictographs(valid_text(str(question))).split())
+    if not q:
+        raise QuestionError("the question has no words (emoji are left out): type a question about the papers")
     if len(q) > MAX_QUESTION_CHARS:
         raise QuestionError(f"the question is {len(q):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
                             "To find papers related to a long text, use related work (the Related work tab, "
@@ -266,17 +271,6 @@ class Question:
         if self.reference is not None:
             return "follow-up"
         return "lookup"
-
-
-def embedding_text(text: str) -> str:
-    """``text`` as the encoder should read it: pictographs and other symbols (emoji, dingbats, their
-    variation selectors and joiners) removed. MiniLM reads each as an unknown token that still pulls
-    the vector: "🤖 which paper makes MoE faster" scored its answer 0.27 instead of 0.36."""
-    import unicodedata
-
-    kept = "".join(" " if unicodedata.category(c) in ("So", "Sk", "Cs", "Co", "Cn") or c in "\u200d\ufe0e\ufe0f"
-                   else c for c in text)
-    return " ".join(kept.split()) or text
 
 
 def analyze(text: str, corpus_names: dict[str, str] | None = None, max_own_terms: int = MAX_OWN_TERMS) -> Question:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
+from assistant.sanitize import valid_text
 from assistant.settings import RelatedCalibration
 from vectorstore.chunking import split_sentences
 from vectorstore.papers import Paper
@@ -127,6 +128,7 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     else:
         if not text or not text.strip():
             raise ValueError("the text is empty: paste an abstract or a paragraph")
+        text = valid_text(text)  # invalid UTF-8 (lone surrogates) becomes U+FFFD: tokenizers refuse it
         if len(text) > MAX_TEXT_CHARS:
             raise ValueError(f"the text is {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}: "
                              "paste an abstract or a few paragraphs")

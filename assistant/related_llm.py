@@ -8,27 +8,14 @@ Optional: without an LLM, :mod:`assistant.related`'s sentence pairs (shares) and
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
+from assistant.prompts import related_prompt
 from assistant.related import RelatedPaper
 from vectorstore.chunking import split_sentences
 
 _CITE = re.compile(r"\[([QP])(\d+)\]")
 # Answer-style numeric citations ("[7]", "[2, 9]") point at nothing in this prompt's numbering.
 _NUMERIC_CITE = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
-
-
-def related_prompt(prompts_dir):
-    """System + user messages; variables ``query``, ``paper`` and ``label``. Raises FileNotFoundError."""
-    from langchain_core.prompts import ChatPromptTemplate
-
-    folder = Path(prompts_dir)
-    try:
-        system = (folder / "related_system.txt").read_text(encoding="utf-8")
-        user = (folder / "related_user.txt").read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FileNotFoundError(f"prompt file missing in {folder}: {exc}") from exc
-    return ChatPromptTemplate.from_messages([("system", system), ("human", user)])
 
 
 def llm_explanation(llm, prompts_dir, query_text: str, item: RelatedPaper, timeout: float | None = None) -> str:

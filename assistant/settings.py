@@ -16,6 +16,7 @@ import json
 import os
 import re
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -215,6 +216,18 @@ class LLMSettings(BaseModel):
         value = value.strip()
         if not re.match(r"https?://[^/\s]", value, re.I):
             raise ValueError("must start with http:// or https://, e.g. http://127.0.0.1:11434/v1")
+        # A bad port or bracket ("http://127.0.0.1:abc/v1", "http://[::1/v1") would otherwise surface at
+        # the first request, as an unexpected InvalidURL instead of an answer.
+        import httpx
+
+        try:
+            parts = urlsplit(value)
+            if not parts.hostname:
+                raise ValueError("no host name")
+            parts.port  # noqa: B018 - parsing it raises ValueError for a port that is no number in 0-65535
+            httpx.URL(value)
+        except (ValueError, httpx.InvalidURL) as exc:
+            raise ValueError(f"is not a valid URL ({str(exc).rstrip('.')}), e.g. http://127.0.0.1:11434/v1") from None
         return value
 
     @property

@@ -27,7 +27,6 @@ import numpy as np
 from assistant.features import (JUDGE_FEATURES, SENTENCE_FEATURES, judge_features, question_cues,
                                 retrieved_signals, sentence_features)
 from assistant.learned import LinearModel
-from assistant.question import embedding_text
 from assistant.relevance import Verdict
 
 
@@ -88,8 +87,7 @@ def collect(assistant, questions: list[dict], progress=None) -> list[QuestionRow
     for q in questions:
         prep = assistant.prepare(q["question"])
         cues = question_cues(prep.analysis, lexical)
-        cues.ask_vec = (assistant.index.encoder.encode_one(embedding_text(cues.ask)) if cues.ask != prep.query
-                        else prep.qvec)
+        cues.ask_vec = assistant.index.encoder.encode_one(cues.ask) if cues.ask != prep.query else prep.qvec
         rvec = prep.topic_vec if prep.topic_vec is not None else prep.qvec
         gold = list(q.get("gold") or [])
         gold_papers = assistant.index.store.get_papers(gold[:1]) if q.get("evidence") else {}

@@ -279,3 +279,14 @@ def test_an_emoji_in_front_of_a_question_changes_neither_papers_nor_verdict(assi
     assert [p.id for p in emoji.papers] == [p.id for p in plain.papers]
     assert emoji.verdict == plain.verdict
     assert float(emoji.qvec @ plain.qvec) > 0.999
+
+
+def test_a_trace_reads_as_the_pipeline_steps(assistant, caplog):
+    import logging
+    import re
+
+    with caplog.at_level(logging.DEBUG, logger="assistant.pipeline"):
+        assistant.ask("Which papers use reinforcement learning to train language models?")
+    steps = [re.match(r"step (\w+)", r.getMessage()).group(1) for r in caplog.records if r.name == "assistant.pipeline"]
+    assert steps == ["analyze", "resolve", "follow_up", "retrieve", "score_evidence", "decide", "listing",
+                     "cited_candidates", "finalize"]

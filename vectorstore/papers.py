@@ -176,7 +176,10 @@ def load_paper_list(path: str | Path) -> list[Paper]:
         raise CorpusError(f"{path}: file is empty (expected a heading line, then abstracts separated by blank lines)")
     heading, _, body = text.partition("\n")
     venue, year = parse_heading(heading)
-    if len(heading.strip()) > MAX_HEADING_CHARS or len(heading.split()) > MAX_HEADING_WORDS:
+    # A short sentence ("We study penguins.") is an abstract too: a heading with no year names a venue,
+    # and a venue's name does not end like a sentence.
+    sentence = year is None and re.search(r"[.!?。！？]\s*$", heading)
+    if len(heading.strip()) > MAX_HEADING_CHARS or len(heading.split()) > MAX_HEADING_WORDS or sentence:
         raise CorpusError(f"{path}: the first line looks like an abstract, not a heading; add a first line "
                           "naming venue and year (e.g. 'ICML 2026')")
     blocks = [b.strip() for b in _BLANK_LINE.split(body)]
@@ -227,13 +230,36 @@ def _as_text(value) -> str:
     return ""
 
 
+MIN_YEAR, MAX_YEAR = 1000, 2100
+"""Publication years a record may give. A year outside them (1e30, 2**63, Infinity: typing slips or
+broken exports) is refused at load, since the store cannot hold one past 64 bits and a filter on it
+would be meaningless."""
+
+
+def _as_year(value, where: str) -> int | None:
+    """A record's year as an int, or None when it gives none (null, "", or text such as "n/a").
+    Raises CorpusError for a number that is no plausible year."""
+    if value is None or isinstance(value, str) and not value.strip():
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None  # "n/a", "forthcoming": no year
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    if not (MIN_YEAR <= value <= MAX_YEAR):  # inf fails here, NaN too (every comparison is False)
+        raise CorpusError(f"{where}: 'year' {value!r} is not a plausible year (expected {MIN_YEAR}–{MAX_YEAR})")
+    return int(value)
+
+
 def load_jsonl(path: str | Path) -> list[Paper]:
     """Papers of a JSONL file of ``{id, title, abstract, authors, year, venue, url}`` records.
 
     ``abstract`` may also be called ``text``. Missing optional fields get defaults; ``authors`` may be
     a list (of strings or ``{"name": ...}`` objects), a string or null; nested extra fields are ignored.
     Raises CorpusError naming the line for invalid JSON, a missing id, an id used twice in the file,
-    or a missing/empty abstract.
+    a missing/empty abstract, or a year outside ``MIN_YEAR``–``MAX_YEAR``.
     """
     path = Path(path)
     papers = []
@@ -258,11 +284,7 @@ def load_jsonl(path: str | Path) -> list[Paper]:
             raise CorpusError(f"{path}:{lineno}: record 'id' must be a string or a number")
         if pid is None or not str(pid).strip():
             raise CorpusError(f"{path}:{lineno}: record has no 'id'")
-        year = rec.get("year")
-        try:
-            year = int(year) if year not in (None, "") else None
-        except (TypeError, ValueError):
-            year = None
+        year = _as_year(rec.get("year"), f"{path}:{lineno}")
         title = _as_text(rec.get("title"))
         key = str(pid).strip()
         if key in first_line:

@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS = [
     # 0: records and settings, importing nothing above them
-    {"assistant.types", "assistant.settings", "assistant.prompts", "assistant.metrics"},
+    {"assistant.types", "assistant.settings", "assistant.prompts", "assistant.metrics", "assistant.trace",
+     "assistant.sanitize"},
     # 1: pure analysis and the chat-model contract
     {"assistant.question", "assistant.llm", "assistant.citations"},
     # 2: the judge, evidence, retrieval, the list bar
@@ -21,8 +22,9 @@ LAYERS = [
     # 4: the pipeline and the process-wide service
     {"assistant.pipeline", "assistant.answer", "assistant.service"},
     # 5: the faces
-    {"assistant.cli", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.export", "assistant.render", "assistant.paper_map",
-     "assistant.doctor", "assistant.errors", "assistant.mcp_server", "assistant.__main__", "app"},
+    {"assistant.cli", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.export",
+     "assistant.render", "assistant.paper_map", "assistant.doctor", "assistant.errors", "assistant.console",
+     "assistant.mcp_server", "assistant.__main__", "app"},
 ]
 
 

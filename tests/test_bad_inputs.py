@@ -1,0 +1,237 @@
+"""Bad inputs from a break-it run (issue 17), each one failing on the code before its fix.
+
+Implausible JSONL years (1e30, 2**63, Infinity), terminal control sequences in abstracts and
+questions, invalid UTF-8 in a question (command line and page), an LLM base URL with a bad port,
+an emoji in front of a question, and `--export` onto an existing file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.test_hardening import OMNIMOE, SYPE, run_main, text, ui  # noqa: F401 (ui: a fixture)
+
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""What a terminal may execute: every C0 control but tab and newline, DEL, and every C1 control."""
+OSC52 = "\x1b]52;c;aGFja2Vk\x07"  # writes "hacked" to the clipboard
+HOSTILE = ("We introduce ZetaNet" + OSC52 + ", a graph network \x1b]8;;http://127.0.0.1/x\x1b\\that colours\x1b]8;;\x1b\\ "
+           "planar graphs \x1b[2J\x1b[31min linear time\x1b[0m\x9b2J\x9d0;title\x9c.\rOverwritten. We also show that "
+           "ZetaNet colours interval graphs optimally.")
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory, encoder):
+    """(folder, index dir, CLI ingest result) for good and bad files ingested by one `ingest` command."""
+    root = tmp_path_factory.mktemp("badinputs")
+    good = root / "good.jsonl"
+    good.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "zeta-1", "title": "ZetaNet" + OSC52, "abstract": HOSTILE, "year": 2025, "venue": "ICML"},
+        {"id": "zeta-2", "title": "OmegaBench", "abstract": "We present OmegaBench, a benchmark for symbolic "
+         "regression with 500 equations from physics.", "year": "2024"},
+    ]) + "\n")
+    (root / "papers.txt").write_text("NeurIPS 2025\n\nWe propose DeltaSort, a learned sorting network for GPUs.\n")
+    bad = {"y1e30.jsonl": "1e30", "y2p63.jsonl": str(2**63), "yinf.jsonl": "Infinity", "ynan.jsonl": "NaN"}
+    for name, year in bad.items():
+        (root / name).write_text('{"id": "%s", "abstract": "We study a year that is no year.", "year": %s}\n'
+                                 % (name, year))
+    return root, root / "idx", bad
+
+
+_INGESTED: dict = {}
+
+
+@pytest.fixture
+def ingested(scratch, monkeypatch, capsys):
+    """(exit code, stdout, stderr) of one `paper-assistant ingest` of every file of ``scratch``, run once."""
+    root, idx, _ = scratch
+    if not _INGESTED:
+        files = sorted(str(p) for p in root.iterdir() if p.suffix in (".jsonl", ".txt"))
+        _INGESTED["result"] = run_main(monkeypatch, capsys, "ingest", *files, "--index", str(idx))
+    return _INGESTED["result"]
+
+
+# --- implausible years --------------------------------------------------------------------------
+def test_an_implausible_year_skips_its_file_and_the_other_files_go_in(scratch, ingested):
+    root, idx, bad = scratch
+    code, out, err = ingested
+    assert code == 1, err
+    assert out == "3 added, 0 updated, 0 unchanged, 0 removed, 4 skipped; index holds 3 papers in 3 chunks\n"
+    shown = {"y1e30.jsonl": "1e+30", "y2p63.jsonl": str(2**63), "yinf.jsonl": "inf", "ynan.jsonl": "nan"}
+    assert sorted(err.splitlines()) == sorted(
+        f"skipped: {root / name}:1: 'year' {shown[name]} is not a plausible year (expected 1000–2100)" for name in bad)
+
+
+def test_after_skipping_bad_years_every_command_works(scratch, ingested, monkeypatch, capsys, tmp_path):
+    root, idx, _ = scratch
+    code, out, err = run_main(monkeypatch, capsys, "ask", "What is OmegaBench?", "--index", str(idx))
+    assert (code, err) == (0, "") and "[1] OmegaBench (zeta-2)" in out
+    code, out, err = run_main(monkeypatch, capsys, "list", "Which papers study graph colouring?", "--index", str(idx),
+                              "--year", "2025")
+    assert (code, err) == (0, "") and "zeta-1" in out
+    code, out, err = run_main(monkeypatch, capsys, "map", "--out", str(tmp_path / "m.png"), "--index", str(idx))
+    assert (code, err) == (0, "") and out.startswith(f"wrote {tmp_path / 'm.png'}: 3 papers in ")
+
+
+def test_year_validation_at_load():
+    from vectorstore.papers import CorpusError, _as_year
+
+    assert [_as_year(v, "f:1") for v in (2026, 2026.0, "2026", " 1999 ", None, "", "n/a", True)] == \
+        [2026, 2026, 2026, 1999, None, None, None, None]
+    for v in (1e30, 2**63, -(2**63) - 1, float("inf"), float("-inf"), float("nan"), 999, 2101, "1e30", "-5"):
+        with pytest.raises(CorpusError, match=r"^f:1: 'year' .* is not a plausible year \(expected 1000–2100\)$"):
+            _as_year(v, "f:1")
+
+
+# --- terminal control sequences -------------------------------------------------------------------
+def test_strip_controls_removes_every_sequence_and_keeps_the_text():
+    from assistant.sanitize import strip_controls
+
+    cases = {
+        "a" + OSC52 + "b": "ab",  # OSC ended by BEL
+        "a\x1b]8;;http://127.0.0.1/\x1b\\link\x1b]8;;\x1b\\b": "alinkb",  # OSC 8 hyperlink, ended by ST
+        "a\x1b[2J\x1b[1;31mred\x1b[0m": "ared",  # CSI
+        "a\x9b2Jb\x9d0;title\x9cc": "abc",  # 8-bit CSI and OSC
+        "a\x1bPq#0;2;0;0;0\x1b\\b\x1b_apc\x1b\\c": "abc",  # DCS, APC
+        "a\x1bcb\x1b(0c\x1b7d": "abcd",  # RIS, charset, save cursor
+        "a\x1b]52;c;cut short\nnext": "a\nnext",  # an unterminated OSC ends at the line
+        "tab\tnew\nline\rcr\x07bel\x00nul\x7fdel\x85nel": "tab\tnew\nlinecrbelnuldelnel",
+        "café ∀ε 🤖 论文": "café ∀ε 🤖 论文",
+    }
+    assert {k: strip_controls(k) for k in cases} == cases
+
+
+def test_nothing_the_cli_prints_holds_a_control_sequence(scratch, ingested, monkeypatch, capsys):
+    root, idx, _ = scratch
+    runs = {
+        "ask": ["ask", OSC52 + "What is ZetaNet?\x1b[2J", "--abstracts"],
+        "ask --json": ["ask", "What is ZetaNet?" + OSC52, "--json"],
+        "list": ["list", "Which papers colour graphs?" + OSC52 + "\x9d0;x\x9c"],
+        "related": ["related", "--paper", "zeta-1"],
+        "related text": ["related", HOSTILE],
+        "nothing found": ["ask", "\x1b]52;c;eA==\x07\x1b[2J"],  # a question of control sequences only
+    }
+    for name, args in runs.items():
+        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(idx))
+        assert CONTROL_CHARS.findall(out + err) == [], (name, out + err)
+        if name not in ("nothing found", "ask --json"):  # JSON escapes them (\\u001b): kept as data
+            assert code == 0 and "ZetaNet" in out and "planar graphs in linear time" in out + err, (name, out, err)
+    assert json.loads(run_main(monkeypatch, capsys, "ask", "What is ZetaNet?", "--json", "--index", str(idx))[1])[
+        "sources"][0]["paper_id"] == "zeta-1"
+
+
+# --- invalid UTF-8 in a question ---------------------------------------------------------------
+def test_invalid_utf8_on_the_command_line_is_replaced_and_answered(index, index_dir, monkeypatch, capsys):
+    # Python decodes argv bytes that are not UTF-8 (a Latin-1 "café", b"caf\xe9") to lone surrogates.
+    code, out, err = run_main(monkeypatch, capsys, "ask", "What is SyPE? caf\udce9", "--index", str(index_dir))
+    assert (code, err) == (0, "") and f"[1] SyPE ({SYPE})" in out
+    code, out, err = run_main(monkeypatch, capsys, "list", "Which papers study caf\udce9 personality in large "
+                              "language models?", "--index", str(index_dir))
+    assert (code, err) == (0, "") and "000_12a0d7b1c5c902c5#14" in out and "\udce9" not in out
+    code, out, err = run_main(monkeypatch, capsys, "related", "Symplectic positional embeddings caf\udce9 for "
+                              "transformers", "--index", str(index_dir), "-k", "3")
+    assert (code, err) == (0, "") and SYPE in out
+
+
+def call(url: str, api_name: str, data: list):
+    """The outputs of one call of the page's API, sent as the page sends it: JSON whose strings may hold
+    escapes such as "\\udcff" (a lone surrogate), which gradio_client's encoder cannot send."""
+    import urllib.request
+
+    body = json.dumps({"data": data}).encode()  # ensure_ascii: "\udcff" travels as the six characters \\udcff
+    req = urllib.request.Request(f"{url}gradio_api/call/{api_name}", body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        event = json.loads(r.read())["event_id"]
+    with urllib.request.urlopen(f"{url}gradio_api/call/{api_name}/{event}", timeout=120) as r:
+        stream = r.read().decode()
+    events = re.findall(r"^event: (\w+)\ndata: (.*)$", stream, re.M)
+    assert events and events[-1][0] == "complete", stream[-1000:]
+    return json.loads(events[-1][1])
+
+
+def test_invalid_utf8_in_the_page_is_replaced_and_answered(ui):  # noqa: F811
+    demo, url = ui
+    personality = "Which papers study personality in large language models? \udcff"
+    box, history, _turns, panel = call(url, "chat", ["What is SyPE? \udcff", [], "any", "any", "any"])
+    assert SYPE in panel and "[1](#pa-src-" in text(history[-1]), text(history[-1])
+    assert text(history[-2]) == "What is SyPE? \ufffd"  # the question as shown: decoded with replacement
+    box, history, _turns, panel, _list = call(url, "list", [personality, [], "any", "any", "any"])
+    assert "000_12a0d7b1c5c902c5#14" in panel and not text(history[-1]).startswith("⚠"), text(history[-1])
+    plot, info = call(url, "map", [personality])
+    assert "Highlighted (★): 2 papers" in info, info
+
+
+# --- an emoji in front of a question -----------------------------------------------------------
+@pytest.mark.parametrize("question, expected", [
+    ("🤖 which paper makes MoE faster", OMNIMOE),
+    ("👍🏽 What is SyPE? ✨", SYPE),
+    ("1️⃣ Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?", OMNIMOE),
+])
+def test_an_emoji_does_not_turn_an_answer_into_nothing_found(assistant, question, expected):
+    from assistant.relevance import Verdict
+
+    ans = assistant.ask(question)
+    assert ans.verdict == Verdict.answered and ans.sources[0].paper_id == expected
+
+
+def test_a_question_of_emoji_only_is_one_line(index_dir, monkeypatch, capsys):
+    code, out, err = run_main(monkeypatch, capsys, "ask", "🤖✨", "--index", str(index_dir))
+    assert (code, out, err) == (2, "", "error: the question has no words (emoji are left out): type a question "
+                                       "about the papers\n")
+
+
+# --- LLM base URL with a bad port ----------------------------------------------------------------
+@pytest.mark.parametrize("url, reason", [
+    ("http://127.0.0.1:abc/v1", "Port could not be cast to integer value as 'abc'"),
+    ("http://[::1/v1", "Invalid IPv6 URL"),
+    ("http://127.0.0.1:70000/v1", "Port out of range 0-65535"),
+])
+def test_a_bad_llm_base_url_is_a_settings_error_when_settings_load(url, reason, index_dir, monkeypatch, capsys):
+    from pydantic import ValidationError
+
+    from assistant.settings import load_settings
+
+    with pytest.raises(ValidationError, match="llm.base_url"):
+        load_settings(llm={"base_url": url})
+    line = (f"error: invalid setting llm.base_url: is not a valid URL ({reason}), e.g. http://127.0.0.1:11434/v1 "
+            f"(got {url!r})\n")
+    code, out, err = run_main(monkeypatch, capsys, "--base-url", url, "--model", "m", "ask", "What is SyPE?",
+                              "--index", str(index_dir))
+    assert (code, out, err) == (2, "", line)
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    monkeypatch.setenv("OPENAI_MODEL", "m")
+    code, out, err = run_main(monkeypatch, capsys, "doctor", "--index", str(index_dir))
+    assert (code, out, err) == (2, "", line)
+
+
+# --- decided: --export never overwrites silently; a short sentence is no heading -------------------
+def test_export_refuses_an_existing_file_unless_forced(index, index_dir, monkeypatch, capsys, tmp_path):
+    out_file = tmp_path / "sources.md"
+    out_file.write_text("my notes\n")
+    for cmd in (["ask", "What is SyPE?"], ["list", "Which papers study personality in large language models?"]):
+        code, out, err = run_main(monkeypatch, capsys, *cmd, "--export", str(out_file), "--index", str(index_dir))
+        assert (code, out, err) == (2, "", f"error: {out_file} already exists: pass --force to overwrite it, or "
+                                           "choose another file name\n")
+        assert out_file.read_text() == "my notes\n"
+    code, out, err = run_main(monkeypatch, capsys, "ask", "What is SyPE?", "--export", str(out_file), "--force",
+                              "--index", str(index_dir))
+    assert code == 0 and err == f"exported 1 paper to {out_file}\n" and SYPE in out_file.read_text()
+
+
+@pytest.mark.parametrize("first_line, venue", [
+    ("We study penguins.", None), ("Is attention all you need?", None), ("我们研究企鹅。", None),
+    ("NeurIPS accepted papers", "NeurIPS accepted papers"), ("ICML 2026.", "ICML"),
+])
+def test_a_short_sentence_is_not_taken_for_a_heading(tmp_path, first_line, venue):
+    from vectorstore.papers import CorpusError, load_paper_list
+
+    f = tmp_path / "list.txt"
+    f.write_text(f"{first_line}\n\nWe present OmegaBench, a benchmark for symbolic regression.\n")
+    if venue is None:
+        with pytest.raises(CorpusError, match="the first line looks like an abstract, not a heading"):
+            load_paper_list(f)
+    else:
+        (paper,) = load_paper_list(f)
+        assert paper.venue == venue and paper.text.startswith("We present OmegaBench")
