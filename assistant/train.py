@@ -65,7 +65,6 @@ class QuestionRow:
 def _norm(s: str) -> str:
     return " ".join(s.split())
 
-
 def _evidence_index(sentences, evidence: str, text: str) -> int:
     """The sentence of ``sentences`` (with .start/.end into ``text``) that overlaps ``evidence`` most."""
     at = text.find(evidence)
@@ -105,6 +104,9 @@ def collect(assistant, questions: list[dict], progress=None) -> list[QuestionRow
             sents, vecs = cache[pid]
             row.gold_x = sentence_features(cues, prep.qvec, [s.text for s in sents], vecs)
             row.gold_label = _evidence_index(sents, row.evidence, paper.text)
+        # Rounded to 1e-4: the encoder's float sums vary in the last bits, and a refit must write the same bytes.
+        for name in ("judge_x", "top_x", "gold_x"):
+            setattr(row, name, None if getattr(row, name) is None else np.round(getattr(row, name), 4))
         rows.append(row)
         if progress:
             progress()
