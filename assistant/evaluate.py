@@ -126,7 +126,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
         for rule in rules_fired(assistant, prep, q["question"]):
             report.rules[rule] += 1
         top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
-        (answerable if q["gold"] else nones).append((prep.verdict, assistant.judge.probability(top) if top else 0.0))
+        (answerable if q["gold"] else nones).append((prep.verdict, judge_score(assistant.judge, top)))
         if q["kind"] == "lookup" and q.get("evidence"):
             ans = assistant.answer_prepared(prep)
             evidence_n += 1
@@ -140,14 +140,23 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
     if evidence_n:
         report.evidence_accuracy = evidence_hits / evidence_n
         report.evidence_n = evidence_n
-    report.evidence_importances = [(f, round(c, 3)) for f, c in assistant.ranker.importances()]
-    report.judge_importances = [(f, round(c, 3)) for f, c in assistant.judge.model.importances()]
+    if assistant.ranker is not None:  # the learned path
+        report.evidence_importances = [(f, round(c, 3)) for f, c in assistant.ranker.importances()]
+        report.judge_importances = [(f, round(c, 3)) for f, c in assistant.judge.model.importances()]
     if cv:
         from assistant.train import TrainSettings, collect, cross_validate, neutral_models
 
         rows = collect(Assistant(settings, idx, models=neutral_models()), qs)
         report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv)))
     return report
+
+
+def judge_score(judge, top) -> float:
+    """The number the trade-off table cuts at: the learned judge's P(answers), or for the rules the
+    best paper's dense + sentence cosine (what their 'closest match' threshold reads); 0 when nothing."""
+    if top is None:
+        return 0.0
+    return judge.probability(top) if hasattr(judge, "probability") else top.dense + top.sentence
 
 
 def cv_figures(res) -> CVFigures:
@@ -231,9 +240,10 @@ def format_report(rep: EvalReport) -> str:
     if rep.evidence_accuracy is not None:
         lines += ["", f"evidence accuracy (lookup, first citation quotes the gold sentence): "
                       f"{rep.evidence_accuracy:.2f} ({round(rep.evidence_accuracy * rep.evidence_n)}/{rep.evidence_n})"]
-    lines += ["", "feature importances (standardized coefficients of the shipped models, largest first)"]
-    lines += importance_lines("  evidence ranker", rep.evidence_importances)
-    lines += importance_lines("  relevance judge", rep.judge_importances)
+    if rep.evidence_importances:
+        lines += ["", "feature importances (standardized coefficients of the learned models, largest first)"]
+        lines += importance_lines("  evidence ranker", rep.evidence_importances)
+        lines += importance_lines("  relevance judge", rep.judge_importances)
     if rep.cv is not None:
         lines += [""] + format_cv(rep.cv)
     if rep.rules:

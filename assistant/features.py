@@ -4,7 +4,8 @@ Both models (:mod:`assistant.learned`) read only these numbers, computed the sam
 (:mod:`assistant.train`) and at answer time, from what the index already stores: the contextual
 sentence vectors (vectorstore.sentences), the chunk cosine and BM25 score of retrieval, and the
 BM25 index's document frequencies. The regular expressions below are *cues*: each is one named
-feature the evidence model weighs (or ignores); none decides anything on its own.
+feature the evidence model weighs (or ignores); none decides anything on its own. The sentence cues
+are assistant.evidence's, shared with the calibrated rules.
 
 Shapes: :func:`sentence_features` gives ``(n_sentences, len(SENTENCE_FEATURES))`` float32;
 :func:`judge_features` gives ``(len(JUDGE_FEATURES),)`` float32.
@@ -17,23 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.question import FRAMING_TERMS, Question, counts, figures, has_name_or_number, names_in
+from assistant.evidence import _INTRODUCES, _RESULT_CUE, _URL, is_generic_claim
+from assistant.question import FRAMING_TERMS, Question, counts, figures, names_in
 from vectorstore.lexical import LexicalIndex, tokenize
-
-_RESULT_CUE = re.compile(
-    r"\b(experiment\w*|result\w*|demonstrat\w*|show\w*|outperform\w*|achiev\w*|evaluat\w*|stud(y|ies)|"
-    r"empirical\w*|find\w*|benchmark\w*|reveal\w*|confirm\w*|attain\w*)\b", re.I)
-"""A sentence reporting a finding ("Experiments show …", "outperforms")."""
-_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
-"""A link or a code pointer ("Code is at https://github.com/x/y.")."""
-_INTRODUCES = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|named|"
-                         r"termed|dubbed)\b", re.I)
-"""A sentence introducing something ("we propose OmniMoE", "CABS stands for")."""
-_GENERIC_CLAIM = re.compile(
-    r"\b(?:extensive|comprehensive|thorough) (?:experiments|evaluations?|experimental results)\b|"
-    r"\b(?:demonstrat|show|confirm|validat|verif)\w* (?:the |its |their )?(?:effectiveness|efficacy|superiority)\b", re.I)
-"""A claim every abstract makes ("extensive experiments demonstrate the effectiveness")."""
-
 
 @dataclass
 class Cues:
@@ -121,14 +108,6 @@ SENTENCE_FEATURES = (
     "ask_coverage",     # idf-weighted share of the asking clause's terms in the sentence
     "exclusive_coverage",  # share of the question's terms found in this sentence and no other of the abstract
 )
-
-
-def is_generic_claim(text: str) -> bool:
-    """True for filler: a sentence that only claims success in stock words (no name, acronym or
-    figure), or one that is mostly a link ("Our code is available at https://…")."""
-    if _URL.search(text) and len(tokenize(_URL.sub(" ", text))) <= 6:
-        return True
-    return bool(_GENERIC_CLAIM.search(text)) and not has_name_or_number(text) and not figures(text)
 
 
 def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.ndarray) -> np.ndarray:

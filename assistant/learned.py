@@ -5,6 +5,8 @@
   pairwise logistic regression (RankNet-style with a linear scorer; Herbrich et al. 2000, "Large margin
   rank boundaries for ordinal regression"): for each training lookup, the gold sentence against every
   other sentence of its abstract.
+Both are used when ``Settings.calibration.abstention.learned`` is on (off by default: see README).
+
 - The **relevance judge** gives ``P(some retrieved paper answers)`` from
   :data:`assistant.features.JUDGE_FEATURES` (logistic regression) and two cutoffs chosen by
   cross-validation on the training questions: below ``none_below`` "no relevant abstract found",
@@ -94,20 +96,22 @@ def _rounded(a: np.ndarray) -> list[float]:
     return [round(float(v), 6) for v in np.asarray(a).ravel()]
 
 
-def model_path(name: str, version: int, folder: Path | None = None) -> Path:
-    """``<folder>/<name>-v<version>.json`` (default folder: the package's models/)."""
-    return (folder or MODELS_DIR) / f"{name}-v{version}.json"
+def model_path(name: str, folder: Path | None = None) -> Path:
+    """``<folder>/<name>.json`` (default folder: the package's models/); ``name`` carries the version
+    ("judge-v1", as ``Settings.calibration`` names it)."""
+    return (folder or MODELS_DIR) / f"{name}.json"
 
 
 @lru_cache(maxsize=8)
-def load_model(name: str, version: int, folder: Path | None = None) -> LinearModel:
-    """The model ``name`` v``version`` from ``folder`` (read once per process). Raises ModelError."""
+def load_model(name: str, folder: Path | None = None) -> LinearModel:
+    """The model file ``name`` ("evidence-v1", "judge-v1") from ``folder``, read once per process.
+    Raises ModelError for a missing or unreadable file, or one fitted on other features."""
     from assistant.features import JUDGE_FEATURES, SENTENCE_FEATURES
 
-    path = model_path(name, version, folder)
+    path = model_path(name, folder)
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot read the {name} model {path}: {exc}; run `paper-assistant train`") from exc
-    expected = {"evidence": SENTENCE_FEATURES, "judge": JUDGE_FEATURES}.get(name)
+    expected = {"evidence": SENTENCE_FEATURES, "judge": JUDGE_FEATURES}.get(data.get("name"))
     return LinearModel.from_dict(data, expected)

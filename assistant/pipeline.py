@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from assistant.evidence import SentenceCache
+from assistant.evidence import SentenceCache, score_papers
 from assistant.features import Cues, judge_features, question_cues, retrieved_signals, sentence_features
 from assistant.followup import Anchor, FollowUp, FollowUps, quoted_before
 from assistant.generate import Generator
@@ -25,7 +25,7 @@ from assistant.llm import ChatModel, OpenAIChat
 from assistant.prepared import Prepared
 from assistant.learned import load_model
 from assistant.question import Question, analyze, validate_question
-from assistant.relevance import Judge, LearnedJudge, RelevanceEvidence
+from assistant.relevance import AbstentionRule, Judge, LearnedJudge, RelevanceEvidence
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, resolve_filters
 from assistant.settings import Settings
 from assistant.trace import step
@@ -35,11 +35,12 @@ from vectorstore.index import Index
 class Assistant:
     """Retrieval + answering over one index; one per process, shared by CLI, UI, MCP and tests.
 
-    ``rule``: the relevance :class:`Judge` (default: :class:`LearnedJudge` over the fitted model);
-    ``chat_model``: any :class:`ChatModel` (default: OpenAIChat when an LLM is configured);
-    ``models``: ``(evidence ranker, relevance model)`` (assistant.learned.LinearModel) instead of the
-    files ``settings.calibration.models`` names (training passes neutral ones, so what it collects
-    does not depend on the models it replaces).
+    ``rule``: the relevance :class:`Judge` (default: the calibrated :class:`AbstentionRule`, or the
+    :class:`LearnedJudge` with ``calibration.abstention.learned``, which also quotes the learned evidence
+    ranker's sentence); ``chat_model``: any :class:`ChatModel` (default: OpenAIChat when an LLM is
+    configured); ``models``: ``(evidence ranker, relevance model)`` (assistant.learned.LinearModel) for
+    the learned path instead of the files the calibration names (training passes neutral ones, so what
+    it collects does not depend on the models it replaces).
     """
 
     def __init__(self, settings: Settings, index: Index, rule: Judge | None = None,
@@ -50,10 +51,13 @@ class Assistant:
         self.retriever = HybridRetriever(index, settings.retrieval.candidates, cal.fusion.rrf_k,
                                          cal.fusion.coverage_weight, cal.fusion.coverage_pool)
         self.sentences = SentenceCache(index.encoder, index.store, chunker=index.chunker())
-        m = cal.models
-        self.ranker, relevance_model = models or (load_model(m.evidence, m.evidence_version, m.folder),
-                                                  load_model(m.judge, m.judge_version, m.folder))
-        self.judge: Judge = rule or LearnedJudge(relevance_model, cal.abstention.follow_up_coverage)
+        self.ranker = None  # the learned evidence ranker, when the learned path is on
+        if models is not None or cal.abstention.learned:
+            self.ranker, judge_model = models or (load_model(cal.sentences.evidence_model),
+                                                  load_model(cal.abstention.judge_model))
+            self.judge: Judge = rule or LearnedJudge(judge_model, cal.abstention.follow_up_coverage)
+        else:
+            self.judge = rule or AbstentionRule(**cal.abstention.model_dump(exclude={"learned", "judge_model"}))
         self.list_bar = ListBar(**cal.listing.model_dump())
         self.follow_ups = FollowUps(settings, index)
         llm = chat_model or (OpenAIChat(settings.llm) if settings.llm.configured else None)
@@ -87,9 +91,7 @@ class Assistant:
         tvec = self.index.encoder.encode_one(analysis.topic) if analysis.topic != analysis.text else qvec
         # "Tell me more about the second one" wants something not shown yet, not a quote shown before.
         shown = quoted_before(turns) if follow.anchor is not None and asked.bare else None
-        cues = question_cues(analysis, self.index.lexical())
-        cues.ask_vec = self.index.encoder.encode_one(cues.ask) if cues.ask != analysis.text else qvec
-        evidence, relevance = self.score_evidence(cues, qvec, tvec, papers, shown, topical=analysis.is_list)
+        evidence, relevance = self.score_evidence(analysis, qvec, tvec, papers, shown)
         pinned = self.follow_ups.evidence(asked, follow.anchor, papers, relevance) if follow.anchor else []
         verdict = self.decide(papers, relevance)
         prep = Prepared(asked.text, follow.query, qvec, papers, evidence, relevance, verdict,
@@ -130,19 +132,28 @@ class Assistant:
         return self.follow_ups.condition(papers, anchor, k) if anchor is not None else papers
 
     @step
-    def score_evidence(self, cues: Cues, qvec: np.ndarray, tvec: np.ndarray, papers: list[ScoredPaper],
-                       shown: dict[str, set[str]] | None = None, topical: bool = False):
-        """Each paper's best sentence (the evidence ranker's argmax over its sentences) and its relevance
-        evidence, which carries the judge's features with that paper as the best match and the others
-        as its runners-up. ``tvec`` is what the sentence cosine of the evidence is measured against (a
-        list question's topic). With ``topical`` (a list question) the quote is chosen among the
-        sentences within ``calibration.answer.topic_margin`` of the paper's best cosine to the topic, so
-        it shows the paper is on the topic. ``shown`` (paper id → sentences quoted before) are quoted
-        again only if a paper has no other sentence.
-        Returns ``({id: (sentence, score)}, {id: RelevanceEvidence})``."""
+    def score_evidence(self, question: Question, qvec: np.ndarray, tvec: np.ndarray, papers: list[ScoredPaper],
+                       shown: dict[str, set[str]] | None = None):
+        """Each paper's best sentence and its relevance evidence: the calibrated rules
+        (assistant.evidence.score_papers), or the learned ranker (:meth:`learned_evidence`)."""
         if not papers:
             return {}, {}
         cache = self.sentences.get([p.paper for p in papers])
+        if self.ranker is not None:
+            cues = question_cues(question, self.index.lexical())
+            cues.ask_vec = self.index.encoder.encode_one(cues.ask) if cues.ask != question.text else qvec
+            return self.learned_evidence(cues, qvec, tvec, papers, cache, shown, question.is_list)
+        return score_papers(question, qvec, papers, cache, self.index.lexical(), self.calibration.sentences,
+                            self.calibration.answer.topic_margin, relevance_vec=tvec, topical=question.is_list,
+                            shown=shown)
+
+    def learned_evidence(self, cues: Cues, qvec: np.ndarray, tvec: np.ndarray, papers: list[ScoredPaper],
+                         cache: dict, shown: dict[str, set[str]] | None, topical: bool):
+        """The evidence ranker's argmax sentence of each paper, and relevance evidence carrying the learned
+        judge's features with that paper as the best match and the others as its runners-up. ``tvec``:
+        what the sentence cosine is measured against (a list question's topic); with ``topical`` the
+        quote is chosen among sentences within ``calibration.answer.topic_margin`` of the paper's best
+        cosine to the topic; ``shown`` sentences are quoted again only if a paper has no other."""
         signals = retrieved_signals(cues, papers, cache, qvec, tvec)
         evidence, relevance = {}, {}
         for p in papers:

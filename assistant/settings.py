@@ -68,7 +68,8 @@ class RetrievalSettings(BaseModel):
 
 def _tuned(default, description: str, source: str, **kw):
     """A calibrated number: its value, what it does (one line) and where the value came from."""
-    return Field(default, description=description, json_schema_extra={"source": source}, allow_inf_nan=False, **kw)
+    finite = {} if isinstance(default, (str, bool)) else {"allow_inf_nan": False}  # no NaN/inf in a number
+    return Field(default, description=description, json_schema_extra={"source": source}, **finite, **kw)
 
 
 DEV = "set on shared/eval/dev.jsonl"
@@ -91,25 +92,22 @@ class FusionCalibration(BaseModel):
                                    "them (the new ranking weighs 1)", "set by reading follow-ups; not measured", gt=0)
 
 
-class ModelCalibration(BaseModel):
-    """The fitted models the answer path loads: ``assistant/models/<name>-v<version>.json``, made by
-    ``paper-assistant train`` from eval/train/train.jsonl (never dev.jsonl); see assistant.learned."""
-
-    evidence: str = Field("evidence", description="evidence ranker: which sentence of an abstract is quoted",
-                          json_schema_extra={"source": "paper-assistant train (pairwise logistic regression)"})
-    evidence_version: int = _tuned(1, "version of the evidence ranker file", "paper-assistant train", ge=1)
-    judge: str = Field("judge", description="relevance judge: answered / closest match / nothing found, and its "
-                       "two cutoffs", json_schema_extra={"source": "paper-assistant train (logistic regression; cutoffs "
-                       "by 5-fold CV: ≤ 2 % of answerable training questions refused, ≤ 8 % flagged)"})
-    judge_version: int = _tuned(1, "version of the relevance judge file", "paper-assistant train", ge=1)
-    folder: Path | None = Field(None, description="folder of the model files (default: the package's models/)",
-                                json_schema_extra={"source": "where paper-assistant train --out wrote them"})
-
-
 class AbstentionCalibration(BaseModel):
+    none_dense: float = _tuned(0.28, "'nothing found' below this top-chunk cosine (and none_sentence)",
+                               f"{DEV}: largest abstaining on no answerable question (20% of 'none' abstained)")
+    none_sentence: float = _tuned(0.335, "'nothing found' below this best-sentence cosine (and none_dense)",
+                                  "set with none_dense")
+    weak_sum: float = _tuned(0.72, "'closest match' when dense + sentence is below this",
+                             f"{DEV}: largest flagging at most 10% of answerable questions (8.6%)")
+    covered: float = _tuned(0.8, "coverage of the question's content terms that lifts 'nothing found' to "
+                            "'closest match'", f"{DEV}: no 'none' question reaches it (highest 0.77)")
     follow_up_coverage: float = _tuned(
         0.5, "share (idf-weighted) of a follow-up's own terms its paper must hold for a name match",
         "set by reading follow-ups (TMD-Bench holds all, U2A none of 'its limitations')")
+    learned: bool = _tuned(False, "quote the evidence ranker's sentence and take the learned judge's verdict instead "
+                           "of these rules", "off: on dev.jsonl the rules still do better (README, Retrieval quality)")
+    judge_model: str = _tuned("judge-v1", "learned judge: assistant/models/<this>.json (with its two cutoffs)",
+                              "paper-assistant train on eval/train (never dev.jsonl); cutoffs by 5-fold CV")
 
 
 class ListCalibration(BaseModel):
@@ -126,11 +124,24 @@ class ListCalibration(BaseModel):
 
 
 class SentenceCalibration(BaseModel):
-    """Term weights for retrieval's coverage (assistant.evidence.term_weights); which sentence is quoted
-    is the evidence ranker's (ModelCalibration)."""
+    """Weights of assistant.evidence.score_sentences (see its docstring for the formula)."""
 
+    lexical_weight: float = _tuned(0.25, "weight of the idf-weighted term coverage of a sentence", DEV + " lookups")
+    number_bonus: float = _tuned(0.3, "bonus for a new figure (quantity question) or a repeated count",
+                                 DEV + " lookups")
+    result_bonus: float = _tuned(0.1, "bonus for a sentence reporting a finding", DEV + " lookups")
+    position_weight: float = _tuned(0.2, "weight of the relative position in the abstract", DEV + " lookups")
+    centrality_penalty: float = _tuned(0.5, "penalty × cosine to the abstract's centroid", DEV + " lookups")
+    brevity_penalty: float = _tuned(0.3, "penalty for few content terms and for stock claims", DEV + " lookups")
+    min_terms: int = _tuned(6, "content terms below which a sentence is short", DEV + " lookups", ge=1)
+    name_bonus: float = _tuned(0.3, "bonus for a sentence naming (×2 introducing, ×3 spelling out) a name asked",
+                               DEV + " lookups (14 of 17 gold sentences first; dense alone 6)")
+    definition_dense_scale: float = _tuned(0.5, "scale of the cosine for a question asking what a named thing is",
+                                           "dev lookups: cosines of 'What is X?' to sentences are mostly noise")
     name_term_weight: float = _tuned(2.0, "idf multiplier of terms from names and numbers ('PEER', '73ms')",
-                                     "hand-set")
+                                     "hand-set with the weights above")
+    evidence_model: str = _tuned("evidence-v1", "evidence ranker: assistant/models/<this>.json",
+                                 "paper-assistant train on eval/train (never dev.jsonl)")
 
 
 class AnswerCalibration(BaseModel):
@@ -174,7 +185,6 @@ class Calibration(BaseModel):
     (``Calibration.model_json_schema()`` or :func:`calibration_table` lists them)."""
 
     chunking: ChunkingConfig = ChunkingConfig()
-    models: ModelCalibration = ModelCalibration()
     question: QuestionCalibration = QuestionCalibration()
     fusion: FusionCalibration = FusionCalibration()
     abstention: AbstentionCalibration = AbstentionCalibration()

@@ -281,7 +281,7 @@ def neutral_models() -> tuple[LinearModel, LinearModel]:
 def train(settings, corpus: list, questions, out_folder=None, explicit_index: bool = False,
           cfg: TrainSettings | None = None, progress=None, ingest_callbacks: dict | None = None):
     """Fit both models on ``questions`` over an index of ``corpus`` and write them to ``out_folder``
-    (default: the package's models/, names and versions from ``settings.models``).
+    (default: the package's models/; file names from ``settings.calibration``).
 
     Returns ``(paths written, rows, CVReport)``. Raises ValueError for a question file without
     answerable and unanswerable questions or without lookups whose evidence is in their abstract.
@@ -292,17 +292,14 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
     from assistant.learned import model_path
     from assistant.pipeline import Assistant
 
-    m = settings.calibration.models
+    cal = settings.calibration
     cfg = cfg or TrainSettings()
     qs = load_questions(Path(questions))
     settings, idx = open_corpus_index(settings, corpus, explicit_index, ingest_callbacks)
     rows = collect(Assistant(settings, idx, models=neutral_models()), qs, progress)
-    ranker, judge = fit_both(rows, cfg)
     written = []
-    for model, name, version in ((ranker, m.evidence, m.evidence_version), (judge, m.judge, m.judge_version)):
-        model = LinearModel(name, version, model.features, model.mean, model.scale, model.coef, model.intercept,
-                            model.cutoffs)
-        path = model_path(name, version, Path(out_folder) if out_folder else m.folder)
+    for model, name in zip(fit_both(rows, cfg), (cal.sentences.evidence_model, cal.abstention.judge_model)):
+        path = model_path(name, Path(out_folder) if out_folder else None)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(model.to_json())
         written.append(path)

@@ -60,7 +60,7 @@ def test_list_question_with_only_a_closest_match_claims_no_count(assistant):
 
 
 def test_list_quotes_skip_stock_claims_of_success(assistant):
-    from assistant.features import is_generic_claim
+    from assistant.evidence import is_generic_claim
 
     stock = "We validate the proposed method through extensive experiments, with results confirming its effectiveness."
     assert is_generic_claim(stock)
@@ -266,11 +266,21 @@ def test_a_list_naming_a_method_lists_every_paper_that_mentions_it(assistant):
 
 @pytest.mark.parametrize("text", ["DROP TABLE papers", "SELECT * FROM embeddings WHERE 1=1",
                                   "rm -rf / --no-preserve-root", "asdf qwerty zxcv"])
-def test_a_question_not_about_papers_gets_no_confident_cited_answer(assistant, text):
-    """The relevance judge's job: text that asks nothing about papers is 'nothing found' (or at most
-    a flagged closest match), never a confident quote."""
-    ans = assistant.ask(text)
+def test_a_question_not_about_papers_gets_no_confident_cited_answer(learned_assistant, text):
+    """The learned judge's job: text that asks nothing about papers is 'nothing found' (or at most a
+    flagged closest match), never a confident quote. (The calibrated rules, the default, still quote
+    a paper for "DROP TABLE papers".)"""
+    ans = learned_assistant.ask(text)
     assert ans.verdict != Verdict.answered, (text, ans.answer)
+
+
+@pytest.fixture(scope="module")
+def learned_assistant(settings, index):
+    from assistant.pipeline import Assistant
+
+    cal = settings.calibration
+    return Assistant(settings.model_copy(update={"calibration": cal.model_copy(update={
+        "abstention": cal.abstention.model_copy(update={"learned": True})})}), index)
 
 
 def test_an_emoji_in_front_of_a_question_changes_neither_papers_nor_verdict(assistant):

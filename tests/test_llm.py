@@ -578,7 +578,7 @@ def test_a_list_questions_count_is_the_lists_when_the_llm_cites_fewer(fake, make
 
 
 def test_a_sentence_that_is_mostly_a_link_is_filler_and_names_in_links_do_not_count():
-    from assistant.features import is_generic_claim
+    from assistant.evidence import is_generic_claim
 
     assert is_generic_claim("Our code is available at http://127.0.0.1:8000/r/U2A-1234.")
     assert is_generic_claim(r"The example leaderboard website is: \url{http://127.0.0.1:8000/vla-leaderboard-01/}.")

@@ -20,6 +20,40 @@ def test_citation_ranges_count_and_spacing_changes_only_where_a_marker_went(text
     assert whole.feed(text) + whole.flush() == pieces == expected
 
 
+def test_code_availability_sentence_scores_below_a_claim_with_the_same_vector():
+    import numpy as np
+
+    from assistant.evidence import Sentence, score_sentences
+    from assistant.question import analyze
+    from assistant.settings import SentenceCalibration
+
+    texts = ["Our code is available at http://127.0.0.1/example/project.",
+             "We introduce a sparse router that cuts inference latency tenfold."]
+    sents = [Sentence("p", t, 0, len(t)) for t in texts]
+    vecs = np.tile(np.eye(1, 8, dtype=np.float32), (2, 1))  # same vector: only the text cues differ
+    q = np.eye(1, 8, dtype=np.float32)[0]
+    scores = score_sentences(analyze("what does it introduce"), q, sents, vecs, {}, SentenceCalibration(position_weight=0, result_bonus=0))
+    assert scores[1] > scores[0]
+
+
+def test_a_number_inside_a_modifier_is_not_a_count_the_answer_must_repeat():
+    """"360-degree" names a kind of image; only "which three …"-style numbers ask for a count."""
+    import numpy as np
+
+    from assistant.evidence import Sentence, score_sentences
+    from assistant.question import analyze
+    from assistant.settings import SentenceCalibration
+
+    texts = ["The system supports five distinct editing operations in one model.",
+             "It enables flexible 360° scene creation with unified editing control."]
+    sents = [Sentence("p", t, 0, len(t)) for t in texts]
+    vecs = np.tile(np.eye(1, 8, dtype=np.float32), (2, 1))
+    q = np.eye(1, 8, dtype=np.float32)[0]
+    question = "How many kinds of edits does the 360-degree panorama editing system handle?"
+    scores = score_sentences(analyze(question), q, sents, vecs, {}, SentenceCalibration(position_weight=0, result_bonus=0))
+    assert scores[0] > scores[1]
+
+
 def _ranked(question: str, texts: list[str]):
     """The shipped evidence ranker's scores for ``texts`` sharing one vector: only their words differ."""
     import numpy as np
@@ -30,16 +64,16 @@ def _ranked(question: str, texts: list[str]):
 
     vecs = np.tile(np.eye(1, 8, dtype=np.float32), (len(texts), 1))
     q = np.eye(1, 8, dtype=np.float32)[0]
-    return load_model("evidence", 1).score(sentence_features(question_cues(analyze(question), None), q, texts, vecs))
+    return load_model("evidence-v1").score(sentence_features(question_cues(analyze(question), None), q, texts, vecs))
 
 
-def test_code_availability_sentence_scores_below_a_claim_with_the_same_vector():
+def test_the_learned_ranker_scores_a_code_pointer_below_a_claim_with_the_same_vector():
     scores = _ranked("what does it introduce", ["We introduce a sparse router that cuts inference latency tenfold.",
                                                 "Our code is available at http://127.0.0.1/example/project."])
     assert scores[0] > scores[1]
 
 
-def test_a_number_inside_a_modifier_is_not_a_count_the_answer_must_repeat():
+def test_the_quantity_feature_ignores_a_number_inside_a_modifier():
     """"360-degree" names a kind of image; only "which three …"-style numbers ask for a count."""
     import numpy as np
 
