@@ -13,8 +13,8 @@ The bar, in plain numbers
 
    ``score = (lexical + semantic) / 2``; the top paper has a score near 1.
 4. A paper is listed when ``score ≥ relative_bar`` (0.62: "its evidence is at least 62 % of the best
-   paper's"), and two absolute floors hold: the best listed paper must pass the relevance judge
-   (:class:`assistant.relevance.LearnedJudge`: the verdict ``ask`` gives; ``none`` lists nothing, "no
+   paper's"), and two absolute floors hold: the best listed paper must pass the abstention rule
+   (:class:`assistant.relevance.AbstentionRule`: the verdict ``ask`` gives; ``none`` lists nothing, "no
    paper found"), and every listed paper must not be a ``none`` for that rule on its own evidence.
    When more than half of the pool clears the bar the evidence is flat, and the note says the list
    may be loose.
@@ -36,15 +36,21 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assistant.evidence import Sentence
-from assistant.relevance import Judge, RelevanceEvidence, Verdict
+from assistant.evidence import Sentence, SentenceCache
+from assistant.relevance import AbstentionRule, Judge, RelevanceEvidence, Verdict
 from assistant.retrieval import Filters
 from assistant.settings import ListCalibration
 from assistant.types import CitedAnswer, Source
+from vectorstore.embedding import Encoder
 from vectorstore.papers import Paper
+
+if TYPE_CHECKING:  # the pipeline and its record import this module
+    from assistant.pipeline import Assistant
+    from assistant.prepared import Prepared
 
 LOOSE_NOTE = ("More than half of the candidates clear the bar, so the evidence is flat and this list may be loose: "
               "a narrower question helps.")
@@ -94,7 +100,7 @@ class ListResult:
     bar: ListBar = field(default_factory=ListBar)
     note: str = ""
     weak: bool = False
-    """The best match is only a closest match (the judge's ``weak``): the list may not answer."""
+    """The best match is only a closest match (the abstention rule's ``weak``): the list may not answer."""
 
     @property
     def count(self) -> int:
@@ -143,13 +149,14 @@ def bar_scores(bm25: list[float], semantic: list[float], lexical_weight: float =
 
 
 def select(candidates: list[ListedPaper], bar: ListBar, top_verdict: Verdict,
-           judge: Judge) -> tuple[list[ListedPaper], list[ListedPaper]]:
+           judge: Judge | None = None) -> tuple[list[ListedPaper], list[ListedPaper]]:
     """``(listed, near_misses)`` from scored candidates (any order); both sorted best first.
 
-    ``top_verdict`` is the judge's verdict on the best retrieved paper (the one ``ask`` gives):
-    ``none`` lists nothing. A paper is listed when the judge (assistant.relevance.Judge), given its
+    ``top_verdict`` is the abstention rule's verdict on the best retrieved paper (the one ``ask`` gives):
+    ``none`` lists nothing. A paper is listed when the judge (default :class:`AbstentionRule`), given its
     share of the best paper's evidence and the bar, does not say ``none``.
     """
+    judge = judge or AbstentionRule()
     ranked = sorted(candidates, key=lambda c: -c.score)
     if not ranked or top_verdict == Verdict.none:
         return [], ranked[: bar.near_misses]
@@ -171,7 +178,7 @@ def bar_note(result: ListResult) -> str:
             f"among the {result.pool_size} top-ranked of {result.indexed} indexed papers.")
     if not result.papers:
         head = (f"No paper found: the best of the {result.pool_size} top-ranked of {result.indexed} indexed papers "
-                "does not pass the relevance judge.")
+                "does not pass the relevance bar of the abstention rule.")
     if result.loose:
         head += " " + LOOSE_NOTE
     miss = ("It may miss papers that describe the topic in other words, and list papers that share the "
@@ -182,32 +189,32 @@ def bar_note(result: ListResult) -> str:
     return f"{head} {miss}"
 
 
-def list_papers(assistant, question: str, filters: Filters | None = None, bar: ListBar | None = None) -> ListResult:
+def list_papers(assistant: Assistant, question: str, filters: Filters | None = None,
+                bar: ListBar | None = None) -> ListResult:
     """Every paper that answers an "all papers that…" question, best first (see module docstring).
-
-    ``assistant`` is an :class:`assistant.pipeline.Assistant`. Raises QuestionError for an empty or
-    over-long question.
-    """
+    Raises QuestionError for an empty or over-long question."""
     prep = assistant.prepare(question, filters=filters, k=(bar or assistant.list_bar).pool)
     # The answer's own list when the bar is the calibrated one (a list question), else computed here.
-    return (prep.listing if prep.listing is not None and bar in (None, assistant.list_bar)
-            else listed_from(assistant, prep, bar))
+    if prep.listing is not None and bar in (None, assistant.list_bar):
+        return prep.listing
+    return listed_from(prep, assistant.sentences, assistant.index.encoder, assistant.index.store.counts()[0],
+                       assistant.judge, bar or assistant.list_bar)
 
 
-def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:
+def listed_from(prep: Prepared, sentences: SentenceCache, encoder: Encoder, indexed: int, judge: Judge,
+                bar: ListBar) -> ListResult:
     """The list for an already prepared question (:meth:`Assistant.prepare`, ``k`` = ``bar.pool``):
-    the chat answers a list question with the same papers as list mode."""
-    bar = bar or assistant.list_bar
+    the chat answers a list question with the same papers as list mode. ``indexed``: papers in the
+    index (for the note)."""
     topic = prep.analysis.topic if prep.analysis is not None else prep.query
-    indexed = assistant.index.store.counts()[0]
     result = ListResult(question=prep.question, topic=topic, papers=[], pool_size=len(prep.papers),
                         indexed=indexed, bar=bar)
     if not prep.papers:
         result.note = bar_note(result)
         return result
     # prepare() embedded this very topic for a list question; any other question is embedded here.
-    tvec = prep.topic_vec if prep.multi and prep.topic_vec is not None else assistant.index.encoder.encode_one(topic)
-    cache = assistant.sentences.get([p.paper for p in prep.papers])
+    tvec = prep.topic_vec if prep.multi and prep.topic_vec is not None else encoder.encode_one(topic)
+    cache = sentences.get([p.paper for p in prep.papers])
     best_sents: list[tuple[Sentence | None, float]] = []
     for p in prep.papers:
         sents, vecs = cache[p.id]
@@ -228,8 +235,8 @@ def listed_from(assistant, prep, bar: ListBar | None = None) -> ListResult:
     for i, p in enumerate(prep.papers):
         ev = prep.relevance[p.id]
         candidates.append(ListedPaper(p.paper, 0, float(score[i]), float(lex[i]), float(sem[i]),
-                                      quote(p.id) or best_sents[i][0], best_sents[i][1], ev, assistant.judge.decide(ev)))
-    result.papers, result.near_misses = select(candidates, bar, prep.verdict, assistant.judge)
+                                      quote(p.id) or best_sents[i][0], best_sents[i][1], ev, judge.decide(ev)))
+    result.papers, result.near_misses = select(candidates, bar, prep.verdict, judge)
     result.note = bar_note(result)
     result.weak = prep.verdict == Verdict.weak and bool(result.papers)  # as the chat says for the same question
     return result

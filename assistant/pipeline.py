@@ -183,7 +183,8 @@ class Assistant:
     @step
     def listing(self, prep: Prepared) -> ListResult:
         """A list question's papers: every one above list mode's bar (assistant.listing)."""
-        return listed_from(self, prep)
+        return listed_from(prep, self.sentences, self.index.encoder, self.index.store.counts()[0], self.judge,
+                           self.list_bar)
 
     # --- cite → generate → check (assistant.generate) ----------------------------------------------
     def cited_candidates(self, prep: Prepared) -> list[ScoredPaper]:
