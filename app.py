@@ -188,6 +188,9 @@ def answer_markdown(ans: CitedAnswer) -> str:
     if ans.removed_citations:
         out.append("\n_Removed citations of sources that were not given: "
                    + ", ".join(f"[{n}]" for n in ans.removed_citations) + "_")
+    if ans.cut_reply:  # collapsed: a cut reply without a supported citation never leads the answer
+        out.append('\n<details class="pa-cut-reply"><summary>The LLM\'s cut reply (failed the citation check)'
+                   f"</summary>\n\n{inert(ans.cut_reply)}\n\n</details>")
     return "\n".join(out)
 
 

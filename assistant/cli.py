@@ -48,14 +48,15 @@ def _fail(message: str, code: int = 2) -> None:
 def main_options(
     model: Annotated[Optional[str], typer.Option("--model", help="LLM model name [env: OPENAI_MODEL]")] = None,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible base URL [env: OPENAI_BASE_URL]")] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", help="LLM request timeout, seconds")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="LLM timeout between streamed pieces, seconds")] = None,
+    first_token_timeout: Annotated[Optional[float], typer.Option("--first-token-timeout", help="LLM timeout for a reply's first piece, seconds")] = None,
     chroma_host: Annotated[Optional[str], typer.Option("--chroma-host", help="use a Chroma server at this host")] = None,
     chroma_port: Annotated[Optional[int], typer.Option("--chroma-port", help="Chroma server port")] = None,
     embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="sentence-transformers model name or path")] = None,
 ):
     _State.overrides = {}
-    if any(v is not None for v in (model, base_url, timeout)):
-        _State.overrides["llm"] = {"model": model, "base_url": base_url, "timeout": timeout}
+    if any(v is not None for v in (model, base_url, timeout, first_token_timeout)):
+        _State.overrides["llm"] = {"model": model, "base_url": base_url, "timeout": timeout, "first_token_timeout": first_token_timeout}
     if chroma_host or chroma_port:
         _State.overrides["store"] = {"host": chroma_host, "port": chroma_port}
     if embedding_model:
@@ -126,6 +127,7 @@ def ask(
     abstracts: Annotated[bool, typer.Option("--abstracts", help="print each cited abstract")] = False,
     export: ExportOpt = None,
     force: ForceOpt = False,
+    show_cut: Annotated[bool, typer.Option("--show-cut-reply", help="also print a cut LLM reply that failed the citation check")] = False,
 ):
     """Answer a question from the indexed abstracts, with numbered citations."""
     from assistant.render import answer_json, answer_text
@@ -143,7 +145,8 @@ def ask(
         return
     final = None
     streamed = False
-    for piece in assistant.ask_stream(question, filters=filters):
+    # hold: LLM text waits for a supported citation (printed text cannot be taken back if the reply is cut)
+    for piece in assistant.ask_stream(question, filters=filters, hold=True):
         if isinstance(piece, str):
             if assistant.llm is not None:
                 typer.echo(piece, nl=False)  # click flushes each echo: the user sees tokens as they come
@@ -151,8 +154,10 @@ def ask(
         else:
             final = piece
     _export_answer(export, final, assistant)
+    cut = "" if not final.cut_reply else (f"\n\nThe cut LLM reply (failed the citation check):\n{final.cut_reply}"
+                                          if show_cut else "\n\n(The cut LLM reply is hidden; --show-cut-reply prints it.)")
     if not streamed:
-        typer.echo(answer_text(final, show_abstract=abstracts))
+        typer.echo(answer_text(final, show_abstract=abstracts) + cut)
         return
     # The streamed pieces are the final answer text; print only what the check adds after it.
     import re
@@ -162,7 +167,7 @@ def ask(
     if final.removed_citations:
         footer += "\n\nRemoved citations of sources that were not given: " + ", ".join(
             f"[{n}]" for n in final.removed_citations)
-    typer.echo(re.sub(r"\n{3,}", "\n\n", footer).strip("\n"))
+    typer.echo(re.sub(r"\n{3,}", "\n\n", footer).strip("\n") + cut)
 
 
 @app.command()

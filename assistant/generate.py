@@ -33,6 +33,8 @@ FALLBACK_NOTE = "Showing the extractive answer from the abstracts instead."
 UNCITED_NOTE = ("The LLM's answer cites none of the given abstracts, so nothing in it was checked against "
                 "them; the retrieved papers are listed below.")
 CUT_NOTE = "The text received before the cut is kept and marked incomplete; the extractive answer follows."
+CUT_HIDDEN_NOTE = ("No citation in the cut reply is supported by the abstracts, so it is not shown as the answer "
+                   "(it is kept, shown on request); the extractive answer follows.")
 
 # Delimiter look-alikes inside abstracts are neutralised so a paper cannot close its own data block.
 _DELIMS = re.compile(r"<<<|>>>|</?abstracts>", re.I)
@@ -55,6 +57,8 @@ class Run:
     removed: list[int] = field(default_factory=list)
     llm_text: str = ""  # the (rewritten) LLM part of the answer, for the support check
     usage: dict[str, int] | None = None
+    cut_reply: str = ""  # a cut LLM reply that failed the citation check (not part of the answer)
+    dropped: str = ""  # the part of it that streamed before the check (the final answer starts after it)
 
 
 class Generator:
@@ -158,11 +162,16 @@ class Generator:
         finally:
             run.usage = usage or run.usage
 
-    def stream_text(self, prep: Prepared, cited: list[ScoredPaper], run: Run) -> Iterator[str]:
+    def stream_text(self, prep: Prepared, cited: list[ScoredPaper], run: Run, hold: bool = False) -> Iterator[str]:
         """Yield the answer's text pieces, final as shown (markers already checked and renumbered).
 
         Fills ``run``. The LLM path falls back to the extractive answer on any endpoint failure,
         keeping text that already streamed (marked incomplete); it never raises for endpoint errors.
+        A reply cut before its end (reply budget, dropped or stalled stream) in which no citation is
+        supported (a base model echoing the prompt with invented ids until ``max_tokens``) is not
+        kept in the answer: it goes to ``run.cut_reply`` and the extractive answer stands alone.
+        With ``hold``, LLM text is held back until it has a supported citation (or ends), so such a
+        reply is never shown; without it (a face that redraws the final answer), it streams first.
         """
         if self.llm is None or not cited:
             yield self._extractive(prep, cited, run)
@@ -181,15 +190,24 @@ class Generator:
         run.mode = "llm"
         run.papers.update({p.id: p for p in used})
         rewriter = CitationRewriter({n: p.id for n, p in enumerate(used, 1)}, run.numbering)
-        raw, shown = [], []
+        raw, shown, held = [], [], []
+        checked = not hold  # False while LLM text is held back for want of a supported citation
         try:
             for piece in self.chat_pieces({"context": context, "question": prep.query}, run):
                 raw.append(piece)
                 out = rewriter.feed(piece)
-                if out:
-                    shown.append(out)
-                    yield out
-            shown.append(rewriter.flush())
+                if not out:
+                    continue
+                if not checked:
+                    held.append(out)
+                    if "]" in out and run.numbering and self._supported("".join(held), run):
+                        checked = True
+                        out, held = "".join(held), []
+                    else:
+                        continue
+                shown.append(out)
+                yield out
+            shown.append("".join(held) + rewriter.flush())
             yield shown[-1]
             run.llm_text, run.removed = "".join(shown), rewriter.removed
             if run.llm_text.strip() and not run.numbering:
@@ -203,20 +221,34 @@ class Generator:
             run.mode = "extractive"
             run.removed = rewriter.removed
             explanation = explain_llm_error(exc, self.settings.llm, mid_answer=mid)
-            if mid:
-                shown.append(rewriter.flush())
-                run.llm_text = "".join(shown)
+            streamed = "".join(shown)
+            received = streamed + "".join(held) + rewriter.flush()
+            if mid and ((hold and checked) or self._supported(received, run)):
+                run.llm_text = received
                 run.incomplete = True
                 run.note = f"{explanation} {CUT_NOTE}"
-                yield shown[-1] + INCOMPLETE_MARK + "\n\n"
+                yield received[len(streamed):] + INCOMPLETE_MARK + "\n\n"
             else:
-                run.note = f"{explanation} {FALLBACK_NOTE}"
+                if mid:  # the cut reply failed the citation check: kept aside, not leading the answer
+                    run.cut_reply, run.dropped = received.strip(), streamed
+                    run.note = f"{explanation} {CUT_HIDDEN_NOTE}"
+                    run.removed = []
+                else:
+                    run.note = f"{explanation} {FALLBACK_NOTE}"
                 run.numbering.clear()
             yield self._extractive(prep, cited, run)
 
+    def _supported(self, text: str, run: Run) -> bool:
+        """True when some cited claim of ``text`` is 'supported' by the abstract it cites."""
+        numbered = {n: run.papers[pid] for pid, n in run.numbering.items()}
+        return any(c.support == "supported" for c in self.check_claims(text, numbered))
+
     @step
     def finalize(self, prep: Prepared, text: str, run: Run) -> CitedAnswer:
-        """Check citations and build the CitedAnswer from the streamed ``text`` (no generation here)."""
+        """Check citations and build the CitedAnswer from the streamed ``text`` (no generation here);
+        a cut reply that failed the check and had streamed (``run.dropped``) is left out of it."""
+        if run.dropped and text.startswith(run.dropped):
+            text = text[len(run.dropped):]
         numbered = {n: run.papers[pid] for pid, n in run.numbering.items()}
         claims = self.check_claims(run.llm_text, numbered) if run.llm_text else []
         sources = [self._source(n, numbered[n], prep, [c for c in claims if c.n == n]) for n in sorted(numbered)]
@@ -231,7 +263,7 @@ class Generator:
             # The papers above the bar, also when an LLM cites only some of them.
             count=(prep.listing.count if prep.listing else len(sources))
             if prep.multi and prep.verdict == Verdict.answered else None,
-            claims=claims, usage=run.usage,
+            claims=claims, usage=run.usage, cut_reply=run.cut_reply,
         )
 
     def check_claims(self, text: str, numbered: dict[int, ScoredPaper]) -> list[Claim]:
@@ -276,12 +308,13 @@ class Generator:
         )
 
 
-    def stream(self, prep: Prepared) -> Iterator[str | CitedAnswer]:
+    def stream(self, prep: Prepared, hold: bool = False) -> Iterator[str | CitedAnswer]:
         """Text pieces as they arrive, then the final CitedAnswer (always last); the pieces joined are
-        exactly its ``answer``."""
+        exactly its ``answer`` (but see ``hold`` in :meth:`stream_text` and
+        :meth:`assistant.pipeline.Assistant.ask_stream`)."""
         run = Run()
         pieces = []
-        for piece in self.stream_text(prep, self.cited_candidates(prep), run):
+        for piece in self.stream_text(prep, self.cited_candidates(prep), run, hold):
             if piece:
                 pieces.append(piece)
                 yield piece

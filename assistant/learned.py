@@ -5,7 +5,8 @@
   pairwise logistic regression (RankNet-style with a linear scorer; Herbrich et al. 2000, "Large margin
   rank boundaries for ordinal regression"): for each training lookup, the gold sentence against every
   other sentence of its abstract.
-Both are used when ``Settings.calibration.abstention.learned`` is on (off by default: see README).
+Both are used when ``Settings.calibration.abstention.learned`` names their version ("v1"; off by
+default: see README).
 
 - The **relevance judge** gives ``P(some retrieved paper answers)`` from
   :data:`assistant.features.JUDGE_FEATURES` (logistic regression) and two cutoffs chosen by

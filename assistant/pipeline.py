@@ -53,11 +53,11 @@ class Assistant:
         self.sentences = SentenceCache(index.encoder, index.store, chunker=index.chunker())
         self.ranker = None  # the learned evidence ranker, when the learned path is on
         if models is not None or cal.abstention.learned:
-            self.ranker, judge_model = models or (load_model(cal.sentences.evidence_model),
-                                                  load_model(cal.abstention.judge_model))
+            version = cal.abstention.learned or "v1"
+            self.ranker, judge_model = models or (load_model(f"evidence-{version}"), load_model(f"judge-{version}"))
             self.judge: Judge = rule or LearnedJudge(judge_model, cal.abstention.follow_up_coverage)
         else:
-            self.judge = rule or AbstentionRule(**cal.abstention.model_dump(exclude={"learned", "judge_model"}))
+            self.judge = rule or AbstentionRule(**cal.abstention.model_dump(exclude={"learned"}))
         self.list_bar = ListBar(**cal.listing.model_dump())
         self.follow_ups = FollowUps(settings, index)
         llm = chat_model or (OpenAIChat(settings.llm) if settings.llm.configured else None)
@@ -193,8 +193,8 @@ class Assistant:
     def context_blocks(self, prep: Prepared, papers: list[ScoredPaper]):
         return self.generator.context_blocks(prep, papers)
 
-    def stream_text(self, prep: Prepared, cited: list[ScoredPaper], run) -> Iterator[str]:
-        return self.generator.stream_text(prep, cited, run)
+    def stream_text(self, prep: Prepared, cited: list[ScoredPaper], run, hold: bool = False) -> Iterator[str]:
+        return self.generator.stream_text(prep, cited, run, hold)
 
     # --- follow-up helpers kept on the Assistant ------------------------------------------------------
     def bounded_history(self, history: History) -> History:
@@ -219,11 +219,16 @@ class Assistant:
         return self.answer_prepared(self.prepare(question, history, filters, k))
 
     def ask_stream(self, question: str, history: History | None = None,
-                   filters: Filters | None = None) -> Iterator[str | CitedAnswer]:
+                   filters: Filters | None = None, hold: bool = False) -> Iterator[str | CitedAnswer]:
         """Yield text pieces as they arrive, then the final CitedAnswer (always last).
 
         The pieces joined are exactly the final ``answer``: the check at the end adds sources,
-        support and notes, never different text. Raises QuestionError before the first piece.
+        support and notes, never different text. One exception: a reply cut before its end in which
+        no citation is supported streams, then the final answer leaves it out (``cut_reply`` keeps
+        it), so a face that shows the stream must redraw the final answer. With ``hold`` (a face
+        that cannot redraw, such as a terminal) LLM text waits for its first supported citation, so
+        such a reply never shows and the exception never happens. Raises QuestionError before the
+        first piece.
         """
         prep = self.prepare(question, history, filters)
-        yield from self.generator.stream(prep)
+        yield from self.generator.stream(prep, hold=hold)

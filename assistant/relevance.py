@@ -22,7 +22,7 @@ low against an abstract about "LLM-as-a-judge" evaluation (0.25), below the ``no
 though every content term is in it. It only lifts "nothing found" to "closest match", since short
 questions of common words ("language models in different languages") are covered by chance.
 
-:class:`LearnedJudge` is the other implementation (``calibration.models.learned``): a logistic
+:class:`LearnedJudge` is the other implementation (``calibration.abstention.learned = "v1"``): a logistic
 regression over assistant.features.JUDGE_FEATURES, fitted by ``paper-assistant train`` on
 eval/train/train.jsonl (never on dev.jsonl), with two cutoffs on its probability chosen by
 cross-validation, and the same follow-up and list rules around it. It is not the default: on

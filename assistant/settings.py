@@ -68,8 +68,7 @@ class RetrievalSettings(BaseModel):
 
 def _tuned(default, description: str, source: str, **kw):
     """A calibrated number: its value, what it does (one line) and where the value came from."""
-    finite = {} if isinstance(default, (str, bool)) else {"allow_inf_nan": False}  # no NaN/inf in a number
-    return Field(default, description=description, json_schema_extra={"source": source}, **finite, **kw)
+    return Field(default, description=description, json_schema_extra={"source": source}, **{"allow_inf_nan": False, **kw})
 
 
 DEV = "set on shared/eval/dev.jsonl"
@@ -104,10 +103,8 @@ class AbstentionCalibration(BaseModel):
     follow_up_coverage: float = _tuned(
         0.5, "share (idf-weighted) of a follow-up's own terms its paper must hold for a name match",
         "set by reading follow-ups (TMD-Bench holds all, U2A none of 'its limitations')")
-    learned: bool = _tuned(False, "quote the evidence ranker's sentence and take the learned judge's verdict instead "
-                           "of these rules", "off: on dev.jsonl the rules still do better (README, Retrieval quality)")
-    judge_model: str = _tuned("judge-v1", "learned judge: assistant/models/<this>.json (with its two cutoffs)",
-                              "paper-assistant train on eval/train (never dev.jsonl); cutoffs by 5-fold CV")
+    learned: str = _tuned("", "'v1': assistant/models/{evidence,judge}-v1.json decide instead of these rules", "off ('')"
+                          ": the rules do better on dev.jsonl (README); paper-assistant train fits them", allow_inf_nan=None)
 
 
 class ListCalibration(BaseModel):
@@ -140,8 +137,6 @@ class SentenceCalibration(BaseModel):
                                            "dev lookups: cosines of 'What is X?' to sentences are mostly noise")
     name_term_weight: float = _tuned(2.0, "idf multiplier of terms from names and numbers ('PEER', '73ms')",
                                      "hand-set with the weights above")
-    evidence_model: str = _tuned("evidence-v1", "evidence ranker: assistant/models/<this>.json",
-                                 "paper-assistant train on eval/train (never dev.jsonl)")
 
 
 class AnswerCalibration(BaseModel):
@@ -213,7 +208,12 @@ class LLMSettings(BaseModel):
     model: str | None = None
     temperature: float = 0.0
     max_tokens: int = 512
-    timeout: float = Field(30.0, gt=0, description="seconds per request")
+    timeout: float = Field(30.0, gt=0, description="seconds to wait for each next piece of a reply (and the model list)")
+    first_token_timeout: float = Field(120.0, gt=0, description="seconds to wait for a reply's first text, retries "
+                                       "included: a CPU server reads a 1,500-token prompt for 10-30 s first")
+    system_role: str = Field("system", pattern="^(auto|system|user)$", description="system prompt sent as a system "
+                             "message, or folded into the user message (user: for templates without a system role, "
+                             "e.g. llama.cpp's gemma; `doctor` tells), or auto (asks the server once)")
     max_retries: int = Field(1, ge=0)
     context_window: int = Field(8192, ge=512, description="model context in tokens, for packing")
 

@@ -281,7 +281,8 @@ def neutral_models() -> tuple[LinearModel, LinearModel]:
 def train(settings, corpus: list, questions, out_folder=None, explicit_index: bool = False,
           cfg: TrainSettings | None = None, progress=None, ingest_callbacks: dict | None = None):
     """Fit both models on ``questions`` over an index of ``corpus`` and write them to ``out_folder``
-    (default: the package's models/; file names from ``settings.calibration``).
+    (default: the package's models/), as ``evidence-<v>.json`` and ``judge-<v>.json`` (``<v>``:
+    ``calibration.abstention.learned``, default "v1").
 
     Returns ``(paths written, rows, CVReport)``. Raises ValueError for a question file without
     answerable and unanswerable questions or without lookups whose evidence is in their abstract.
@@ -292,13 +293,13 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
     from assistant.learned import model_path
     from assistant.pipeline import Assistant
 
-    cal = settings.calibration
+    version = settings.calibration.abstention.learned or "v1"
     cfg = cfg or TrainSettings()
     qs = load_questions(Path(questions))
     settings, idx = open_corpus_index(settings, corpus, explicit_index, ingest_callbacks)
     rows = collect(Assistant(settings, idx, models=neutral_models()), qs, progress)
     written = []
-    for model, name in zip(fit_both(rows, cfg), (cal.sentences.evidence_model, cal.abstention.judge_model)):
+    for model, name in zip(fit_both(rows, cfg), (f"evidence-{version}", f"judge-{version}")):
         path = model_path(name, Path(out_folder) if out_folder else None)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(model.to_json())

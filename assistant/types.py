@@ -69,6 +69,9 @@ class CitedAnswer(BaseModel):
     count: int | None = Field(None, description="papers found, for 'which papers…' questions")
     claims: list[Claim] = Field(default_factory=list, description="LLM claims and their support check")
     usage: dict[str, int] | None = Field(None, description="token usage reported by the endpoint, if any")
+    cut_reply: str = Field("", description="an LLM reply cut before its end (reply budget, dropped or stalled "
+                                           "stream) that no supported citation backs: kept out of the answer, "
+                                           "shown on request")
 
 
 History = list[tuple[str, CitedAnswer]]

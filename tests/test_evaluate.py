@@ -42,7 +42,7 @@ def test_the_learned_ranker_and_judge_on_dev(settings, index):
     answerable refused, 19/58 flagged, 4/10 and 8/10 'none' refused and flagged. The issue's targets
     (≥ 0.85, ≤ 3 %, ≤ 10 %, ≥ 50 %) are not met, so it is not the default."""
     learned = settings.model_copy(update={"calibration": settings.calibration.model_copy(update={
-        "abstention": settings.calibration.abstention.model_copy(update={"learned": True})})})
+        "abstention": settings.calibration.abstention.model_copy(update={"learned": "v1"})})})
     rep = run_eval(learned, DEV)
     a = rep.abstention
     assert rep.evidence_accuracy >= 9 / 17 - 1e-9

@@ -43,7 +43,7 @@ def make_assistant(settings, index):
 
     def make(base_url: str, index_=None, settings_=None, **llm) -> Assistant:
         cfg = LLMSettings(base_url=base_url, api_key=SecretStr("sk-test"), model="test-model", timeout=TIMEOUT,
-                          max_retries=0).model_copy(update=llm)
+                          first_token_timeout=TIMEOUT, max_retries=0).model_copy(update=llm)
         base = settings_ or settings
         return Assistant(base.model_copy(update={"llm": cfg}), index_ or index)
 
@@ -199,7 +199,9 @@ FAILURES = {
     "404": (dict(model="no-such-model"), "The LLM endpoint {url} does not know model 'no-such-model' (404): check OPENAI_MODEL."),
     "429": (dict(reply=Reply(status=429)), "The LLM endpoint {url} is rate-limiting requests (429): try again shortly."),
     "500": (dict(reply=Reply(status=500)), "The LLM endpoint {url} failed with a server error (500)."),
-    "timeout": (dict(reply=Reply(delay=5), timeout=0.5), "The LLM endpoint {url} did not answer within 0.5 s."),
+    "timeout": (dict(reply=Reply(delay=5), first_token_timeout=0.5),
+                "The LLM endpoint {url} did not answer within 0.5 s (the first-token timeout, "
+                "PAPER_ASSISTANT_LLM__FIRST_TOKEN_TIMEOUT)."),
     "refused": (dict(refused=True), "Cannot connect to the LLM endpoint {url}: is the server running?"),
 }
 
@@ -210,7 +212,7 @@ def test_endpoint_failure_gives_one_line_note_and_the_extractive_answer(case, fa
     url = f"http://127.0.0.1:{free_port()}/v1" if spec.get("refused") else fake.base_url
     if "reply" in spec:
         fake.script(spec["reply"])
-    llm = {k: v for k, v in spec.items() if k in ("model", "timeout")}
+    llm = {k: v for k, v in spec.items() if k in ("model", "first_token_timeout")}
     a = make_assistant(url, **llm)
     pieces, ans = collect(a.ask_stream(OMNIMOE_Q))
 
@@ -238,7 +240,7 @@ def test_nothing_waits_past_the_timeout(fake, make_assistant, extractive, reply)
     """The wait for a reply (connection, retries with their back-off, first token) is bounded by the
     timeout, however many retries are configured."""
     fake.default = reply
-    a = make_assistant(fake.base_url, timeout=0.3, max_retries=3)
+    a = make_assistant(fake.base_url, first_token_timeout=0.3, max_retries=3)
     elapsed, text = llm_wait(a, OMNIMOE_Q)
     assert text.endswith(extractive.answer)
     assert elapsed < 0.3 + 0.5
@@ -277,6 +279,105 @@ def test_stream_ending_without_a_finish_is_an_incomplete_answer(fake, make_assis
     assert ans.answer == f"{text}{INCOMPLETE_MARK}\n\n{extractive.answer}"
     assert "".join(pieces) == ans.answer
     assert why in ans.note and ans.note.endswith("the extractive answer follows.")
+
+
+def test_first_token_and_between_pieces_timeouts_are_separate_and_named(fake, make_assistant):
+    """The first wait (prompt processing on a local server) has its own, longer timeout; the role
+    chunk some servers send at once does not end it. A stall after text arrived is the between-pieces
+    timeout, and the note says which one fired."""
+    text = f"{GOOD_CLAIM} [1]. It also scales to millions of experts [1]."
+    # Role chunk at 0.8 s, first text (the cited claim) at 1.6 s (inside the 3 s first wait), the
+    # next piece 0.8 s later.
+    fake.script(Reply(text=text, chunk_size=90, chunk_delay=0.8))
+    a = make_assistant(fake.base_url, timeout=0.5, first_token_timeout=3)
+    started = time.monotonic()
+    pieces, ans = collect(a.ask_stream(OMNIMOE_Q))
+    assert time.monotonic() - started < 1.6 + 0.5 + 2  # retrieval and the check included
+    assert ans.incomplete and ans.mode == "extractive"
+    assert ans.note.startswith(f"The LLM endpoint {fake.base_url} stopped sending mid-answer: nothing for 0.5 s "
+                               "between two pieces (the timeout, PAPER_ASSISTANT_LLM__TIMEOUT).")
+    fake.script(Reply(text=text, chunk_size=90, chunk_delay=0.8))
+    ans = make_assistant(fake.base_url, timeout=3, first_token_timeout=1.2).ask(OMNIMOE_Q)
+    assert ans.note.startswith(f"The LLM endpoint {fake.base_url} did not answer within 1.2 s (the first-token "
+                               "timeout, PAPER_ASSISTANT_LLM__FIRST_TOKEN_TIMEOUT).")
+    assert not ans.incomplete
+
+
+@pytest.mark.parametrize("role", ["system", "user", "auto"])
+def test_system_prompt_is_folded_into_the_user_message_when_set(fake, make_assistant, role):
+    """``system_role=user`` sends one user message that starts with the system prompt (for chat
+    templates that drop system messages); ``auto`` asks the server first (this one keeps them)."""
+    fake.default = Reply(text=f"{GOOD_CLAIM} [1].")
+    ans = make_assistant(fake.base_url, system_role=role).ask(OMNIMOE_Q)
+    assert ans.mode == "llm" and ans.sources[0].paper_id == OMNIMOE
+    answer = fake.requests[-1]
+    system = (ROOT / "prompts" / "answer_system.txt").read_text()
+    if role == "user":
+        assert [m["role"] for m in answer["messages"]] == ["user"]
+        assert user_message(answer).startswith(system.rstrip() + "\n\n<abstracts>\n[1] ")
+    else:
+        assert [m["role"] for m in answer["messages"]] == ["system", "user"]
+        assert system_message(answer) == system
+    # auto: two one-token requests (without and with a system message) compare prompt token counts.
+    assert len(fake.requests) == (3 if role == "auto" else 1)
+
+
+ECHO = ("<abstracts>\n[1] OmniMoE (id: 000_12a0d7b1c5c902c5#13)\n<<<\nThe weather in the mountains was cold and "
+        "windy all week [1].\n>>>\n[6] A paper on cooking (id: 000_invented#99)\n<<<\nRecipes for bread and soup [6].")
+
+
+@pytest.mark.parametrize("hold", [False, True], ids=["chat", "terminal"])
+def test_a_cut_reply_that_fails_the_citation_check_does_not_lead_the_answer(fake, make_assistant, extractive, hold):
+    """A base model echoes its prompt with invented ids until the reply budget runs out: the cut
+    reply, with no supported citation, is kept aside (``cut_reply``) and the extractive answer
+    stands alone. Held back (``hold``, the CLI) it never streams; else it streams and the final
+    answer (which the chat redraws) leaves it out."""
+    fake.script(Reply(text=ECHO, chunk_size=12, finish_reason="length"))
+    pieces, ans = collect(make_assistant(fake.base_url).ask_stream(OMNIMOE_Q, hold=hold))
+    assert ans.answer == extractive.answer and ans.mode == "extractive" and not ans.incomplete
+    assert ans.cut_reply.startswith("<abstracts>\n[1] OmniMoE") and "Recipes for bread and soup." in ans.cut_reply
+    assert ans.note == ("The LLM's answer reached the reply budget of 512 tokens and was cut (raise "
+                        "PAPER_ASSISTANT_LLM__MAX_TOKENS). No citation in the cut reply is supported by the abstracts, "
+                        "so it is not shown as the answer (it is kept, shown on request); the extractive answer follows.")
+    assert ans.removed_citations == [] and [s.paper_id for s in ans.sources] == [s.paper_id for s in extractive.sources]
+    streamed = "".join(pieces)
+    assert streamed == (extractive.answer if hold else ECHO.replace(" [6]", "").replace("[6]", "") + extractive.answer)
+
+
+def test_cli_and_chat_collapse_a_cut_reply_that_fails_the_citation_check(index_dir, index, fake, extractive,
+                                                                         make_assistant):
+    from typer.testing import CliRunner
+
+    from app import answer_markdown
+    from assistant.cli import app
+
+    fake.default = Reply(text=ECHO, chunk_size=12, finish_reason="length")
+    env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test", "OPENAI_MODEL": "test-model",
+           "PAPER_ASSISTANT_LLM__MAX_RETRIES": "0"}
+    out = CliRunner().invoke(app, ["ask", OMNIMOE_Q, "--index", str(index_dir)], env=env)
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith(extractive.answer + "\n\n")  # the echo never printed
+    assert "cooking" not in out.output and "not shown as the answer" in out.output
+    assert out.output.rstrip().endswith("(The cut LLM reply is hidden; --show-cut-reply prints it.)")
+    shown = CliRunner().invoke(app, ["ask", OMNIMOE_Q, "--index", str(index_dir), "--show-cut-reply"], env=env)
+    assert shown.output.startswith(extractive.answer + "\n\n")
+    assert "\nThe cut LLM reply (failed the citation check):\n&lt;abstracts&gt;" not in shown.output
+    assert "\nThe cut LLM reply (failed the citation check):\n<abstracts>\n[1] OmniMoE" in shown.output
+
+    bubble = answer_markdown(make_assistant(fake.base_url).ask(OMNIMOE_Q))
+    lead, details = bubble.split('<details class="pa-cut-reply">')
+    assert "cooking" not in lead and extractive.answer.splitlines()[0][:40] in lead
+    assert details.startswith("<summary>The LLM's cut reply (failed the citation check)</summary>")
+    assert "A paper on cooking" in details and "&lt;abstracts&gt;" in details  # inert: escaped, not HTML
+
+
+def test_a_held_reply_streams_from_its_first_supported_citation(fake, make_assistant):
+    text = f"{GOOD_CLAIM} [1]. It is evaluated on many layers and it keeps accuracy while it is fast [1]."
+    fake.script(Reply(text=text, chunk_size=10))
+    pieces, ans = collect(make_assistant(fake.base_url).ask_stream(OMNIMOE_Q, hold=True))
+    assert ans.answer == text and ans.mode == "llm" and not ans.cut_reply
+    assert pieces[0].startswith(f"{GOOD_CLAIM} [1]") and len(pieces) > 3  # held to the claim, then streamed
+    assert "".join(pieces) == text
 
 
 def test_a_finished_stream_without_done_is_complete(fake, make_assistant):
@@ -384,14 +485,15 @@ def test_the_second_one_is_resolved_without_asking_the_llm_to_rewrite(fake, make
 def test_condense_failure_falls_back_to_extractive_conditioning_without_waiting_twice(fake, make_assistant, assistant):
     first = assistant.ask(OMNIMOE_Q)
     fake.script(Reply(delay=5))
-    a = make_assistant(fake.base_url, timeout=0.5)
+    a = make_assistant(fake.base_url, first_token_timeout=0.5)
     started = time.monotonic()
     assert a.condense("What dataset did it use?", [(OMNIMOE_Q, first)]) == "What dataset did it use?"
     assert time.monotonic() - started < 0.5 + 0.5
     fake.script(Reply(delay=5))
     ans = a.ask("What dataset did it use?", history=[(OMNIMOE_Q, first)])
     assert len(fake.requests) == 2  # the answer did not wait on the dead endpoint a second time
-    assert ans.note == f"The LLM endpoint {fake.base_url} did not answer within 0.5 s. {FALLBACK_NOTE}"
+    assert ans.note == (f"The LLM endpoint {fake.base_url} did not answer within 0.5 s (the first-token timeout, "
+                        f"PAPER_ASSISTANT_LLM__FIRST_TOKEN_TIMEOUT). {FALLBACK_NOTE}")
     assert ans.sources[0].paper_id == OMNIMOE
 
 
@@ -412,20 +514,30 @@ def test_history_is_bounded_by_turns_and_tokens(assistant):
 def _doctor(settings, url, **llm):
     from assistant.doctor import run_doctor
 
-    cfg = LLMSettings(base_url=url, api_key=SecretStr("sk-test"), model="test-model", timeout=TIMEOUT).model_copy(update=llm)
+    cfg = LLMSettings(base_url=url, api_key=SecretStr("sk-test"), model="test-model", timeout=TIMEOUT,
+                      first_token_timeout=TIMEOUT).model_copy(update=llm)
     return list(run_doctor(settings.model_copy(update={"llm": cfg})))
 
 
 def test_doctor_passes_against_a_working_endpoint(settings, index, fake):
     fake.script("OK")
     lines = _doctor(settings, fake.base_url)
-    assert [ok for ok, _ in lines] == [True, True, True]
+    assert [ok for ok, _ in lines] == [True, True, True, True]
     assert lines[0][1].startswith(f"index at {settings.index}: 38 papers")
     assert lines[1][1] == f"LLM endpoint {fake.base_url}: 1 models listed, including 'test-model'"
-    assert lines[2][1] == "LLM model 'test-model' answered: 'OK' (streamed)"
-    assert fake.requests[-1]["stream"] is True
+    assert re.fullmatch(r"LLM model 'test-model' answered: 'OK' \(streamed; first piece after \d+\.\d s, "
+                        r"first-token timeout 1 s\)", lines[2][1])
+    assert lines[3][1] == "LLM model 'test-model': its chat template keeps the system message"
+    probe = fake.requests[0]  # (the model list is not recorded)
+    assert probe["stream"] is True
+    # The probe looks like a real question: the answer prompt's rules, a numbered abstract, a question.
+    assert [m["role"] for m in probe["messages"]] == ["system", "user"]
+    assert "[1] SparseRoute (id: probe#1)" in user_message(probe) and "Question: " in user_message(probe)
     # The budget goes both ways on a non-OpenAI server: local servers read max_tokens.
-    assert fake.requests[-1].get("max_tokens") == 8 == fake.requests[-1].get("max_completion_tokens")
+    assert probe.get("max_tokens") == 16 == probe.get("max_completion_tokens")
+    # The system-role check: the same user message without, then with, a system message.
+    assert [[m["role"] for m in r["messages"]] for r in fake.requests[1:]] == [["user"], ["system", "user"]]
+    assert [r.get("max_tokens") for r in fake.requests[1:]] == [1, 1]
 
 
 def test_doctor_says_what_is_wrong(settings, index, fake):
@@ -456,7 +568,8 @@ def test_doctor_command_exit_codes(index_dir, index, fake):
     env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test", "OPENAI_MODEL": "test-model"}
     ok = CliRunner().invoke(app, ["doctor", "--index", str(index_dir)], env=env)
     assert ok.exit_code == 0, ok.output
-    assert ok.output.splitlines()[-1].startswith("ok    LLM model 'test-model' answered")
+    assert ok.output.splitlines()[-2].startswith("ok    LLM model 'test-model' answered")
+    assert ok.output.splitlines()[-1] == "ok    LLM model 'test-model': its chat template keeps the system message"
     bad = CliRunner().invoke(app, ["doctor", "--index", str(index_dir)], env={**env, "OPENAI_MODEL": "gpt-nope"})
     assert bad.exit_code == 1
     assert bad.output.splitlines()[-1] == (f"FAIL  The LLM endpoint {fake.base_url} does not know model 'gpt-nope' "
@@ -465,8 +578,9 @@ def test_doctor_command_exit_codes(index_dir, index, fake):
 
 # --- faces: CLI and UI streaming -----------------------------------------------------------------
 def test_cli_ask_streams_from_the_endpoint_then_shows_checked_sources(index_dir, index, fake):
-    reply = f"{GOOD_CLAIM} [1]. It also cures cancer [7]."
-    fake.default = Reply(text=reply, chunk_size=6, chunk_delay=0.12)  # ≈ 2 s of streaming
+    reply = f"{GOOD_CLAIM} [1]. It routes each token to experts in a fine-grained way. It also cures cancer [7]."
+    # ≈ 3 s of streaming; the CLI holds text back until its first supported citation, then streams.
+    fake.default = Reply(text=reply, chunk_size=6, chunk_delay=0.12)
     env = dict(os.environ, OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="sk-test", OPENAI_MODEL="test-model",
                PAPER_ASSISTANT_LLM__TIMEOUT="2", PAPER_ASSISTANT_LLM__MAX_RETRIES="0", PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "assistant", "ask", OMNIMOE_Q, "--index", str(index_dir)],
@@ -481,7 +595,7 @@ def test_cli_ask_streams_from_the_endpoint_then_shows_checked_sources(index_dir,
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
 
-    answer = f"{GOOD_CLAIM} [1]. It also cures cancer."
+    answer = f"{GOOD_CLAIM} [1]. It routes each token to experts in a fine-grained way. It also cures cancer."
     assert text.startswith(answer + "\n\n")
     assert text.count(GOOD_CLAIM) == 1  # streamed once, not printed again after the check
     assert f"Sources:\n[1] OmniMoE ({OMNIMOE})\n" in text

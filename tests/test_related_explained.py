@@ -81,12 +81,13 @@ def test_related_explanation_waits_at_most_the_timeout_and_says_why_it_failed(as
     with FakeOpenAI(models=["test-model"]) as fake:
         fake.default = Reply(text="late", delay=5)
         cfg = LLMSettings(base_url=fake.base_url, api_key=SecretStr("sk-test"), model="test-model", timeout=1,
-                          max_retries=1)  # a retry would double the client's own wait
+                          first_token_timeout=1, max_retries=1)  # a retry would double the client's own wait
         t0 = time.monotonic()
         note = add_llm_summaries(OpenAIChat(cfg), cfg, assistant.settings.prompts_dir, DRAFT, items)
         elapsed = time.monotonic() - t0
     assert elapsed < 1.8
-    assert note == f"The LLM endpoint {fake.base_url} did not answer within 1 s. Showing sentence pairs only."
+    assert note == (f"The LLM endpoint {fake.base_url} did not answer within 1 s (the first-token timeout, "
+                    "PAPER_ASSISTANT_LLM__FIRST_TOKEN_TIMEOUT). Showing sentence pairs only.")
     assert all(not i.summary for i in items)
 
 
