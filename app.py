@@ -17,6 +17,7 @@ import time
 import vectorstore.offline  # noqa: E402,F401  before gradio: every library's telemetry off (see that module)
 import gradio as gr  # noqa: E402
 
+from assistant import markup  # noqa: E402
 from assistant.answer import Assistant, CitedAnswer, Source  # noqa: E402
 from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
 from assistant.render import inert  # noqa: E402
@@ -74,6 +75,22 @@ document.addEventListener("click", function (ev) {
   setTimeout(function () { el.classList.remove("pa-flash"); }, 1200);
 }, true);
 </script>"""
+
+
+# After an answer: its question at the top of the chat when question and answer do not fit together
+# (Gradio's autoscroll shows a long answer's end, and on a narrow window its start and question are
+# scrolled away), else the chat's end; and the chat itself in the window.
+SHOW_NEWEST = """() => { var show = function () {
+  var chat = document.querySelector('#pa-chat'); if (!chat) return;
+  var users = chat.querySelectorAll('[data-testid="user"]'); var q = users[users.length - 1];
+  var box = chat.querySelector('.bubble-wrap'); if (!q || !box) return;
+  var top = q.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop - 36;  // below the "Chat" label
+  box.scrollTop = Math.min(top, box.scrollHeight);
+  var r = chat.getBoundingClientRect();
+  if (r.top < 0 || r.bottom > window.innerHeight) chat.scrollIntoView({block: "nearest"});
+};
+  /* again once the chat has rendered (math, Gradio's own scroll to the end) */
+  [50, 400, 1000].forEach(function (ms) { setTimeout(show, ms); }); }"""
 
 
 def page_options() -> dict:
@@ -136,18 +153,19 @@ def trim_display(history: list) -> list:
 
 
 def highlight(abstract: str, start: int, end: int) -> str:
-    """The abstract as HTML with ``[start, end)`` wrapped in <mark> (escaped, offsets in characters)."""
+    """The abstract as HTML with ``[start, end)`` wrapped in <mark> (escaped, offsets in characters of the
+    stored text; math and emphasis rendered per part by :func:`assistant.markup.html`)."""
     if 0 <= start < end <= len(abstract):
-        return (html.escape(abstract[:start]) + '<mark class="pa-cited">' + html.escape(abstract[start:end])
-                + "</mark>" + html.escape(abstract[end:]))
-    return html.escape(abstract)
+        return (markup.html(abstract[:start]) + '<mark class="pa-cited">' + markup.html(abstract[start:end])
+                + "</mark>" + markup.html(abstract[end:]))
+    return markup.html(abstract)
 
 
 def source_html(s: Source, open_: bool = False, key: str = "") -> str:
     weak = ' <span class="pa-weak">⚠ weak support</span>' if s.support == "weak" else ""
     sid = f"pa-src-{key}-{s.n}" if key else f"pa-src-{s.n}"
     return (f'<details class="pa-source" id="{sid}" data-n="{s.n}"{" open" if open_ else ""}>'
-            f'<summary>[{s.n}] {html.escape(s.title or s.label)} <code>{html.escape(s.paper_id)}</code>{weak}</summary>'
+            f'<summary>[{s.n}] {markup.html(s.title or s.label)} <code>{html.escape(s.paper_id)}</code>{weak}</summary>'
             f'<p>{highlight(s.abstract, s.sentence_start, s.sentence_end)}</p></details>')
 
 
@@ -165,10 +183,11 @@ def sources_html(ans: CitedAnswer | None, key: str = "") -> str:
     parts += [source_html(s, open_=(i == 0), key=key) for i, s in enumerate(ans.sources)]
     if ans.also_retrieved:
         parts.append('<p class="pa-also">Also retrieved (not cited): '
-                     + "; ".join(f"{html.escape(s.title or s.label)} <code>{html.escape(s.paper_id)}</code>"
+                     + "; ".join(f"{markup.html(s.title or s.label)} <code>{html.escape(s.paper_id)}</code>"
                                  for s in ans.also_retrieved) + "</p>")
     parts.append("</div>")
-    return "".join(parts)
+    # One line: a blank line would end the raw-HTML block the Markdown panel passes through.
+    return "".join(parts).replace("\n", " ")
 
 
 def answer_markdown(ans: CitedAnswer) -> str:
@@ -176,13 +195,14 @@ def answer_markdown(ans: CitedAnswer) -> str:
     out = []
     if ans.note:
         out.append(f"> ⚠ {inert(ans.note)}\n")
-    out.append(inert(ans.answer))
+    out.append(markup.markdown(ans.answer))
     if ans.verdict == Verdict.weak and VERDICT_TEXT[Verdict.weak] not in ans.answer:
         out.append(f"\n_{VERDICT_TEXT[Verdict.weak]}_")
     checked = [s for s in ans.sources if s.support]  # citations the LLM made, checked against the abstract
     if checked:
+        bullet = "- " if len(checked) > 1 else ""  # one quote is a line, not a one-item list
         out.append("\n" + "\n".join(
-            f"- [{s.n}] {inert(s.title or s.label)}: “{inert(s.sentence)}”"
+            f"{bullet}[{s.n}] {markup.markdown(s.title or s.label)}: “{markup.markdown(s.sentence)}”"
             + (f" ⚠ weak support (similarity {s.similarity:.2f})" if s.support == "weak" else "")
             for s in checked))
     if ans.removed_citations:
@@ -242,7 +262,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                     return
                 if isinstance(piece, str):
                     text += piece
-                    history[-1]["content"] = inert(text)
+                    history[-1]["content"] = markup.markdown(text)
                     yield box_update, history, turns, gr.update()
                     box_update = gr.update()
                 else:
@@ -274,16 +294,17 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         use_paper = bool(paper_id) and (last == "paper" or not (text or "").strip())
         try:
             items = related_work(assistant.retriever, assistant.sentences, text=None if use_paper else text,
-                                 paper_id=paper_id if use_paper else None, k=10)
+                                 paper_id=paper_id if use_paper else None, k=10)  # the calibrated bar
             query = assistant.index.store.get_papers([paper_id])[paper_id] if use_paper else None
         except Exception as exc:  # noqa: BLE001
             return f"⚠ {inert(ui_error(exc))}"
-        head = f"Related to **{inert(query.display())}** ({inert(paper_id)}):" if use_paper else "Related to your text:"
+        head = f"Related to **{markup.markdown(query.display())}** ({inert(paper_id)}):" if use_paper else "Related to your text:"
         if assistant.llm is not None and items:
             from assistant.related_llm import add_llm_summaries
 
+            # One paragraph per listed paper: the bar keeps the list short.
             failed = add_llm_summaries(assistant.llm, settings.llm, settings.prompts_dir,
-                                       query.text if use_paper else text, items)
+                                       query.text if use_paper else text, items, n=len(items))
             if failed:
                 return f"⚠ {inert(failed)}\n\n{head}\n\n" + related_markdown(items)
         return f"{head}\n\n" + related_markdown(items)
@@ -373,7 +394,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         with gr.Tab("Chat"):
             with gr.Row():
                 with gr.Column(scale=3):
-                    chatbot = gr.Chatbot(label="Chat", height=480, elem_id="pa-chat", placeholder=CHAT_PLACEHOLDER)
+                    chatbot = gr.Chatbot(label="Chat", height=480, elem_id="pa-chat", placeholder=CHAT_PLACEHOLDER,
+                                         latex_delimiters=markup.LATEX_DELIMITERS)
                     with gr.Row():
                         box = gr.Textbox(placeholder="Ask a question about the papers…", show_label=False,
                                          scale=5, elem_id="pa-question")
@@ -392,7 +414,10 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                     clear = gr.Button("New chat", size="sm")
                 with gr.Column(scale=2):
                     gr.Markdown("### Sources")
-                    panel = gr.HTML(sources_html(None), elem_id="pa-sources")
+                    # Markdown passes the panel's HTML through and renders its math with the KaTeX
+                    # Gradio bundles (gr.HTML would show "$\\times$" raw).
+                    panel = gr.Markdown(sources_html(None), elem_id="pa-sources",
+                                        latex_delimiters=markup.LATEX_DELIMITERS)
                     with gr.Row():
                         exp_bib = gr.DownloadButton("BibTeX", value=None, size="sm", interactive=False, elem_id="pa-export-bib")
                         exp_md = gr.DownloadButton("Markdown", value=None, size="sm", interactive=False, elem_id="pa-export-md")
@@ -405,6 +430,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                                    [box, chatbot, turns, panel, last_list], api_name=False)
             listed = list_send.click(list_chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel, last_list],
                                      api_name="list")
+            for ev in (asked, submitted, listed):
+                ev.then(None, None, None, js=SHOW_NEWEST, api_name=False)
             list_mode.change(lambda on: (gr.update(visible=not on), gr.update(visible=on)), list_mode, [send, list_send],
                              api_name=False)
             panel.change(refresh_exports, [turns, last_list, list_mode], [exp_bib, exp_md], api_name=False)
@@ -438,7 +465,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             rel_pick = gr.Dropdown(choices=picker["choices"], value=None, label="…or an indexed paper",
                                    elem_id="pa-related-pick", allow_custom_value=True)
             rel_btn = gr.Button("Find related work", variant="primary", elem_id="pa-related-go")
-            rel_out = gr.Markdown(elem_id="pa-related-out")
+            rel_out = gr.Markdown(elem_id="pa-related-out", latex_delimiters=markup.LATEX_DELIMITERS)
             # Whichever input was touched last is the query: a picked paper cannot be un-picked.
             rel_last = gr.State("text")
             rel_text.change(lambda: "text", None, rel_last, api_name=False)  # typed or pasted (paste fires no .input)

@@ -178,6 +178,7 @@ def related(
     as_json: JsonOpt = False,
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="papers to list")] = 10,
     explain: Annotated[int, typer.Option("--explain", min=0, help="with an LLM configured: a cited paragraph for the top N papers")] = 3,
+    min_similarity: Annotated[Optional[float], typer.Option("--min-similarity", min=0.0, max=1.0, help="list only papers at least this similar (cosine; default: the calibrated bar; 0: all k)")] = None,
 ):
     """Rank indexed papers related to a text or a paper: what each shares with it and where it differs."""
     from assistant.related import related_work
@@ -186,10 +187,9 @@ def related(
 
     if (text is None) == (paper is None):
         _fail("give a text or --paper ID (one of them)")
-    if text == "-":
-        text = sys.stdin.read()
+    text = sys.stdin.read() if text == "-" else text
     a = get_assistant(_settings(index))
-    items = related_work(a.retriever, a.sentences, text=text, paper_id=paper, k=k)
+    items = related_work(a.retriever, a.sentences, text=text, paper_id=paper, k=k, bar=min_similarity)  # None: calibrated
     if a.llm is not None and explain and items:
         from assistant.related_llm import add_llm_summaries
 

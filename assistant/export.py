@@ -155,8 +155,11 @@ def to_markdown(items: list[ExportItem], heading: str = "Papers") -> str:
 
 
 def md_text(text: str) -> str:
-    """``text`` shown literally in Markdown: link brackets, emphasis, code, table bars and HTML escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    """``text`` shown literally in Markdown: link brackets, emphasis, code, table bars and HTML escaped;
+    LaTeX math as Unicode first (``10.9$\\times$`` → ``10.9×``: a Markdown viewer renders no math)."""
+    from assistant.markup import plain
+
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(plain(str(text)).split()))
 
 
 def export_format(path: str | Path) -> str:

@@ -144,7 +144,8 @@ class Generator:
         for n, p in zip(numbers, cited):
             sent = prep.evidence.get(p.id, (None, 0))[0]
             text = sent.text if sent else p.paper.text[:300]
-            lines.append(f"- {p.paper.display()}: {text} [{n}]")
+            # One paper is a sentence, not a one-item bulleted list.
+            lines.append(f"{'- ' if len(cited) > 1 or prep.multi else ''}{p.paper.display()}: {text} [{n}]")
         return "\n".join(lines)
 
     def _extractive(self, prep: Prepared, cited: list[ScoredPaper], run: Run) -> str:

@@ -14,6 +14,7 @@ Faces: :func:`map_figure` (plotly, interactive, for the UI) and :func:`save_png`
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import textwrap
@@ -176,8 +177,53 @@ def index_map(store, n_clusters: int | None = None) -> PaperMap:
 
 
 def short_label(paper: Paper, width: int = 22) -> str:
-    text = paper.display().rstrip("…")
+    from assistant.markup import plain
+
+    text = plain(paper.display()).rstrip("…")
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def place_labels(pmap: PaperMap, char_w: float, line_h: float, width: int = 22) -> list[tuple]:
+    """Label positions that overlap neither each other nor a marker, for the PNG and the page alike.
+
+    ``char_w`` / ``line_h``: a character's width and a line's height as fractions of the x / y data
+    range (they depend on the drawing's size and font). Each label, top to bottom, goes to the first of
+    a few spots (above, below, right, left, then further out) whose box overlaps nothing placed so far,
+    else to the least crowded. Returns ``[(text, x, y, ha, leader, point)]`` with (x, y) the label's
+    bottom anchor in data units, ``ha`` "center"/"left"/"right" and ``leader`` True when the label
+    sits far enough from its point to need a line to it.
+    """
+    xs = np.array([p.x for p in pmap.points])
+    ys = np.array([p.y for p in pmap.points])
+    xr = float(np.ptp(xs)) if len(xs) else 1.0
+    yr = float(np.ptp(ys)) if len(ys) else 1.0
+    xr, yr = xr or 1.0, yr or 1.0
+    cw, lh = xr * char_w, yr * line_h
+    # Every marker is an obstacle too, so a label never hides a point.
+    placed: list[tuple[float, float, float, float]] = [
+        (x - 0.008 * xr, y - 0.012 * yr, x + 0.008 * xr, y + 0.012 * yr) for x, y in zip(xs, ys)]
+
+    def overlap(b):
+        return sum(max(0.0, min(b[2], o[2]) - max(b[0], o[0])) * max(0.0, min(b[3], o[3]) - max(b[1], o[1])) for o in placed)
+
+    out = []
+    for i in np.argsort(-ys) if len(ys) else []:
+        p = pmap.points[i]
+        text = short_label(p.paper, width)
+        w = cw * len(text)
+        spots = [(0, 0.016 * yr, "center"), (0, -0.016 * yr - lh, "center"), (0.012 * xr, -lh / 2, "left"),
+                 (-0.012 * xr, -lh / 2, "right"), (0, 0.016 * yr + 1.2 * lh, "center"),
+                 (0, -0.016 * yr - 2.2 * lh, "center"), (0.012 * xr, 0.5 * lh, "left"), (-0.012 * xr, 0.5 * lh, "right"),
+                 (0.012 * xr, -1.5 * lh, "left"), (-0.012 * xr, -1.5 * lh, "right"),
+                 (0, 0.016 * yr + 2.4 * lh, "center"), (0, -0.016 * yr - 3.4 * lh, "center")]
+        boxes = []
+        for dx, dy, ha in spots:
+            x0 = p.x + dx - (w / 2 if ha == "center" else (w if ha == "right" else 0))
+            boxes.append(((x0, p.y + dy, x0 + w, p.y + dy + lh), dx, dy, ha))
+        box, dx, dy, ha = next((b for b in boxes if overlap(b[0]) == 0), min(boxes, key=lambda b: overlap(b[0])))
+        placed.append(box)
+        out.append((text, p.x + dx, p.y + dy, ha, abs(dy) > 0.016 * yr + lh * 1.1, p))
+    return out
 
 
 def map_figure(pmap: PaperMap, highlight: list[str] | None = None, title: str = "Paper map"):
@@ -185,15 +231,11 @@ def map_figure(pmap: PaperMap, highlight: list[str] | None = None, title: str = 
     import plotly.graph_objects as go
 
     hits = list(dict.fromkeys(highlight or []))
-    # Labels alternate above/below along the y order, so close neighbours rarely print on each other.
-    by_y = {p.paper.id: k for k, p in enumerate(sorted(pmap.points, key=lambda q: (q.y, q.x)))}
     fig = go.Figure()
     for c in pmap.clusters:
         pts = [p for p in pmap.points if p.cluster == c.id]
         fig.add_trace(go.Scatter(
-            x=[p.x for p in pts], y=[p.y for p in pts], mode="markers+text", name=f"{c.id + 1}: {c.name} ({c.size})",
-            text=[short_label(p.paper, 18) for p in pts], textfont={"size": 9},
-            textposition=["top center" if by_y[p.paper.id] % 2 else "bottom center" for p in pts],
+            x=[p.x for p in pts], y=[p.y for p in pts], mode="markers", name=f"{c.id + 1}: {c.name} ({c.size})",
             marker={"size": 10, "color": PALETTE[c.id % len(PALETTE)], "opacity": 0.8},
             customdata=[p.paper.id for p in pts],
             hovertext=["<br>".join(textwrap.wrap(p.paper.display(), 60)) + f"<br><i>{p.paper.id}</i>" for p in pts],
@@ -205,6 +247,13 @@ def map_figure(pmap: PaperMap, highlight: list[str] | None = None, title: str = 
             x=[p.x for p in hit_pts], y=[p.y for p in hit_pts], mode="markers", name=f"hits of the question ({len(hit_pts)})",
             marker={"size": 20, "symbol": "star", "color": "rgba(0,0,0,0)", "line": {"width": 2.5, "color": "#111"}},
             hovertext=[p.paper.display() for p in hit_pts], hoverinfo="text"))
+    # Labels placed as the PNG's are (plotly's own text positions let neighbours print on each other);
+    # sizes for 9 px text on a plot about 1,100 × 480 px.
+    for text, lx, ly, ha, leader, p in place_labels(pmap, char_w=0.0062, line_h=0.04, width=18):
+        fig.add_annotation(x=lx, y=ly, text=html.escape(text), showarrow=False, xanchor=ha, yanchor="bottom",
+                           font={"size": 9, "color": "#222"}, bgcolor="rgba(255,255,255,0.7)", borderpad=0)
+        if leader:
+            fig.add_shape(type="line", x0=p.x, y0=p.y, x1=lx, y1=ly, line={"color": "#999", "width": 0.6}, layer="below")
     fig.update_layout(title=title, height=620, legend={"orientation": "h", "y": -0.12}, margin={"l": 30, "r": 20, "t": 50, "b": 30},
                       xaxis={"title": f"PC1 ({pmap.explained_variance[0]:.0%} of variance)", "zeroline": False},
                       yaxis={"title": f"PC2 ({pmap.explained_variance[1]:.0%})", "zeroline": False},
@@ -234,34 +283,10 @@ def save_png(pmap: PaperMap, out: str | Path, highlight: list[str] | None = None
     if hit_pts:
         ax.scatter([p.x for p in hit_pts], [p.y for p in hit_pts], s=320, facecolors="none", edgecolors="black",
                    linewidths=2.0, marker="*", label=f"hits of the question ({len(hit_pts)})", zorder=4)
-    # Labels: each goes to the first of a few spots (above, below, right, left) that overlaps no label
-    # placed so far (boxes estimated in data units), else to the least crowded one.
-    xr = float(np.ptp(xs)) or 1.0
-    yr = float(np.ptp(ys)) or 1.0
-    char_w, line_h = xr * 0.0062, yr * 0.028
-    # Every marker is an obstacle too, so a label never hides a point.
-    placed: list[tuple[float, float, float, float]] = [
-        (x - 0.008 * xr, y - 0.012 * yr, x + 0.008 * xr, y + 0.012 * yr) for x, y in zip(xs, ys)]
-
-    def overlap(b):
-        return sum(max(0.0, min(b[2], o[2]) - max(b[0], o[0])) * max(0.0, min(b[3], o[3]) - max(b[1], o[1])) for o in placed)
-
-    for i in np.argsort(-ys) if len(ys) else []:
-        p = pmap.points[i]
-        text = short_label(p.paper)
-        w = char_w * len(text)
-        spots = [(0, 0.016 * yr, "center"), (0, -0.045 * yr, "center"), (0.012 * xr, -0.012 * yr, "left"),
-                 (-0.012 * xr, -0.012 * yr, "right"), (0, 0.05 * yr, "center"), (0, -0.08 * yr, "center"),
-                 (0.012 * xr, 0.03 * yr, "left"), (-0.012 * xr, 0.03 * yr, "right")]
-        boxes = []
-        for dx, dy, ha in spots:
-            x0 = p.x + dx - (w / 2 if ha == "center" else (w if ha == "right" else 0))
-            boxes.append(((x0, p.y + dy, x0 + w, p.y + dy + line_h), dx, dy, ha))
-        box, dx, dy, ha = next((b for b in boxes if overlap(b[0]) == 0), min(boxes, key=lambda b: overlap(b[0])))
-        placed.append(box)
-        ax.annotate(text, (p.x, p.y), xytext=(p.x + dx, p.y + dy), fontsize=7.5, ha=ha, va="bottom", color="#222",
+    for text, lx, ly, ha, leader, p in place_labels(pmap, char_w=0.0062, line_h=0.028):
+        ax.annotate(text, (p.x, p.y), xytext=(lx, ly), fontsize=7.5, ha=ha, va="bottom", color="#222",
                     zorder=5, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.7},
-                    arrowprops={"arrowstyle": "-", "color": "#999", "lw": 0.6} if abs(dy) > 0.04 * yr else None)
+                    arrowprops={"arrowstyle": "-", "color": "#999", "lw": 0.6} if leader else None)
     ax.set_title(f"{title} — {len(pmap.points)} papers, {len(pmap.clusters)} clusters", fontsize=14)
     ax.set_xlabel(f"PC1 ({pmap.explained_variance[0]:.0%} of variance)")
     ax.set_ylabel(f"PC2 ({pmap.explained_variance[1]:.0%} of variance)")

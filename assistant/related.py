@@ -4,7 +4,11 @@ with an LLM, :func:`assistant.related_llm.llm_explanation` writes a short paragr
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -54,11 +58,139 @@ class RelatedPaper:
     paper_only: list[Unmatched] = field(default_factory=list)
     summary: str = ""
     """With an LLM: a short paragraph citing [Qn] / [Pn] sentences (see :mod:`assistant.related_llm`)."""
+    facets: list[FacetNote] = field(default_factory=list)
+    """What the two share and where they differ, by facet (task, method, results), content sentences only."""
+
+    @property
+    def percent(self) -> int:
+        """The dense cosine similarity as a whole percentage (what the page and the CLI show)."""
+        return round(100 * max(0.0, self.similarity))
 
 
 UNMATCHED_BELOW = _CAL.unmatched_below  # Settings.calibration.related
 """A sentence whose best cosine (MiniLM) on the other side is below this has "no good match"; matched
 pairs of related dev.jsonl papers sit mostly above 0.5, pairs of unrelated sentences below 0.3."""
+
+
+SHARED_ABOVE = _CAL.shared_above  # Settings.calibration.related
+"""A facet counts as shared when its closest sentence pair has at least this cosine; below it the two
+texts differ there. Set by hand above UNMATCHED_BELOW: pairs between 0.40 and 0.50 read as loosely
+related words ("gradient" in unlearning vs in PINN training), not as a shared task or method."""
+
+
+@dataclass
+class FacetNote:
+    """One facet of the comparison: ``shared`` when the closest sentence pair of that facet is a good
+    match (cosine ≥ SHARED_ABOVE), else a difference; either sentence may be "" (that side states no
+    such sentence)."""
+
+    facet: str
+    shared: bool
+    query_sentence: str
+    paper_sentence: str
+    similarity: float
+
+
+class RelatedList(list):
+    """``list[RelatedPaper]`` best first, plus how the bar was applied: ``considered`` papers ranked,
+    ``below_bar`` of them dropped under ``bar`` (cosine)."""
+
+    def __init__(self, items=(), considered: int = 0, below_bar: int = 0, bar: float = 0.0):
+        super().__init__(items)
+        self.considered, self.below_bar, self.bar = considered, below_bar, bar
+
+    def headline(self) -> str:
+        """``"3 related papers; 7 others were below the bar (similarity under 41%)."``, or when none clears
+        it ``"No paper is similar enough: the 10 closest were below the bar (similarity under 52%)."``"""
+        n = len(self)
+        if not n and self.below_bar:
+            return (f"No paper is similar enough: the {self.below_bar} closest were below the bar "
+                    f"(similarity under {round(100 * self.bar)}%).")
+        head = f"{n} related paper{'s' if n != 1 else ''}"
+        if self.below_bar:
+            head += (f"; {self.below_bar} other{'s were' if self.below_bar != 1 else ' was'} below the bar "
+                     f"(similarity under {round(100 * self.bar)}%)")
+        return head + "."
+
+
+FACETS = ["background", "method", "result"]
+"""CSFCube's facets (Mysore et al. 2021); shown to readers as FACET_NAMES."""
+FACET_NAMES = {"background": "task", "method": "method", "result": "results"}
+_FACET_MODEL = Path(__file__).with_name("facets.json")
+_NOT_CONTENT = re.compile(r"https?://|\\url|\\href|github\.com|\b(?:code|data(?:set)?s?|models?|implementation)\b[^.]{0,40}"
+                          r"\b(?:is|are|will be)\s+(?:publicly\s+)?(?:available|released)|\bavailable at\b", re.I)
+
+
+def is_content(sentence: str) -> bool:
+    """False for a sentence that points elsewhere instead of stating content (code links, "… is
+    available at …"): it is never quoted as what a paper shares or how it differs."""
+    return not _NOT_CONTENT.search(sentence)
+
+
+def facet_features(vecs: np.ndarray) -> np.ndarray:
+    """Features of an abstract's sentences for the facet model: each sentence's embedding, then its
+    relative position ``r`` in [0, 1] and ``r²`` (shape ``(n, dim + 2)``)."""
+    n = len(vecs)
+    r = np.arange(n, dtype=float) / max(n - 1, 1)
+    return np.hstack([np.asarray(vecs, dtype=float), r[:, None], (r ** 2)[:, None]])
+
+
+@lru_cache(maxsize=1)
+def _facet_model() -> tuple[np.ndarray, np.ndarray]:
+    data = json.loads(_FACET_MODEL.read_text(encoding="utf-8"))
+    return np.array(data["coef"]), np.array(data["intercept"])
+
+
+def sentence_facets(vecs: np.ndarray) -> list[str]:
+    """The CSFCube facet of each sentence of one abstract (``vecs``: its sentence embeddings in order),
+    by the logistic model fitted by ``benchmarks/fit_related.py`` (weights in ``assistant/facets.json``)."""
+    if len(vecs) == 0:
+        return []
+    coef, intercept = _facet_model()
+    feats = facet_features(vecs)
+    if feats.shape[1] != coef.shape[1]:  # another embedding model: position alone decides
+        coef, feats = coef[:, -2:], feats[:, -2:]
+    return [FACETS[i] for i in np.argmax(feats @ coef.T + intercept, axis=1)]
+
+
+def facet_notes(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str], pvecs: np.ndarray,
+                below: float = SHARED_ABOVE) -> list[FacetNote]:
+    """Per facet (task, method, results), what the two texts share or how they differ.
+
+    For each facet stated by both sides: the closest pair of that facet's content sentences (see
+    :func:`is_content`) — shared when its cosine is ≥ ``below``, else a difference quoting each side's
+    most representative sentence of the facet (closest to its own abstract's mean, so a specific
+    sentence rather than a generic opener). A facet only the paper states is a difference with the
+    query side "". Facets are in CSFCube's order."""
+    def by_facet(sents, vecs):
+        keep = [i for i, s in enumerate(sents) if is_content(s)]
+        labels = sentence_facets(vecs) if len(vecs) else []
+        centre = vecs.mean(axis=0) if len(vecs) else None
+        return {f: [(i, float(vecs[i] @ centre)) for i in keep if labels[i] == f] for f in FACETS}
+
+    if not paper_sents:
+        return []
+    qf, pf = by_facet(query_sents, qvecs), by_facet(paper_sents, pvecs)
+    notes = []
+    for f in FACETS:
+        if not pf[f]:
+            continue
+        p_rep = max(pf[f], key=lambda t: t[1])[0]
+        if not qf[f]:
+            if len(query_sents) > 2:  # a short pasted text states one facet: say nothing of the others
+                notes.append(FacetNote(f, False, "", paper_sents[p_rep], 0.0))
+            continue
+        qi = [i for i, _ in qf[f]]
+        pi = [i for i, _ in pf[f]]
+        sims = qvecs[qi] @ pvecs[pi].T
+        a, b = np.unravel_index(int(np.argmax(sims)), sims.shape)
+        best = float(sims[a, b])
+        if best >= below:
+            notes.append(FacetNote(f, True, query_sents[qi[a]], paper_sents[pi[b]], best))
+        else:
+            q_rep = max(qf[f], key=lambda t: t[1])[0]
+            notes.append(FacetNote(f, False, query_sents[q_rep], paper_sents[p_rep], best))
+    return notes
 
 
 def differences(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str], pvecs: np.ndarray,
@@ -107,11 +239,14 @@ MAX_TEXT_CHARS = 50_000
 
 
 def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = None, paper_id: str | None = None,
-                 k: int = 10, n_pairs: int = 2) -> list[RelatedPaper]:
+                 k: int = 10, n_pairs: int = 2, bar: float | None = None) -> RelatedList:
     """Papers related to ``text`` or to the indexed paper ``paper_id`` (which is left out), best first.
 
     Ranking: RRF of dense similarity (paper-level, the query text's mean chunk embedding against the
-    papers' mean chunk embeddings) and BM25 over chunks. Raises UnknownPaperError for an unknown id,
+    papers' mean chunk embeddings) and BM25 over chunks. Of the top ``k``, those whose dense cosine is
+    below ``bar`` are dropped (None: ``calibration.related.min_similarity``, or ``min_similarity_short``
+    for a text of fewer than ``short_text_sentences`` sentences, both fitted on CSFCube; 0: keep all)
+    and counted in the result's ``below_bar``. Raises UnknownPaperError for an unknown id,
     ValueError when neither or both inputs are given or the text is empty or over MAX_TEXT_CHARS.
     """
     if (text is None) == (paper_id is None):
@@ -140,7 +275,6 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     b_ids = [i for i in b_ids if i not in exclude]
     ids, scores = reciprocal_rank_fusion([d_ids, b_ids], k=retriever.rrf_k)
     ids, scores = ids[:k], scores[:k]
-    papers = store.get_papers(ids)
     # The query's sentence vectors are made as the papers' are (pooled in their chunk), so a
     # sentence both share scores 1.0 and is never listed as a difference.
     if paper_id is not None:
@@ -148,6 +282,13 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     else:
         q_spans, q_vecs = sentence_cache.embed_text(text)
     q_sents = [x.text for x in q_spans]
+    if bar is None:
+        short = paper_id is None and len(q_sents) < _CAL.short_text_sentences
+        bar = _CAL.min_similarity_short if short else _CAL.min_similarity
+    considered = len(ids)
+    kept = [(i, sc) for i, sc in zip(ids, scores) if d_sim.get(i, 0.0) >= bar]
+    ids, scores = [i for i, _ in kept], [sc for _, sc in kept]
+    papers = store.get_papers(ids)
     cache = sentence_cache.get([papers[i] for i in ids if i in papers])
     out = []
     for pid, s in zip(ids, scores):
@@ -162,8 +303,13 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
         q_only, p_only = differences(q_sents, q_vecs, p_sents, vecs, n_pairs + 2)
         q_only = [u for u in q_only if u.sentence not in shown][:n_pairs]
         p_only = [u for u in p_only if u.sentence not in shown][:n_pairs]
-        out.append(RelatedPaper(papers[pid], s, float(d_sim.get(pid, 0.0)), pairs, q_only, p_only))
-    return out
+        # Shares and differs quote content, never a code link or an "available at" line.
+        pairs = [x for x in pairs if is_content(x.query_sentence) and is_content(x.paper_sentence)] or pairs[:1]
+        q_only = [u for u in q_only if is_content(u.sentence)]
+        p_only = [u for u in p_only if is_content(u.sentence)]
+        out.append(RelatedPaper(papers[pid], s, float(d_sim.get(pid, 0.0)), pairs, q_only, p_only,
+                                facets=facet_notes(q_sents, q_vecs, p_sents, vecs)))
+    return RelatedList(out, considered=considered, below_bar=considered - len(out), bar=bar)
 
 
 def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str],

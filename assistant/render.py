@@ -6,24 +6,22 @@ import html
 import json
 import re
 
+from assistant import markup
+from assistant.related import FACET_NAMES, RelatedPaper
 from assistant.types import CitedAnswer
-from assistant.related import RelatedPaper
 from assistant.relevance import VERDICT_TEXT, Verdict
 
 
-_IMAGE = re.compile(r"!(?=\[)")
-
-
-def inert(text: str) -> str:
-    """Untrusted text (abstracts, titles, LLM replies) made safe to put in Markdown the page renders:
-    HTML is escaped, image syntax ``![alt](url)`` is broken (``!\\[``), so nothing in a paper or a
-    reply can make the browser fetch a URL, and so is link syntax (``](`` → ``]\\(``), so a title
-    such as ``[1](javascript:…)`` cannot pose as a citation link. The page adds its own links after."""
-    return _IMAGE.sub("!\\\\", html.escape(text, quote=False)).replace("](", "]\\(")
+inert = markup.inert  # re-exported: the page and the CLI import it from here
 
 
 def answer_text(ans: CitedAnswer, show_abstract: bool = False) -> str:
-    """The answer, then numbered sources with their supporting sentences, then 'also retrieved'."""
+    """The answer, then numbered sources with their supporting sentences, then 'also retrieved'; math
+    and emphasis as plain Unicode (:func:`assistant.markup.plain`: ``10.9$\\times$`` → ``10.9×``)."""
+    return markup.plain(_answer_text(ans, show_abstract))
+
+
+def _answer_text(ans: CitedAnswer, show_abstract: bool) -> str:
     lines = []
     if ans.note:
         lines += [f"Note: {ans.note}", ""]
@@ -60,39 +58,72 @@ def related_records(items: list[RelatedPaper]) -> list[dict]:
                                     for u in r.query_only],
                      "paper_only": [{"sentence": u.sentence, "best_similarity": round(u.best_similarity, 4)}
                                     for u in r.paper_only]},
-         "summary": r.summary}
+         "summary": r.summary,
+         "similarity_percent": r.percent,
+         "facets": [{"facet": FACET_NAMES.get(f.facet, f.facet), "shared": f.shared, "query_sentence": f.query_sentence,
+                     "paper_sentence": f.paper_sentence, "similarity": round(f.similarity, 4)} for f in r.facets]}
         for i, r in enumerate(items, 1)
     ]
 
 
+def related_headline(items) -> str:
+    """``"3 related papers; 7 others were below the bar (similarity under 40%)."`` (a plain list: its count)."""
+    if hasattr(items, "headline"):
+        return items.headline()
+    return f"{len(items)} related paper{'s' if len(items) != 1 else ''}."
+
+
+def facet_lines(rec: dict, limit: int = 160) -> tuple[list[str], list[str]]:
+    """``(shares, differs)`` as short lines by facet, e.g. ``method: “…” ↔ “…” (0.62)`` and
+    ``results — yours: “…”; this paper: “…”``."""
+    shares, differs = [], []
+    for f in rec["facets"]:
+        if f["shared"]:
+            shares.append((f["facet"], f["query_sentence"], f["paper_sentence"], f["similarity"]))
+        else:
+            differs.append((f["facet"], f["query_sentence"], f["paper_sentence"]))
+    return ([f"{name}: “{clip(q, limit)}” ↔ “{clip(p, limit)}” ({sim:.2f})" for name, q, p, sim in shares],
+            [f"{name} — " + (f"yours: “{clip(q, limit)}”; " if q else "") + f"this paper: “{clip(p, limit)}”"
+             for name, q, p in differs])
+
+
 def clip(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters at a word boundary, with "…" when cut."""
+    """``text`` cut to at most ``limit`` characters at a word boundary, with "…" when cut; never inside
+    a ``$…$`` math span (a lone ``$`` would pair with the next one on the page)."""
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
-    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(",;:") + "…"
+    cut = cut.rsplit(" ", 1)[0] if " " in cut else cut
+    spans = markup.split_math(cut)
+    if spans and not spans[-1][0] and re.search(r"(?<!\\)\$", spans[-1][1]):  # an unclosed "$": cut before it
+        last = spans[-1][1]
+        cut = cut[: len(cut) - len(last) + re.search(r"(?<!\\)\$", last).start()].rstrip()
+    return cut.rstrip(",;:") + "…"
 
 
 def related_text(items: list[RelatedPaper]) -> str:
+    """Related work as plain text (math as Unicode)."""
+    return markup.plain(_related_text(items))
+
+
+def _related_text(items: list[RelatedPaper]) -> str:
     if not items:
-        return "No related papers found."
-    lines = []
+        return related_headline(items) if getattr(items, "below_bar", 0) else "No related papers found."
+    lines = [related_headline(items)]
     for rec in related_records(items):
-        lines.append(f"{rec['rank']:>2}. {rec['label']} ({rec['paper_id']})  score {rec['score']:.4f}  similarity {rec['similarity']:.2f}")
+        lines.append(f"{rec['rank']:>2}. {rec['label']} ({rec['paper_id']})  {rec['similarity_percent']}% similar")
         if rec["summary"]:
             lines.append(f"      {rec['summary']}")
-        if rec["explanation"]:
+        shares, differs = facet_lines(rec)
+        if not rec["facets"] and rec["explanation"]:  # no facet to compare: the closest pair overall
+            p = rec["explanation"][0]
+            shares = [f"“{clip(p['query_sentence'], 160)}” ↔ “{clip(p['paper_sentence'], 160)}” ({p['similarity']:.2f})"]
+        if shares:
             lines.append("      shares:")
-        for p in rec["explanation"]:
-            lines.append(f"        yours: \"{clip(p['query_sentence'], 160)}\"")
-            lines.append(f"        paper: \"{clip(p['paper_sentence'], 160)}\"  ({p['similarity']:.2f})")
-        d = rec["differs"]
-        if d["query_only"] or d["paper_only"]:
+            lines += [f"        {x}" for x in shares]
+        if differs:
             lines.append("      differs:")
-            for u in d["query_only"]:
-                lines.append(f"        only yours: \"{clip(u['sentence'], 160)}\"  (best match {u['best_similarity']:.2f})")
-            for u in d["paper_only"]:
-                lines.append(f"        only paper: \"{clip(u['sentence'], 160)}\"  (best match {u['best_similarity']:.2f})")
+            lines += [f"        {x}" for x in differs]
     return "\n".join(lines)
 
 
@@ -103,7 +134,11 @@ def related_json(items: list[RelatedPaper]) -> str:
 # --- "all papers that…" lists -------------------------------------------------------------------
 def list_text(result) -> str:
     """A :class:`assistant.listing.ListResult` as text: the count, then one numbered line and one
-    evidence sentence per paper, best first, then how the bar was set."""
+    evidence sentence per paper, best first, then how the bar was set (math as Unicode)."""
+    return markup.plain(_list_text(result))
+
+
+def _list_text(result) -> str:
     n = result.count
     lines = [f"Found {n} paper{'s' if n != 1 else ''} matching “{result.topic}”" + (":" if n else ".")]
     if result.weak:
@@ -129,8 +164,8 @@ def list_markdown(result) -> str:
     if result.weak:
         lines.insert(0, f"_{VERDICT_TEXT[Verdict.weak]}_\n")
     for p in result.papers:
-        quote = f" — “{inert(p.sentence.text)}”" if p.sentence else ""
-        lines.append(f"{p.rank}. **{inert(p.paper.display())}** `{p.id}` ({p.score:.2f}){quote}")
+        quote = f" — “{markup.markdown(p.sentence.text)}”" if p.sentence else ""
+        lines.append(f"{p.rank}. **{markup.markdown(p.paper.display())}** `{p.id}` ({p.score:.2f}){quote}")
     return "\n".join(lines)
 
 
@@ -143,9 +178,9 @@ def list_html(result) -> str:
         t = p.paper.text
         s = p.sentence
         if s and 0 <= s.start < s.end <= len(t):
-            return (_html.escape(t[: s.start]) + "<mark>" + _html.escape(t[s.start : s.end]) + "</mark>"
-                    + _html.escape(t[s.end :]))
-        return _html.escape(t)
+            return (markup.html(t[: s.start]) + "<mark>" + markup.html(t[s.start : s.end]) + "</mark>"
+                    + markup.html(t[s.end :]))
+        return markup.html(t)
 
     n = result.count
     parts = [f'<div class="pa-list"><p class="pa-list-count"><b>{n}</b> paper{"s" if n != 1 else ""} found '
@@ -153,29 +188,42 @@ def list_html(result) -> str:
     if result.weak:
         parts.append(f'<p class="pa-list-weak"><i>{_html.escape(VERDICT_TEXT[Verdict.weak])}</i></p>')
     for p in result.papers:
-        parts.append(f'<details class="pa-source" data-paper-id="{_html.escape(p.id)}"><summary>{p.rank}. '
-                     f'{_html.escape(p.paper.display())} <code>{_html.escape(p.id)}</code> '
+        parts.append(f'<details class="pa-source" id="pa-listed-{_html.escape(p.id)}"><summary>{p.rank}. '
+                     f'{markup.html(p.paper.display())} <code>{_html.escape(p.id)}</code> '
                      f'<small>relevance {p.score:.2f}</small></summary><p>{marked(p)}</p></details>')
     parts.append(f'<details class="pa-list-note"><summary>How the bar was set</summary><p>{_html.escape(result.note)}</p></details></div>')
-    return "".join(parts)
+    return "".join(parts).replace("\n", " ")  # one raw-HTML block for the Markdown panel
 
 
 def related_markdown(items: list[RelatedPaper]) -> str:
     """Related work as a Markdown table: paper, score, what it shares (sentence pairs) and where it
     differs (sentences with no good match), plus the LLM's paragraph when there is one."""
-    def esc(text: str) -> str:  # a table cell: inert, no bare "|"
-        return inert(text).replace("|", "&#124;")
+    def esc(text: str) -> str:  # a table cell: inert, math kept for KaTeX, no bare "|"
+        return markup.markdown(text).replace("|", "&#124;")
 
+    head = related_headline(items)
     if not items:
-        return "No related papers found."
-    rows = ["| # | paper | score | shares (your sentence → its sentence) | differs |", "|---|---|---|---|---|"]
+        return head if getattr(items, "below_bar", 0) else "No related papers found."
+    rows = [f"**{head}** Similarity: cosine of the two texts' embeddings; shares and differs by facet "
+            "(task, method, results).", "",
+            "| # | paper | similarity | shares (yours ↔ this paper) | differs |", "|---|---|---|---|---|"]
     for r in related_records(items):
-        shares = "<br>".join(f"“{esc(clip(p['query_sentence'], 120))}” → “{esc(clip(p['paper_sentence'], 160))}” "
-                             f"({p['similarity']:.2f})" for p in r["explanation"])
-        d = r["differs"]
-        differs = "<br>".join([f"only yours: “{esc(clip(u['sentence'], 120))}”" for u in d["query_only"]]
-                              + [f"only this paper: “{esc(clip(u['sentence'], 120))}”" for u in d["paper_only"]]) or "—"
+        shares, differs = [], []
+        for f in r["facets"]:
+            if f["shared"]:
+                shares.append(f"**{f['facet']}**: “{esc(clip(f['query_sentence'], 120))}” ↔ "
+                              f"“{esc(clip(f['paper_sentence'], 160))}” ({f['similarity']:.2f})")
+            else:
+                differs.append(f"**{f['facet']}** — " + (f"yours: “{esc(clip(f['query_sentence'], 120))}”; "
+                                                           if f["query_sentence"] else "")
+                               + f"this paper: “{esc(clip(f['paper_sentence'], 140))}”")
+        if not r["facets"] and r["explanation"]:
+            p = r["explanation"][0]
+            shares.append(f"“{esc(clip(p['query_sentence'], 120))}” ↔ “{esc(clip(p['paper_sentence'], 160))}” "
+                          f"({p['similarity']:.2f})")
+        cell = "<br>".join(shares) or "—"
         if r["summary"]:
-            shares = f"{esc(r['summary'])}<br>{shares}"
-        rows.append(f"| {r['rank']} | **{esc(r['label'])}** `{r['paper_id']}` | {r['score']:.4f} | {shares} | {differs} |")
+            cell = f"{esc(r['summary'])}<br>{cell}"
+        rows.append(f"| {r['rank']} | **{esc(r['label'])}** `{r['paper_id']}` | {r['similarity_percent']}% | {cell} | "
+                    f"{'<br>'.join(differs) or '—'} |")
     return "\n".join(rows)

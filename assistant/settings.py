@@ -100,11 +100,9 @@ class AbstentionCalibration(BaseModel):
                              f"{DEV}: largest flagging at most 10% of answerable questions (8.6%)")
     covered: float = _tuned(0.8, "coverage of the question's content terms that lifts 'nothing found' to "
                             "'closest match'", f"{DEV}: no 'none' question reaches it (highest 0.77)")
-    follow_up_coverage: float = _tuned(
-        0.5, "share (idf-weighted) of a follow-up's own terms its paper must hold for a name match",
-        "set by reading follow-ups (TMD-Bench holds all, U2A none of 'its limitations')")
-    learned: str = _tuned("", "'v1': assistant/models/{evidence,judge}-v1.json decide instead of these rules", "off ('')"
-                          ": the rules do better on dev.jsonl (README); paper-assistant train fits them", allow_inf_nan=None)
+    follow_up_coverage: float = _tuned(0.5, "share (idf-weighted) of a follow-up's own terms its paper must hold for a name match",
+                                       "set by reading follow-ups (TMD-Bench holds all, U2A none of 'its limitations')")
+    learned: str = _tuned("", "'v1': the learned ranker and judge (assistant/models/*-v1.json) decide, not these rules", "off: the rules do better on dev.jsonl (README)", allow_inf_nan=None)
 
 
 class ListCalibration(BaseModel):
@@ -164,15 +162,17 @@ class HistoryCalibration(BaseModel):
 
 
 class RelatedCalibration(BaseModel):
-    unmatched_below: float = _tuned(0.40, "a sentence whose best match on the other side is below this cosine "
-                                    "is a difference", "sentence pairs of related dev.jsonl papers (mostly > 0.5) vs "
-                                    "unrelated ones (< 0.3); assistant/related.py")
-    pool_extra: int = _tuned(40, "papers fetched beyond k (and the excluded ones) before fusing for related work",
-                             "hand-set", ge=0)
+    unmatched_below: float = _tuned(0.40, "a sentence whose best match on the other side is below this cosine is a difference",
+                                    "sentence pairs of related dev.jsonl papers (mostly > 0.5) vs unrelated ones (< 0.3)")
+    pool_extra: int = _tuned(40, "papers fetched beyond k (and the excluded ones) before fusing for related work", "hand-set", ge=0)
     facet_weight: float = _tuned(0.6, "CSFCube: weight of facet-sentence alignment vs whole-abstract cosine",
                                  "CSFCube dev: 0.5–0.7 all score NDCG@20 0.60–0.62")
     facet_lexical_weight: float = _tuned(0.2, "CSFCube: weight of lexical overlap in facet scores",
                                          "CSFCube dev: 0.1–0.2 all score NDCG@20 0.60–0.62")
+    min_similarity: float = _tuned(0.52, "related work's bar: dense cosine to a paper or long text", "fit_related.py: CSFCube recall 0.9 (0.519)", ge=0, le=1)
+    min_similarity_short: float = _tuned(0.43, "the bar for a text under short_text_sentences", "the same, short texts (0.427)", ge=0, le=1)
+    short_text_sentences: int = _tuned(4, "shorter query texts are short", "CSFCube facet texts 1–3, abstracts ≥ 4", ge=1)
+    shared_above: float = _tuned(0.50, "a facet is shared at this sentence-pair cosine", "hand-set above unmatched_below", ge=0, le=1)
 
 
 class Calibration(BaseModel):

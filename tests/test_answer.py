@@ -134,7 +134,7 @@ def test_ordinal_and_after_an_abstained_turn_follow_ups_keep_the_thread(assistan
 def test_related_work_for_a_paper_excludes_it_and_explains(assistant):
     from assistant.related import UnknownPaperError, related_work
 
-    items = related_work(assistant.retriever, assistant.sentences, paper_id="000_12a0d7b1c5c902c5#19", k=5)
+    items = related_work(assistant.retriever, assistant.sentences, paper_id="000_12a0d7b1c5c902c5#19", k=5, bar=0.0)
     ids = [r.paper.id for r in items]
     assert "000_12a0d7b1c5c902c5#19" not in ids and len(ids) == 5
     assert all(r.pairs and -1 <= r.pairs[0].similarity <= 1 for r in items)

@@ -72,9 +72,9 @@ def llm_page_url(settings, index):
         demo.close()
 
 
-def open_page(browser, url: str):
+def open_page(browser, url: str, width: int = 1400, height: int = 900):
     """A fresh page on ``url`` with the question box ready; records requests and page errors."""
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(TIMEOUT)
     page.requests_seen, page.errors_seen = [], []
     page.on("request", lambda r: page.requests_seen.append(r.url))
@@ -138,6 +138,50 @@ def test_question_answer_sources_and_citation_click(browser, page_url):
     page.close()
 
 
+def test_math_renders_in_the_sources_panel_and_the_answer(browser, page_url):
+    """``10.9$\\times$`` in an abstract is typeset by the KaTeX Gradio bundles (no network), in the
+    sources panel and in the chat's quote; the stored quote keeps its LaTeX."""
+    page = open_page(browser, page_url)
+    ask(page, "How much does OmniMoE reduce inference latency compared to PEER?")
+    panel = page.locator("#pa-sources details.pa-source").first
+    panel.locator("mark .katex").first.wait_for(state="visible")
+    assert panel.locator("mark .katex annotation").first.text_content().strip() == "\\times"
+    assert "$\\times$" not in panel.inner_text() and "10.9" in panel.inner_text()
+    bot = last_bot(page)
+    bot.locator(".katex").first.wait_for(state="visible")
+    assert "$\\times$" not in bot.inner_text()
+    assert not bot.locator("li").count()  # one cited paper: not a bulleted list
+    panel.scroll_into_view_if_needed()
+    page.locator("#pa-sources").screenshot(path=str(ARTIFACTS / "browser-math-sources.png"))
+    shot(page, "math")
+    assert_clean(page)
+    page.close()
+
+
+def test_narrow_window_keeps_the_newest_question_and_answer_in_view(browser, page_url):
+    """At 420 px a long answer is taller than the chat: its question and its start stay in view (the
+    chat scrolls to the newest question), inside the chat's scroll box and inside the window."""
+    page = open_page(browser, page_url, width=420, height=800)
+    for n, q in enumerate(["What is SyPE?", "Which papers study personality in large language models?"], 1):
+        ask(page, q)
+        page.wait_for_function(f"""() => {{ const b = document.querySelectorAll('#pa-chat [data-testid="bot"]');
+            return b.length >= {n} && b[b.length - 1].innerText.includes('[1]'); }}""")
+    page.wait_for_function("""() => { const u = [...document.querySelectorAll('#pa-chat [data-testid="user"]')].pop();
+        const box = document.querySelector('#pa-chat .bubble-wrap');
+        return u && u.innerText.includes('personality') &&
+               u.getBoundingClientRect().top >= box.getBoundingClientRect().top - 1; }""", timeout=20_000)
+    geo = page.evaluate("""() => { const u = [...document.querySelectorAll('#pa-chat [data-testid="user"]')].pop();
+        const b = [...document.querySelectorAll('#pa-chat [data-testid="bot"]')].pop();
+        const box = document.querySelector('#pa-chat .bubble-wrap').getBoundingClientRect();
+        return {u: u.getBoundingClientRect().top, b: b.getBoundingClientRect().top, top: box.top, bottom: box.bottom,
+                vh: window.innerHeight}; }""")
+    assert geo["top"] - 1 <= geo["u"] < geo["b"] < geo["bottom"], geo
+    assert 0 <= geo["top"] and geo["b"] < geo["vh"], geo
+    shot(page, "narrow-420")
+    assert_clean(page)
+    page.close()
+
+
 def test_answer_streams_into_the_chat(browser, llm_page_url):
     page = open_page(browser, llm_page_url[0])
     # Record every text the answer bubble shows, as the page renders it.
@@ -181,9 +225,22 @@ def test_related_work_tab(browser, page_url, assistant):
     page.locator("#pa-related-go").click()
     rows = page.locator("#pa-related-out table tbody tr")
     rows.first.wait_for(state="visible")
-    assert rows.count() == len(expected) == 10
+    assert rows.count() == len(expected) and 1 <= len(expected) <= 10
     assert expected[0].paper.id in rows.first.inner_text()
     shot(page, "5-related-work")
+    # A specific query: fewer than 10 papers, each with a percentage, and the count of the others.
+    q = "gradient-based certified unlearning with formal guarantees"
+    specific = related_work(assistant.retriever, assistant.sentences, text=q, k=10)
+    assert 1 <= len(specific) < 10 and "others were below the bar" in specific.headline()
+    box.fill(q)
+    page.locator("#pa-related-go").click()
+    page.locator("#pa-related-out", has_text=specific.headline()).wait_for(state="visible")
+    n = rows.count()
+    assert n == len(specific)
+    assert "000_12a0d7b1c5c902c5#6" in rows.first.inner_text()  # VRU
+    for i in range(n):
+        assert re.fullmatch(r"\d{1,3}%", rows.nth(i).locator("td").nth(2).inner_text().strip())
+    shot(page, "5b-related-work-specific")
     assert_clean(page)
     page.close()
 

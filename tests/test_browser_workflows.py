@@ -72,7 +72,7 @@ def run_list(page) -> None:
 def test_list_mode_shows_count_evidence_and_note(page):
     run_list(page)
     count = page.inner_text("#pa-sources .pa-list-count")
-    listed = page.locator("#pa-sources details.pa-source").evaluate_all("els => els.map(e => e.dataset.paperId)")
+    listed = page.locator("#pa-sources details.pa-source").evaluate_all("els => els.map(e => e.id.replace('pa-listed-', ''))")
     assert count.startswith(f"{len(listed)} papers found") and set(listed) == GOLD
     page.locator("#pa-sources details.pa-source summary").first.click()
     assert page.locator("#pa-sources details.pa-source mark").first.is_visible()
@@ -110,6 +110,13 @@ def test_paper_map_tab_draws_all_papers_and_highlights_hits(page):
     page.wait_for_function("() => document.querySelectorAll('#pa-map-plot .scatterlayer .point').length >= 38",
                            timeout=30_000)
     assert page.locator("#pa-map-plot .scatterlayer .point").count() == 38
+    # Every paper labelled, and no two labels print on each other (boxes as the browser drew them).
+    boxes = page.evaluate("""() => [...document.querySelectorAll('#pa-map-plot .annotation-text')]
+        .map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom, e.textContent]; })""")
+    assert len(boxes) == 38
+    clashes = [(a[4], b[4]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+               if min(a[2], b[2]) - max(a[0], b[0]) > 1 and min(a[3], b[3]) - max(a[1], b[1]) > 1]
+    assert clashes == []
     page.fill("#pa-map-question textarea", LIST_Q)
     page.click("#pa-map-go")
     page.wait_for_function("() => document.querySelectorAll('#pa-map-plot .scatterlayer .point').length === 40",

@@ -21,6 +21,16 @@ def test_ask_json_end_to_end(index, index_dir):
     assert "6.7ms" in data["sources"][0]["sentence"]
 
 
+def test_ask_text_prints_math_as_unicode_and_json_keeps_the_stored_quote(index, index_dir):
+    q = "How much does OmniMoE reduce inference latency compared to PEER?"
+    out = run_cli("ask", q, "--index", str(index_dir))
+    assert out.returncode == 0, out.stderr
+    assert "(a 10.9× speedup)" in out.stdout and "$" not in out.stdout
+    assert not out.stdout.startswith("- ")  # one cited paper: a sentence, not a one-item list
+    data = json.loads(run_cli("ask", q, "--index", str(index_dir), "--json").stdout)
+    assert "10.9$\\times$" in data["sources"][0]["sentence"]  # quotes match the stored text
+
+
 def test_ask_text_and_errors_are_one_line(index, index_dir):
     out = run_cli("ask", "Which papers improve protein structure prediction?", "--index", str(index_dir))
     assert out.returncode == 0

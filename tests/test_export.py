@@ -59,8 +59,10 @@ def test_markdown_shows_titles_and_links_literally():
     p = Paper(id="m1", text="x", title="Attention [is] *all* you `need` <script>x</script>",
               url="http://127.0.0.1/a_(b) c")
     md = to_markdown([ExportItem(1, p, "Uses $x_i$ and <b>bold</b>.")])
-    assert "**[Attention \\[is\\] \\*all\\* you \\`need\\` \\<script\\>x\\</script\\>](<http://127.0.0.1/a_(b)%20c>)**" in md
-    assert "> Uses $x\\_i$ and \\<b\\>bold\\</b\\>." in md
+    # Emphasis marks and math become plain text (a Markdown viewer renders no LaTeX); the rest is literal.
+    assert "**[Attention \\[is\\] all you \\`need\\` \\<script\\>x\\</script\\>](<http://127.0.0.1/a_(b)%20c>)**" in md
+    assert "> Uses xᵢ and \\<b\\>bold\\</b\\>." in md
+    assert md_text("a * b") == "a \\* b"
     assert md_text("a|b") == "a\\|b"
 
 

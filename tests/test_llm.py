@@ -98,8 +98,10 @@ def test_invalid_citation_removed_and_each_citation_shows_its_supporting_sentenc
 
     from assistant.render import answer_text
 
-    text = answer_text(ans)
-    assert f'    "{one.sentence}"' in text and f'    "{two.sentence}"' in text
+    from assistant.markup import plain
+
+    text = answer_text(ans)  # quotes as stored, math as Unicode (10.9$\\times$ → 10.9×)
+    assert f'    "{plain(one.sentence)}"' in text and f'    "{plain(two.sentence)}"' in text
     assert f"[2] {two.title or two.label} ({two.paper_id})  [weak support]" in text
     assert "[7]" not in text
 

@@ -22,15 +22,40 @@ def test_differences_picks_sentences_without_a_good_match():
 
 
 def test_related_work_says_what_differs(assistant):
-    items = related_work(assistant.retriever, assistant.sentences, text=DRAFT, k=5)
+    items = related_work(assistant.retriever, assistant.sentences, text=DRAFT, k=5, bar=0.0)
     top = items[0]
     assert top.pairs and top.pairs[0].similarity > 0.4
     # The recipe sentence matches nothing in a paper about LLM judges.
     assert any("recipes" in u.sentence for u in top.query_only)
     assert all(u.best_similarity < 0.4 for u in top.query_only + top.paper_only)
-    assert "differs:" in related_text(items) and "only yours" in related_text(items)
-    assert '"query_only"' in related_json(items)
+    # By facet: each note names its facet and quotes sentences of the two texts.
+    assert top.facets and {f.facet for f in top.facets} <= {"background", "method", "result"}
+    for f in top.facets:
+        assert f.paper_sentence in top.paper.text and (not f.query_sentence or f.query_sentence in DRAFT)
+    text = related_text(items)
+    assert "differs:" in text and "this paper:" in text and "% similar" in text
+    assert '"query_only"' in related_json(items) and '"facets"' in related_json(items)
     assert related_markdown(items).count("\n| ") >= 5
+
+
+def test_a_specific_query_lists_only_papers_above_the_bar_with_percentages(assistant):
+    q = "gradient-based certified unlearning with formal guarantees"
+    items = related_work(assistant.retriever, assistant.sentences, text=q, k=10)
+    assert 1 <= len(items) < 10 and items.considered == 10 and items.below_bar == 10 - len(items)
+    assert items[0].paper.id == "000_12a0d7b1c5c902c5#6"  # VRU: (ε, δ)-unlearning with guarantees
+    assert all(r.similarity >= items.bar for r in items)
+    assert items.headline().startswith(f"{len(items)} related paper") and "below the bar" in items.headline()
+    md = related_markdown(items)
+    assert items.headline() in md and f"| {items[0].percent}% |" in md
+    assert "0.03" not in md  # no fused-rank scores
+
+
+def test_explanations_never_quote_code_links():
+    from assistant.related import is_content
+
+    assert not is_content("Our code is available at https://github.com/x/y.")
+    assert not is_content("Code and models will be publicly released.")
+    assert is_content("We release a benchmark of 5,000 annotated videos.")
 
 
 def test_llm_paragraph_cites_existing_sentences_only(assistant):

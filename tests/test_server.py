@@ -73,7 +73,7 @@ def test_ask_and_related_against_the_server(server_assistant):
 
     ans = server_assistant.ask(OMNIMOE_Q)
     assert ans.sources[0].paper_id == OMNIMOE and "6.7ms" in ans.sources[0].sentence
-    items = related_work(server_assistant.retriever, server_assistant.sentences, paper_id=OMNIMOE, k=5)
+    items = related_work(server_assistant.retriever, server_assistant.sentences, paper_id=OMNIMOE, k=5, bar=0.0)
     assert len(items) == 5 and OMNIMOE not in [i.paper.id for i in items]
 
 

@@ -1,0 +1,141 @@
+"""Math and emphasis in abstracts, rendered at the edge: KaTeX in the page, Unicode in plain text.
+
+Abstracts carry LaTeX (``10.9$\\times$``, ``45\\%``, ``$(\\varepsilon,\\delta)$``, ``\\textit{x}``) and
+Markdown emphasis (``*VRU*``, ``**F**orget``). The stored text is never changed (citation checks compare
+quotes with it); these functions only shape what a reader sees:
+
+- :func:`plain` — Unicode text for the CLI and the Markdown export: math through flatlatex
+  (``$\\times$`` → ``×``, ``$(\\varepsilon,\\delta)$`` → ``(ε, δ)``), ``\\%`` → ``%``, emphasis marks dropped.
+- :func:`markdown` — Markdown for a Gradio Markdown/Chatbot with :data:`LATEX_DELIMITERS` (KaTeX,
+  bundled with Gradio, so the page needs no network): math spans kept for KaTeX, text-mode LaTeX
+  (``\\textit{x}``, ``\\%``) turned into Markdown, everything made inert (:func:`inert`).
+- :func:`html` — escaped HTML with emphasis as ``<em>``/``<strong>``, math spans kept for KaTeX (for raw
+  HTML inside a Markdown component, which Markdown does not parse but KaTeX does render).
+"""
+
+from __future__ import annotations
+
+import html as _html
+import re
+from functools import lru_cache
+
+LATEX_DELIMITERS = [{"left": "$$", "right": "$$", "display": True},
+                    {"left": "$", "right": "$", "display": False}]
+"""Gradio ``latex_delimiters``: ``$$…$$`` display and ``$…$`` inline math, as abstracts write them."""
+
+_MATH = re.compile(r"(?<!\\)(\$\$.+?(?<!\\)\$\$|\$(?!\s)[^$]+?(?<![\s\\])\$)", re.S)
+_TEXT_CMD = re.compile(r"\\(textit|emph|textbf|texttt|textsc|text|mathrm|url)\{([^{}]*)\}")
+_HREF = re.compile(r"\\href\{([^{}]*)\}\{([^{}]*)\}")
+_ESCAPED = re.compile(r"\\([%&#_$])")
+_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_EM = re.compile(r"(?<![\w*\\])\*(?=[^\s*])(.+?)(?<=[^\s*\\])\*(?![\w*])")
+
+
+def split_math(text: str) -> list[tuple[bool, str]]:
+    """``text`` as ``[(is_math, part)]`` in order; math parts keep their ``$`` delimiters. A lone or
+    escaped ``$`` (``\\$5``) is text."""
+    out, pos = [], 0
+    for m in _MATH.finditer(text):
+        if m.start() > pos:
+            out.append((False, text[pos : m.start()]))
+        out.append((True, m.group(0)))
+        pos = m.end()
+    if pos < len(text):
+        out.append((False, text[pos:]))
+    return out
+
+
+_IMAGE = re.compile(r"!(?=\[)")
+
+
+def inert(text: str) -> str:
+    """Untrusted text (abstracts, titles, LLM replies) made safe to put in Markdown the page renders:
+    HTML is escaped, image syntax ``![alt](url)`` is broken (``!\\[``), so nothing in a paper or a
+    reply can make the browser fetch a URL, and so is link syntax (``](`` → ``]\\(``), so a title
+    such as ``[1](javascript:…)`` cannot pose as a citation link. The page adds its own links after."""
+    return _IMAGE.sub("!\\\\", _html.escape(text, quote=False)).replace("](", "]\\(")
+
+
+@lru_cache(maxsize=1)
+def _converter():
+    import flatlatex
+
+    conv = flatlatex.converter()
+    for cmd in (r"\newcommand\mathrm[1]{#1}", r"\newcommand\text[1]{#1}", r"\newcommand\textit[1]{#1}",
+                r"\newcommand\textbf[1]{#1}", r"\newcommand\texttt[1]{#1}", r"\newcommand\emph[1]{#1}",
+                r"\newcommand\operatorname[1]{#1}", r"\newcommand\ge{≥}", r"\newcommand\geq{≥}",
+                r"\newcommand\big{}", r"\newcommand\Big{}", r"\newcommand\left{}", r"\newcommand\right{}",
+                r"\newcommand\log{log\,}", r"\newcommand\exp{exp\,}", r"\newcommand\max{max\,}",
+                r"\newcommand\min{min\,}"):
+        conv.add_newcommand(cmd)
+    return conv
+
+
+@lru_cache(maxsize=4096)
+def math_plain(tex: str) -> str:
+    """One math span (without its ``$``) as Unicode, e.g. ``\\mathcal{O}(r^2)`` → ``𝓞(r²)``; what the
+    converter cannot read loses its backslashes instead of raising."""
+    body = tex.strip()
+    body = body.replace(r"\{", "\ue000").replace(r"\}", "\ue001")  # literal braces, not groups
+    try:
+        out = _converter().convert(body)
+    except Exception:  # noqa: BLE001 - flatlatex raises on what it does not know (or recurses): degrade
+        out = re.sub(r"\\([A-Za-z]+)\s*", r"\1", body).replace("{", "").replace("}", "")
+    out = out.replace("\ue000", "{").replace("\ue001", "}").replace("\\,", " ").replace("\\", "")
+    return re.sub(r",(?=\S)", ", ", out)  # (ε,δ) → (ε, δ): flatlatex drops the spaces math would set
+
+
+def _text_mode(text: str, em: str, strong: str, code: str) -> str:
+    """Text-mode LaTeX outside math: ``\\textit{x}`` → em-wrapped x, ``\\%`` → %, ``\\href{u}{t}`` → t."""
+    def cmd(m: re.Match) -> str:
+        name, body = m.group(1), m.group(2)
+        if name in ("textit", "emph"):
+            return f"{em}{body}{em}" if body else ""
+        if name == "textbf":
+            return f"{strong}{body}{strong}" if body else ""
+        if name == "texttt":
+            return f"{code}{body}{code}" if body else ""
+        return body
+
+    text = _HREF.sub(lambda m: m.group(2) or m.group(1), text)
+    text = text.replace("``", "“").replace("''", "”")  # LaTeX quotes
+    return _ESCAPED.sub(r"\1", _TEXT_CMD.sub(cmd, text))
+
+
+def plain(text: str) -> str:
+    """Plain Unicode: ``10.9$\\times$`` → ``10.9×``, ``45\\%`` → ``45%``, ``$(\\varepsilon,\\delta)$`` →
+    ``(ε, δ)``, ``*VRU*`` → ``VRU``, ``**F**orget`` → ``Forget``."""
+    if not text:
+        return text
+    parts = []
+    for is_math, part in split_math(text):
+        if is_math:
+            parts.append(math_plain(part.strip("$")))
+        else:
+            t = _text_mode(part, "", "", "")
+            parts.append(_EM.sub(r"\1", _STRONG.sub(r"\1", t)))
+    return "".join(parts)
+
+
+def markdown(text: str) -> str:
+    """Untrusted text as inert Markdown for a component with :data:`LATEX_DELIMITERS`: text-mode LaTeX
+    becomes Markdown emphasis, math spans stay for KaTeX (HTML-escaped like the rest)."""
+    return "".join(inert(part) if is_math else inert(_text_mode(part, "*", "**", "`"))
+                   for is_math, part in split_math(text or ""))
+
+
+def html(text: str) -> str:
+    """Untrusted text as HTML: escaped, Markdown emphasis and text-mode LaTeX as ``<em>``/``<strong>``,
+    math spans kept (escaped) for KaTeX, line breaks as spaces (a blank line would end the raw-HTML
+    block a Markdown component passes through)."""
+    out = []
+    for is_math, part in split_math(text or ""):
+        if is_math:
+            out.append(_html.escape(part, quote=False))
+            continue
+        t = _html.escape(_text_mode(part, "\x01", "\x02", "\x03"), quote=False)
+        t = re.sub("\x01(.*?)\x01", r"<em>\1</em>", t)
+        t = re.sub("\x02(.*?)\x02", r"<strong>\1</strong>", t)
+        t = re.sub("\x03(.*?)\x03", r"<code>\1</code>", t)
+        out.append(_EM.sub(r"<em>\1</em>", _STRONG.sub(r"<strong>\1</strong>", t)))
+    return re.sub(r"[\r\n]+", " ", "".join(out))

@@ -1,0 +1,54 @@
+"""Math and emphasis at the edge (assistant.markup): plain Unicode for the CLI/exports, KaTeX-ready
+Markdown/HTML for the page. No model needed."""
+
+from __future__ import annotations
+
+from assistant import markup
+
+
+def test_plain_renders_the_corpus_math_as_unicode():
+    assert markup.plain(r"a 10.9$\times$ speed-up") == "a 10.9× speed-up"
+    assert markup.plain(r"a 45\% cut") == "a 45% cut"
+    assert markup.plain(r"$(\varepsilon,\delta)$-unlearning") == "(ε, δ)-unlearning"
+    assert markup.plain(r"from $O(N)$ to $O(\sqrt{N})$") == "from O(N) to O(√N)"
+    assert markup.plain(r"group $\mathrm{Sp}(2,\mathbb{R})$") == "group Sp(2, ℝ)"
+    assert markup.plain(r"$\chi^2$ test") == "χ² test"
+
+
+def test_plain_drops_emphasis_marks_and_text_mode_latex():
+    assert markup.plain("the *VRU* algorithm and the **F**orget **I**t") == "the VRU algorithm and the Forget It"
+    assert markup.plain(r"we \textit{localize} and \textbf{answer}") == "we localize and answer"
+    assert markup.plain(r"code at \url{https://x.org/a}") == "code at https://x.org/a"
+    # multiplication and a lone dollar are text, not emphasis or math
+    assert markup.plain("a * b and $5 each") == "a * b and $5 each"
+
+
+def test_plain_never_raises_on_latex_it_cannot_read():
+    out = markup.plain(r"radii $\{r/2^k\}_{k=0}^R$ and $\unknowncmd{x}$")
+    assert "\\" not in out and "r/2ᵏ" in out
+
+
+def test_split_math_keeps_delimiters_and_ignores_escaped_dollars():
+    assert markup.split_math(r"x $a_i$ y \$3 z") == [(False, "x "), (True, "$a_i$"), (False, r" y \$3 z")]
+    assert markup.split_math("$$E=mc^2$$") == [(True, "$$E=mc^2$$")]
+
+
+def test_html_escapes_text_renders_emphasis_and_keeps_math_for_katex():
+    out = markup.html(r"10.9$\times$ and *VRU* <script>x</script> 45\% $a<b$" + "\n\nnext")
+    assert r"10.9$\times$" in out and "<em>VRU</em>" in out and "45%" in out
+    assert "<script>" not in out and "&lt;script&gt;" in out and "$a&lt;b$" in out
+    assert "\n" not in out  # a blank line would end the Markdown panel's raw-HTML block
+
+
+def test_markdown_keeps_math_and_is_inert():
+    out = markup.markdown(r"![x](http://127.0.0.1/p.png) 10.9$\times$ \textit{span} <b>")
+    assert r"10.9$\times$" in out and "*span*" in out and "&lt;b&gt;" in out and "![" not in out
+
+
+def test_cli_text_and_markdown_export_show_unicode(tmp_path):
+    from assistant.export import ExportItem, to_markdown
+    from vectorstore.papers import Paper
+
+    p = Paper(id="f#1", text=r"We get 10.9$\times$ with $(\varepsilon,\delta)$ and *VRU*.", title=r"Fast $\times$ models")
+    md = to_markdown([ExportItem(1, p, p.text)])
+    assert "10.9×" in md and "(ε, δ)" in md and "Fast × models" in md and "$" not in md
