@@ -11,7 +11,7 @@ export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run test test-llm browser strace ingest eval bench clean
+.PHONY: setup run test test-llm browser strace ingest eval train bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -47,6 +47,10 @@ ingest: setup
 
 eval: setup
 	$(VENV)/bin/paper-assistant eval --questions ../shared/eval/dev.jsonl
+
+# Refits assistant/models/*.json from the training questions (deterministic: the committed files come back byte for byte).
+train: setup
+	$(VENV)/bin/paper-assistant train --corpus ../shared/eval/train/corpus2k.jsonl --questions ../shared/eval/train/train.jsonl
 
 test: setup browser strace
 	$(PY) -m pytest -q -p no:cacheprovider

@@ -296,23 +296,23 @@ def evaluate_cmd(
     distractors: Annotated[Optional[Path], typer.Option("--distractors", help="JSONL collection mixed into a separate eval index")] = None,
     corpus: Annotated[Optional[list[Path]], typer.Option("--corpus", help="papers of the eval index (default: the bundled corpus)")] = None,
     csfcube: Annotated[Optional[Path], typer.Option("--csfcube", help="CSFCube folder: score related-work re-ranking instead")] = None,
+    cv: Annotated[int, typer.Option("--cv", min=0, help="also cross-validate the learned models with N folds over this question file")] = 0,
 ):
     """Score retrieval (recall@k, MRR, nDCG@10), abstention and evidence on a question file."""
-    from assistant.evaluate import format_csfcube, format_report, run_csfcube, run_eval
+    from assistant.evaluate import eval_command
 
-    settings = _settings(index)
-    if csfcube is not None:
-        from vectorstore.embedding import get_encoder, resolve_backend
+    with _embedding_bar() as callbacks:  # only an index built the first time embeds
+        typer.echo(eval_command(_settings(index), questions, distractors, corpus, csfcube, cv, as_json, callbacks))
 
-        e = settings.embedding
-        res = run_csfcube(get_encoder(e.model, e.batch_size, resolve_backend(e.model, e.backend)), csfcube)
-        typer.echo(format_csfcube(res, as_json))
-        return
-    if questions is None:
-        _fail("give --questions FILE (or --csfcube DIR)")
-    with _embedding_bar() as callbacks:  # only a --distractors index built the first time embeds
-        report = run_eval(settings, questions, distractors=distractors, corpus=corpus, ingest_callbacks=callbacks)
-    typer.echo(report.model_dump_json(indent=2) if as_json else format_report(report))
+
+@app.command()
+def train(corpus: Annotated[list[Path], typer.Option("--corpus", help="papers the questions are about (e.g. corpus2k.jsonl)")],
+          questions: Annotated[Path, typer.Option("--questions", help="training questions (dev.jsonl format; never dev.jsonl)")],
+          index: IndexOpt = None, out: Annotated[Optional[Path], typer.Option("--out", help="folder for the models")] = None):
+    """Fit the evidence ranker and the relevance judge on training questions (deterministic)."""
+    from assistant.train import train_report
+    with _embedding_bar() as callbacks:
+        typer.echo(train_report(_settings(index), corpus, questions, out, index is not None, callbacks))
 
 
 @app.command()

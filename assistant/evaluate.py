@@ -5,10 +5,13 @@ against an index, for BM25, dense and hybrid retrieval side by side:
 - ranking: recall@1/5/10, MRR, nDCG@10 per kind and overall (``none`` questions excluded; see metrics.py);
 - abstention: share of ``none`` questions answered "no relevant abstract found" and share at least
   flagged, against the share of answerable questions wrongly abstained / flagged; plus the trade-off
-  across thresholds of the abstention rule;
-- evidence: share of ``lookup`` questions whose first citation quotes the gold evidence sentence.
-``--distractors FILE.jsonl`` builds (once, then reuses) a separate index holding the corpus plus that
-collection. :func:`run_csfcube` re-ranks CSFCube candidate pools and reports NDCG@20 and recall@20.
+  across cutoffs of the relevance judge's probability (abstained vs wrongly abstained);
+- evidence: share of ``lookup`` questions whose first citation quotes the gold evidence sentence;
+- the shipped models' feature importances (standardized coefficients);
+- with ``cv``: the same evidence and abstention figures 5-fold cross-validated (assistant.train:
+  both models refitted on four folds of the question file, scored on the fifth).
+``--corpus`` alone, or with ``--distractors FILE.jsonl``, builds (once, then reuses) a separate index
+holding those papers. :func:`run_csfcube` re-ranks CSFCube candidate pools and reports NDCG@20 and recall@20.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from assistant.evalsets import corpus_settings, distractor_settings, load_questions  # noqa: F401  (re-exported)
 from assistant.metrics import ranking_metrics
 from assistant.question import validate_question
-from assistant.relevance import JUDGE_RULES, AbstentionRule, Verdict
+from assistant.relevance import JUDGE_RULES, Verdict
 from assistant.settings import Settings
 
 MODES = ("bm25", "dense", "hybrid")
@@ -40,6 +44,18 @@ class AbstentionReport(BaseModel):
     tradeoff: list[dict] = Field(default_factory=list)
 
 
+class CVFigures(BaseModel):
+    """Cross-validated figures (assistant.train.cross_validate)."""
+
+    folds: int
+    evidence_n: int
+    evidence_accuracy: float
+    evidence_dense_only: float
+    abstention: AbstentionReport
+    evidence_importances: list[tuple[str, float]]
+    judge_importances: list[tuple[str, float]]
+
+
 class EvalReport(BaseModel):
     questions: str
     index: str
@@ -50,29 +66,9 @@ class EvalReport(BaseModel):
     evidence_n: int = 0
     missing_gold: list[str] = Field(default_factory=list, description="gold paper ids the index does not hold")
     rules: dict[str, int] = Field(default_factory=dict, description="rule → questions where it decided something")
-
-
-def load_questions(path: Path) -> list[dict]:
-    """Questions of a dev.jsonl-format file. Raises ValueError naming the line for bad JSON or fields,
-    or for a file with no questions."""
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"{path}: no such question file")
-    out = []
-    for i, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            q = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{i}: invalid JSON ({exc.msg})") from exc
-        if not isinstance(q, dict) or "question" not in q or "gold" not in q:
-            raise ValueError(f"{path}:{i}: expected an object with 'question' and 'gold'")
-        q.setdefault("qid", f"q{i}")
-        q.setdefault("kind", "none" if not q["gold"] else "lookup")
-        out.append(q)
-    if not out:
-        raise ValueError(f"{path}: no questions in the file")
-    return out
+    evidence_importances: list[tuple[str, float]] = Field(default_factory=list, description="shipped ranker's coefficients")
+    judge_importances: list[tuple[str, float]] = Field(default_factory=list, description="shipped judge's coefficients")
+    cv: CVFigures | None = None
 
 
 def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -83,33 +79,29 @@ def _norm(s: str) -> str:
     return " ".join(s.split())
 
 
-def distractor_settings(settings: Settings, corpus: list[Path], distractors: Path) -> Settings:
-    """Settings for the separate evaluation index (corpus + distractors), keyed by their names: a
-    folder beside the index and, on a Chroma server (shared by every folder), its own collection."""
-    key = hashlib.sha1(json.dumps([str(p.resolve()) for p in corpus] + [str(distractors.resolve())]).encode()).hexdigest()[:10]
-    update: dict = {"index": settings.index.parent / f"eval-index-{key}"}
-    if settings.store.host:
-        update["store"] = settings.store.model_copy(update={"collection": f"{settings.store.collection}-eval-{key}"})
-    return settings.model_copy(update=update)
-
-
 def run_eval(settings: Settings, questions: Path, distractors: Path | None = None,
-             corpus: list[Path] | None = None, progress=None, ingest_callbacks: dict | None = None) -> EvalReport:
-    """Evaluate ``questions`` on the configured index (or on a corpus + distractor index).
+             corpus: list[Path] | None = None, progress=None, ingest_callbacks: dict | None = None,
+             cv: int = 0) -> EvalReport:
+    """Evaluate ``questions`` on the configured index (or on an index of ``corpus``, plus distractors).
 
-    ``ingest_callbacks``: ``on_total`` / ``progress`` for building the distractor index (see
-    vectorstore.ingest.ingest); ``progress()`` is called after each question."""
+    ``ingest_callbacks``: ``on_total`` / ``progress`` for building that index (see
+    vectorstore.ingest.ingest); ``progress()`` is called after each question. ``cv`` ≥ 2 adds
+    ``cv``-fold cross-validated evidence and abstention figures (the models refitted per fold).
+    Raises ValueError for ``cv`` = 1 or a question file the models cannot be fitted on."""
     from assistant.pipeline import Assistant
     from assistant.service import get_index
 
+    if cv == 1:
+        raise ValueError("--cv needs at least 2 folds")
     qs = load_questions(questions)
-    if distractors is not None:
+    if distractors is not None or corpus:
         from vectorstore.ingest import ingest
 
         corpus = list(corpus or settings.corpus)
-        settings = distractor_settings(settings, corpus, Path(distractors))
+        settings = corpus_settings(settings, corpus, Path(distractors) if distractors else None)
         idx = get_index(settings, create=True)
-        ingest([*corpus, distractors], idx, write_batch=settings.store.write_batch, **(ingest_callbacks or {}))
+        ingest([*corpus, *([distractors] if distractors else [])], idx, write_batch=settings.store.write_batch,
+               **(ingest_callbacks or {}))
     else:
         idx = get_index(settings)
     assistant = Assistant(settings, idx)
@@ -134,7 +126,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
         for rule in rules_fired(assistant, prep, q["question"]):
             report.rules[rule] += 1
         top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
-        (answerable if q["gold"] else nones).append((prep.verdict, top))
+        (answerable if q["gold"] else nones).append((prep.verdict, judge_score(assistant.judge, top)))
         if q["kind"] == "lookup" and q.get("evidence"):
             ans = assistant.answer_prepared(prep)
             evidence_n += 1
@@ -144,11 +136,38 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
             progress()
     for mode in MODES:
         report.ranking[mode] = {kind: _mean(rows) for kind, rows in per_mode[mode].items()}
-    report.abstention = abstention_report(answerable, nones, assistant.judge)
+    report.abstention = abstention_report(answerable, nones)
     if evidence_n:
         report.evidence_accuracy = evidence_hits / evidence_n
         report.evidence_n = evidence_n
+    if assistant.ranker is not None:  # the learned path
+        report.evidence_importances = [(f, round(c, 3)) for f, c in assistant.ranker.importances()]
+        report.judge_importances = [(f, round(c, 3)) for f, c in assistant.judge.model.importances()]
+    if cv:
+        from assistant.train import TrainSettings, collect, cross_validate, neutral_models
+
+        rows = collect(Assistant(settings, idx, models=neutral_models()), qs)
+        report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv)))
     return report
+
+
+def judge_score(judge, top) -> float:
+    """The number the trade-off table cuts at: the learned judge's P(answers), or for the rules the
+    best paper's dense + sentence cosine (what their 'closest match' threshold reads); 0 when nothing."""
+    if top is None:
+        return 0.0
+    return judge.probability(top) if hasattr(judge, "probability") else top.dense + top.sentence
+
+
+def cv_figures(res) -> CVFigures:
+    """The report's form of an :class:`assistant.train.CVReport`."""
+    ab = AbstentionReport(none_questions=res.none_questions, answerable_questions=res.answerable_questions,
+                          none_abstained=res.none_abstained, none_flagged=res.none_flagged,
+                          answerable_abstained=res.answerable_abstained,
+                          answerable_flagged=res.answerable_flagged, tradeoff=res.tradeoff)
+    return CVFigures(folds=res.folds, evidence_n=res.evidence_n, evidence_accuracy=res.evidence_accuracy,
+                     evidence_dense_only=res.evidence_dense_only, abstention=ab,
+                     evidence_importances=res.evidence_importances, judge_importances=res.judge_importances)
 
 
 RULES = (
@@ -184,29 +203,28 @@ def rules_fired(assistant, prep, text: str) -> list[str]:
     return out
 
 
-def abstention_report(answerable: list, nones: list, rule: AbstentionRule) -> AbstentionReport:
-    """Shares abstained/flagged for both groups, and the trade-off over a grid of thresholds."""
+def abstention_report(answerable: list[tuple[Verdict, float]], nones: list[tuple[Verdict, float]]) -> AbstentionReport:
+    """Shares abstained/flagged for both groups (``(verdict, judge's P(answerable))`` per question),
+    and the trade-off: for cutoffs refusing 0–20 % of the answerable questions, the share of ``none``
+    questions refused."""
+    import numpy as np
+
+    from assistant.train import tradeoff
+
     rep = AbstentionReport(none_questions=len(nones), answerable_questions=len(answerable))
     share = lambda rows, verdicts: sum(v in verdicts for v, _ in rows) / len(rows) if rows else 0.0  # noqa: E731
     rep.none_abstained = share(nones, {Verdict.none})
     rep.none_flagged = share(nones, {Verdict.none, Verdict.weak})
     rep.answerable_abstained = share(answerable, {Verdict.none})
     rep.answerable_flagged = share(answerable, {Verdict.none, Verdict.weak})
-    for scale in (0.8, 0.9, 1.0, 1.1, 1.2, 1.3):
-        r = AbstentionRule(rule.none_dense * scale, rule.none_sentence * scale, rule.weak_sum * scale)
-        ab = lambda rows, vs: sum(r.decide(ev) in vs for _, ev in rows) / len(rows) if rows else 0.0  # noqa: E731
-        rep.tradeoff.append({
-            "scale": scale, "none_dense": round(r.none_dense, 3), "none_sentence": round(r.none_sentence, 3),
-            "weak_sum": round(r.weak_sum, 3),
-            "none_abstained": ab(nones, {Verdict.none}), "answerable_abstained": ab(answerable, {Verdict.none}),
-            "none_flagged": ab(nones, {Verdict.none, Verdict.weak}),
-            "answerable_flagged": ab(answerable, {Verdict.none, Verdict.weak}),
-        })
+    rep.tradeoff = tradeoff(np.array([p for _, p in answerable]), np.array([p for _, p in nones]))
     return rep
 
 
 def format_report(rep: EvalReport) -> str:
     """The report as aligned text tables."""
+    from assistant.train import abstention_lines, format_cv, importance_lines
+
     lines = [f"questions: {rep.questions}   index: {rep.index} ({rep.papers} papers)", ""]
     if rep.missing_gold:
         lines[1:1] = [f"warning: {len(rep.missing_gold)} gold paper ids are not in this index (e.g. "
@@ -218,20 +236,16 @@ def format_report(rep: EvalReport) -> str:
             row = rep.ranking[mode][k]
             lines.append(f"{mode:<8}{k:<9}{int(row['n']):>4}" + "".join(f"{row[m]:>9.3f}" for m in METRICS))
         lines.append("")
-    a = rep.abstention
-    lines += [
-        f"abstention: 'none' questions ({a.none_questions}): {a.none_abstained:.0%} answered 'no relevant abstract found', "
-        f"{a.none_flagged:.0%} at least flagged",
-        f"            answerable ({a.answerable_questions}): {a.answerable_abstained:.1%} wrongly abstained, "
-        f"{a.answerable_flagged:.1%} flagged 'closest match'",
-        "  trade-off (thresholds × scale):  scale  none-abstained  answerable-abstained  none-flagged  answerable-flagged",
-    ]
-    for t in a.tradeoff:
-        lines.append(f"{'':>34}{t['scale']:>5.1f}{t['none_abstained']:>16.0%}{t['answerable_abstained']:>22.1%}"
-                     f"{t['none_flagged']:>14.0%}{t['answerable_flagged']:>20.1%}")
+    lines += abstention_lines(rep.abstention)
     if rep.evidence_accuracy is not None:
         lines += ["", f"evidence accuracy (lookup, first citation quotes the gold sentence): "
                       f"{rep.evidence_accuracy:.2f} ({round(rep.evidence_accuracy * rep.evidence_n)}/{rep.evidence_n})"]
+    if rep.evidence_importances:
+        lines += ["", "feature importances (standardized coefficients of the learned models, largest first)"]
+        lines += importance_lines("  evidence ranker", rep.evidence_importances)
+        lines += importance_lines("  relevance judge", rep.judge_importances)
+    if rep.cv is not None:
+        lines += [""] + format_cv(rep.cv)
     if rep.rules:
         fired = [(r, n) for r, n in rep.rules.items() if n]
         lines += ["", "rules that decided something (questions of the file):"]
@@ -240,6 +254,24 @@ def format_report(rep: EvalReport) -> str:
         if never:
             lines.append("  never fired: " + "; ".join(never))
     return "\n".join(lines)
+
+
+def eval_command(settings: Settings, questions: Path | None, distractors: Path | None = None,
+                 corpus: list[Path] | None = None, csfcube: Path | None = None, cv: int = 0, as_json: bool = False,
+                 ingest_callbacks: dict | None = None) -> str:
+    """``paper-assistant eval``: the CSFCube re-ranking figures, or the report on a question file
+    (:func:`run_eval`), as text or JSON. Raises ValueError when neither is given."""
+    if csfcube is not None:
+        from vectorstore.embedding import get_encoder, resolve_backend
+
+        e = settings.embedding
+        return format_csfcube(run_csfcube(get_encoder(e.model, e.batch_size, resolve_backend(e.model, e.backend)),
+                                          csfcube), as_json)
+    if questions is None:
+        raise ValueError("give --questions FILE (or --csfcube DIR)")
+    report = run_eval(settings, questions, distractors=distractors, corpus=corpus, ingest_callbacks=ingest_callbacks,
+                      cv=cv)
+    return report.model_dump_json(indent=2) if as_json else format_report(report)
 
 
 def format_csfcube(res: dict, as_json: bool = False) -> str:

@@ -22,6 +22,13 @@ low against an abstract about "LLM-as-a-judge" evaluation (0.25), below the ``no
 though every content term is in it. It only lifts "nothing found" to "closest match", since short
 questions of common words ("language models in different languages") are covered by chance.
 
+:class:`LearnedJudge` is the other implementation (``calibration.abstention.learned = "v1"``): a logistic
+regression over assistant.features.JUDGE_FEATURES, fitted by ``paper-assistant train`` on
+eval/train/train.jsonl (never on dev.jsonl), with two cutoffs on its probability chosen by
+cross-validation, and the same follow-up and list rules around it. It is not the default: on
+dev.jsonl it refuses more ``none`` questions (40 % vs 20 %) but also 3 of 58 answerable ones and
+flags a third of them (README, Retrieval quality).
+
 Thresholds were calibrated on ``shared/eval/dev.jsonl`` (58 answerable vs 10 ``none`` questions,
 onnx-int8 embeddings): the ``none`` thresholds are the largest that abstain on no answerable question
 (20% of ``none`` abstained), ``weak_sum`` the largest that flags at most 10% of answerable ones (8.6%).
@@ -35,6 +42,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
+
+import numpy as np
 
 from assistant.question import FRAMING_TERMS
 from assistant.settings import AbstentionCalibration
@@ -63,6 +72,8 @@ class RelevanceEvidence:
     bm25: float
     named_hit: bool
     coverage: float = 0.0
+    features: np.ndarray | None = None
+    """The learned judge's features (assistant.features.judge_features) with this paper as the best match."""
     own_coverage: float | None = None
     pointed_at: bool = False
     bare_reference: bool = False
@@ -127,9 +138,47 @@ class AbstentionRule:
         return Verdict.answered, "above thresholds"
 
 
-JUDGE_RULES = ("nothing retrieved", "bare reference", "below the list bar", "pointed at", "named",
+@dataclass(frozen=True)
+class LearnedJudge:
+    """The judge: the fitted relevance model (assistant.learned.LinearModel with cutoffs) and the
+    deterministic follow-up and list rules (see the module docstring)."""
+
+    model: object
+    follow_up_coverage: float = _DEFAULTS.follow_up_coverage
+
+    def named(self, ev: RelevanceEvidence) -> bool:
+        return ev.named_hit and (ev.own_coverage is None or ev.own_coverage >= self.follow_up_coverage)
+
+    def probability(self, ev: RelevanceEvidence) -> float:
+        """P(this paper answers the question), the model's; 0 without features (no sentences)."""
+        return float(self.model.probability(ev.features)) if ev.features is not None else 0.0
+
+    def decide(self, ev: RelevanceEvidence | None) -> Verdict:
+        return self.explain(ev)[0]
+
+    def explain(self, ev: RelevanceEvidence | None) -> tuple[Verdict, str]:
+        """``(verdict, the rule that decided it)``; the rule names are :data:`JUDGE_RULES`."""
+        if ev is None:
+            return Verdict.none, "nothing retrieved"
+        if ev.pointed_at and ev.bare_reference:
+            return Verdict.answered, "bare reference"  # "tell me more about the second one": that paper alone
+        if ev.list_share is not None and ev.list_share < ev.list_bar and not self.named(ev):
+            # A paper holding a name the question names ("Which papers use GRPO?") is listed whatever
+            # its share: it mentions the named thing once, the best paper throughout.
+            return Verdict.none, "below the list bar"
+        if ev.features is None:
+            return Verdict.none, "no sentences"
+        verdict = self.model.verdict(ev.features)
+        # The user points at a paper of an earlier answer: never "nothing found" for it.
+        if ev.pointed_at and verdict == Verdict.none:
+            return Verdict.weak, "pointed at"
+        return verdict, f"model: {verdict.value}"
+
+
+JUDGE_RULES = ("nothing retrieved", "bare reference", "below the list bar", "pointed at", "no sentences",
+               "model: answered", "model: weak", "model: none", "named",
                "named, own words held", "coverage guard", "none thresholds", "weak sum", "above thresholds")
-"""Every rule :meth:`AbstentionRule.explain` names (``paper-assistant eval`` counts how often each decides)."""
+"""Every rule :meth:`AbstentionRule.explain` or :meth:`LearnedJudge.explain` names (``paper-assistant eval`` counts how often each decides)."""
 
 
 def content_weights(weights: dict[str, float]) -> dict[str, float]:

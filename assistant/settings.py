@@ -68,7 +68,7 @@ class RetrievalSettings(BaseModel):
 
 def _tuned(default, description: str, source: str, **kw):
     """A calibrated number: its value, what it does (one line) and where the value came from."""
-    return Field(default, description=description, json_schema_extra={"source": source}, allow_inf_nan=False, **kw)
+    return Field(default, description=description, json_schema_extra={"source": source}, **{"allow_inf_nan": False, **kw})
 
 
 DEV = "set on shared/eval/dev.jsonl"
@@ -100,9 +100,9 @@ class AbstentionCalibration(BaseModel):
                              f"{DEV}: largest flagging at most 10% of answerable questions (8.6%)")
     covered: float = _tuned(0.8, "coverage of the question's content terms that lifts 'nothing found' to "
                             "'closest match'", f"{DEV}: no 'none' question reaches it (highest 0.77)")
-    follow_up_coverage: float = _tuned(
-        0.5, "share (idf-weighted) of a follow-up's own terms its paper must hold for a name match",
-        "set by reading follow-ups (TMD-Bench holds all, U2A none of 'its limitations')")
+    follow_up_coverage: float = _tuned(0.5, "share (idf-weighted) of a follow-up's own terms its paper must hold for a name match",
+                                       "set by reading follow-ups (TMD-Bench holds all, U2A none of 'its limitations')")
+    learned: str = _tuned("", "'v1': the learned ranker and judge (assistant/models/*-v1.json) decide, not these rules", "off: the rules do better on dev.jsonl (README)", allow_inf_nan=None)
 
 
 class ListCalibration(BaseModel):

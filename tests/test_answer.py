@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from assistant.answer import QuestionError
@@ -261,6 +262,33 @@ def test_a_follow_up_its_paper_answers_stays_answered(assistant):
 def test_a_list_naming_a_method_lists_every_paper_that_mentions_it(assistant):
     ans = assistant.ask("Which papers use GRPO?")
     assert {"000_12a0d7b1c5c902c5#3", "004_9268713af81d21d3#8"} <= {s.paper_id for s in ans.sources}
+
+
+@pytest.mark.parametrize("text", ["DROP TABLE papers", "SELECT * FROM embeddings WHERE 1=1",
+                                  "rm -rf / --no-preserve-root", "asdf qwerty zxcv"])
+def test_a_question_not_about_papers_gets_no_confident_cited_answer(learned_assistant, text):
+    """The learned judge's job: text that asks nothing about papers is 'nothing found' (or at most a
+    flagged closest match), never a confident quote. (The calibrated rules, the default, still quote
+    a paper for "DROP TABLE papers".)"""
+    ans = learned_assistant.ask(text)
+    assert ans.verdict != Verdict.answered, (text, ans.answer)
+
+
+@pytest.fixture(scope="module")
+def learned_assistant(settings, index):
+    from assistant.pipeline import Assistant
+
+    cal = settings.calibration
+    return Assistant(settings.model_copy(update={"calibration": cal.model_copy(update={
+        "abstention": cal.abstention.model_copy(update={"learned": "v1"})})}), index)
+
+
+def test_an_emoji_in_front_of_a_question_changes_neither_papers_nor_verdict(assistant):
+    plain = assistant.prepare("which paper makes MoE faster")
+    emoji = assistant.prepare("🤖 which paper makes MoE faster")
+    assert [p.id for p in emoji.papers] == [p.id for p in plain.papers]
+    assert emoji.verdict == plain.verdict
+    assert float(emoji.qvec @ plain.qvec) > 0.999
 
 
 def test_a_trace_reads_as_the_pipeline_steps(assistant, caplog):

@@ -127,8 +127,9 @@ def test_a_sentence_longer_than_a_chunk_is_stored_once(tmp_path, encoder):
 
 def test_filler_and_cross_references_are_not_quoted_as_the_answer(tmp_path, encoder):
     """Contextual vectors give filler its neighbours' meaning; "Sec. 5" is no quantity."""
-    from assistant.evidence import best_sentence, question_weights
-    from assistant.question import analyze, figures as _figures
+    from assistant.answer import Assistant
+    from assistant.question import figures as _figures
+    from assistant.settings import load_settings
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 
@@ -143,5 +144,5 @@ def test_filler_and_cross_references_are_not_quoted_as_the_answer(tmp_path, enco
     paper = idx.store.get_papers(["l1reg"])["l1reg"]
     sents, vecs = SentenceCache(encoder, idx.store).get([paper])["l1reg"]
     q = "How many samples does l1-regularized logistic regression need to recover the support?"
-    best, _ = best_sentence(analyze(q), encoder.encode_one(q), sents, vecs, question_weights(analyze(q), idx.lexical()))
-    assert best.text == first
+    prep = Assistant(load_settings(index=tmp_path / "idx"), idx).prepare(q)
+    assert prep.evidence["l1reg"][0].text == first

@@ -18,6 +18,8 @@ def test_the_answer_path_reads_its_numbers_from_the_calibration():
     cal = Calibration()
     assert AbstentionRule().none_dense == cal.abstention.none_dense
     assert ListBar().relative_bar == cal.listing.relative_bar
+    # The learned ranker and judge are named here and off by default (the rules still do better on dev).
+    assert cal.abstention.learned == ""
 
 
 def test_calibration_is_overridable_like_any_setting(monkeypatch):

@@ -52,3 +52,38 @@ def test_a_number_inside_a_modifier_is_not_a_count_the_answer_must_repeat():
     question = "How many kinds of edits does the 360-degree panorama editing system handle?"
     scores = score_sentences(analyze(question), q, sents, vecs, {}, SentenceCalibration(position_weight=0, result_bonus=0))
     assert scores[0] > scores[1]
+
+
+def _ranked(question: str, texts: list[str]):
+    """The shipped evidence ranker's scores for ``texts`` sharing one vector: only their words differ."""
+    import numpy as np
+
+    from assistant.features import question_cues, sentence_features
+    from assistant.learned import load_model
+    from assistant.question import analyze
+
+    vecs = np.tile(np.eye(1, 8, dtype=np.float32), (len(texts), 1))
+    q = np.eye(1, 8, dtype=np.float32)[0]
+    return load_model("evidence-v1").score(sentence_features(question_cues(analyze(question), None), q, texts, vecs))
+
+
+def test_the_learned_ranker_scores_a_code_pointer_below_a_claim_with_the_same_vector():
+    scores = _ranked("what does it introduce", ["We introduce a sparse router that cuts inference latency tenfold.",
+                                                "Our code is available at http://127.0.0.1/example/project."])
+    assert scores[0] > scores[1]
+
+
+def test_the_quantity_feature_ignores_a_number_inside_a_modifier():
+    """"360-degree" names a kind of image; only "which three …"-style numbers ask for a count."""
+    import numpy as np
+
+    from assistant.features import SENTENCE_FEATURES, question_cues, sentence_features
+    from assistant.question import analyze
+
+    texts = ["The system supports five distinct editing operations in one model.",
+             "It enables flexible 360° scene creation with unified editing control."]
+    question = "How many kinds of edits does the 360-degree panorama editing system handle?"
+    x = sentence_features(question_cues(analyze(question), None), np.eye(1, 8, dtype=np.float32)[0], texts,
+                          np.tile(np.eye(1, 8, dtype=np.float32), (2, 1)))
+    col = SENTENCE_FEATURES.index("quantity_figure")
+    assert x[0, col] == 1.0 and x[1, col] == 0.0

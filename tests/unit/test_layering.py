@@ -15,14 +15,16 @@ LAYERS = [
     # 1: pure analysis and the chat-model contract
     {"assistant.question", "assistant.llm", "assistant.citations"},
     # 2: the judge, evidence, retrieval, the list bar
-    {"assistant.relevance", "assistant.evidence", "assistant.retrieval", "assistant.listing", "assistant.prepared"},
+    {"assistant.relevance", "assistant.evidence", "assistant.retrieval", "assistant.listing", "assistant.prepared",
+     "assistant.features", "assistant.learned"},
     # 3: follow-ups and generation
     {"assistant.followup", "assistant.generate", "assistant.related", "assistant.related_llm"},
     # 4: the pipeline and the process-wide service
     {"assistant.pipeline", "assistant.answer", "assistant.service"},
     # 5: the faces
-    {"assistant.cli", "assistant.evaluate", "assistant.export", "assistant.render", "assistant.paper_map",
-     "assistant.doctor", "assistant.errors", "assistant.console", "assistant.mcp_server", "assistant.mcp_tools",
+    {"assistant.cli", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.export",
+     "assistant.render", "assistant.paper_map", "assistant.doctor", "assistant.errors", "assistant.console",
+     "assistant.mcp_server", "assistant.mcp_tools",
      "assistant.__main__", "app"},
 ]
 

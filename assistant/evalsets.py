@@ -1,0 +1,67 @@
+"""Question files in the ``dev.jsonl`` format, and the separate indexes the eval and training build.
+
+A question file is one JSON object a line: ``{qid, kind, question, gold, evidence?, …}``. ``--corpus``
+(and ``--distractors``) name papers held in an index of their own, built once beside the configured
+index and reused (see :func:`corpus_settings`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from assistant.settings import Settings
+
+
+def load_questions(path: Path) -> list[dict]:
+    """Questions of a dev.jsonl-format file. Raises ValueError naming the line for bad JSON or fields,
+    or for a file with no questions."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: no such question file")
+    out = []
+    for i, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{i}: invalid JSON ({exc.msg})") from exc
+        if not isinstance(q, dict) or "question" not in q or "gold" not in q:
+            raise ValueError(f"{path}:{i}: expected an object with 'question' and 'gold'")
+        q.setdefault("qid", f"q{i}")
+        q.setdefault("kind", "none" if not q["gold"] else "lookup")
+        out.append(q)
+    if not out:
+        raise ValueError(f"{path}: no questions in the file")
+    return out
+
+
+def corpus_settings(settings: Settings, corpus: list[Path], distractors: Path | None = None) -> Settings:
+    """Settings for a separate evaluation index (corpus, plus distractors if given), keyed by their
+    names: a folder beside the index and, on a Chroma server (shared by every folder), its own collection."""
+    paths = [str(p.resolve()) for p in corpus] + ([str(Path(distractors).resolve())] if distractors else [])
+    key = hashlib.sha1(json.dumps(paths).encode()).hexdigest()[:10]
+    update: dict = {"index": settings.index.parent / f"eval-index-{key}"}
+    if settings.store.host:
+        update["store"] = settings.store.model_copy(update={"collection": f"{settings.store.collection}-eval-{key}"})
+    return settings.model_copy(update=update)
+
+
+def distractor_settings(settings: Settings, corpus: list[Path], distractors: Path) -> Settings:
+    """:func:`corpus_settings` for the corpus plus a distractor collection."""
+    return corpus_settings(settings, corpus, distractors)
+
+
+def open_corpus_index(settings, corpus: list, explicit_index: bool = False, ingest_callbacks: dict | None = None):
+    """``(settings, index)`` of an index holding ``corpus`` (paper files): the configured index when
+    ``explicit_index``, else a folder beside it keyed by the corpus' paths (built once, then reused,
+    as the eval's distractor index). Papers missing from it are ingested first."""
+    from assistant.service import get_index
+    from vectorstore.ingest import ingest
+
+    if not explicit_index:
+        settings = corpus_settings(settings, [Path(p) for p in corpus])
+    idx = get_index(settings, create=True)
+    ingest(list(corpus), idx, write_batch=settings.store.write_batch, **(ingest_callbacks or {}))
+    return settings, idx

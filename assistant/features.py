@@ -1,0 +1,287 @@
+"""Named features for the two learned decisions: which sentence is the evidence, and whether any paper answers.
+
+Both models (:mod:`assistant.learned`) read only these numbers, computed the same way at training
+(:mod:`assistant.train`) and at answer time, from what the index already stores: the contextual
+sentence vectors (vectorstore.sentences), the chunk cosine and BM25 score of retrieval, and the
+BM25 index's document frequencies. The regular expressions below are *cues*: each is one named
+feature the evidence model weighs (or ignores); none decides anything on its own. The sentence cues
+are assistant.evidence's, shared with the calibrated rules.
+
+Shapes: :func:`sentence_features` gives ``(n_sentences, len(SENTENCE_FEATURES))`` float32;
+:func:`judge_features` gives ``(len(JUDGE_FEATURES),)`` float32.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from assistant.evidence import _INTRODUCES, _RESULT_CUE, _URL, is_generic_claim
+from assistant.question import FRAMING_TERMS, Question, counts, figures, names_in
+from vectorstore.lexical import LexicalIndex, tokenize
+
+@dataclass
+class Cues:
+    """What the features need to know about one question, computed once (:func:`question_cues`)."""
+
+    question: str
+    names: list[str]
+    definition: bool
+    quantity: bool
+    known_figures: set[str]
+    counts: set[str]
+    weights: dict[str, float]
+    """Stemmed question term → idf (BM25's, over the index's chunks)."""
+    content: dict[str, float]
+    """``weights`` without framing words ("which", "papers", "is there work"): what the question is about."""
+    max_idf: float = 1.0
+    """The idf of a term no chunk holds: the scale for idf features, so they read alike on any index size."""
+    expands: list[re.Pattern] = field(default_factory=list)
+    ask: str = ""
+    """The clause that asks (from the last question word on: "… a separate batch-norm layer per domain.
+    Which benchmarks did it report gains on?" → "Which benchmarks did it report gains on?"); the whole
+    question when it has none. A question often describes its paper first, then asks a detail."""
+    ask_weights: dict[str, float] = field(default_factory=dict)
+    ask_vec: np.ndarray | None = None
+    """The unit vector of ``ask`` (set by the caller, who holds the encoder; None: the question's)."""
+
+
+_ASKS = re.compile(r"\b(?:what|which|how|who|whom|whose|when|where|why)\b", re.I)
+
+
+def asking_clause(question: str) -> str:
+    """The part of ``question`` from its last question word on (the whole question without one)."""
+    starts = [m.start() for m in _ASKS.finditer(question)]
+    return question[starts[-1]:] if starts else question
+
+
+def question_cues(question: Question, lexical: LexicalIndex | None) -> Cues:
+    """The :class:`Cues` of an analysed question (assistant.question.analyze); ``content`` counts a
+    list question's topic, without its lead-in. ``ask_vec`` is left for the caller to set."""
+    idf = lexical.idf if lexical is not None else (lambda t: 1.0)
+    weights = {t: idf(t) for t in question.terms}
+    about = weights if question.topic == question.text else {t: idf(t) for t in question.topic_terms}
+    ask = asking_clause(question.text)
+    return Cues(question=question.text, names=list(question.names), definition=question.definition,
+                quantity=question.quantity, known_figures=set(question.figures), counts=set(question.counts),
+                weights=weights, content={t: w for t, w in about.items() if t not in FRAMING_TERMS},
+                max_idf=idf("\x00 no such term") if lexical is not None else 1.0,
+                expands=[re.compile(rf"\w[\w\s-]{{3,}}\(\s*{re.escape(n)}s?\s*\)", re.I) for n in question.names],
+                ask=ask, ask_weights={t: idf(t) for t in tokenize(ask)})
+
+
+def coverage(terms: set[str], weights: dict[str, float]) -> float:
+    """Weighted share of ``weights``' terms present in ``terms`` (a text's stemmed terms), in [0, 1]."""
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if t in terms) / total if total > 0 else 0.0
+
+
+SENTENCE_FEATURES = (
+    "cos",              # cosine of the question to the sentence's contextual vector
+    "cos_gap",          # cos − the paper's best cos (≤ 0)
+    "coverage",         # idf-weighted share of the question's terms in the sentence
+    "coverage_gap",     # coverage − the paper's best coverage (≤ 0)
+    "content_coverage",  # the same without framing words
+    "matched_idf",      # Σ idf of the question's terms in the sentence / max idf (a BM25 without length norm)
+    "name",             # the sentence holds a name the question names
+    "quantity_figure",  # the question asks a quantity and the sentence states a figure the question does not
+    "count",            # the sentence repeats a count the question names ("which three …")
+    "result",           # the sentence reports a finding
+    "definition_name",  # a "what is X" question and the sentence holds X
+    "definition_intro",  # … and introduces it ("we propose X")
+    "definition_expand",  # … and spells it out ("multinomial logit (MNL)")
+    "definition_cos",   # cos for a "what is X" question (whose cosines say little beyond the name)
+    "position",         # index / (n − 1)
+    "first",            # the abstract's first sentence
+    "last",             # its last sentence
+    "short",            # max(0, 1 − content terms / 6)
+    "log_terms",        # ln(1 + content terms)
+    "generic",          # a stock claim of success, or mostly a link
+    "centrality",       # cosine of the sentence to the abstract's mean sentence vector
+    "residual_cos",     # cosine of question and sentence with the abstract's mean direction taken out of both
+    "residual_gap",     # residual_cos − the paper's best
+    "rarest_match",     # the largest idf (/ max idf) among the question's terms in the sentence
+    "ask_cos",          # cosine of the question's asking clause (Cues.ask) to the sentence
+    "ask_cos_gap",      # ask_cos − the paper's best
+    "ask_coverage",     # idf-weighted share of the asking clause's terms in the sentence
+    "exclusive_coverage",  # share of the question's terms found in this sentence and no other of the abstract
+)
+
+
+def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.ndarray) -> np.ndarray:
+    """Features (:data:`SENTENCE_FEATURES`) of each sentence of one abstract for the question.
+
+    ``texts``: the abstract's sentences in order; ``vecs``: their unit vectors ``(n, dim)``; ``qvec``
+    the question's unit vector ``(dim,)``. Returns float32 ``(n, len(SENTENCE_FEATURES))``. (Sentences
+    encoded one by one, out of context, were tried as well: no gain in cross-validation, and 5 papers'
+    sentences encoded per question cost about a second on a loaded 2-core machine.)
+    """
+    n = len(texts)
+    out = np.zeros((n, len(SENTENCE_FEATURES)), dtype=np.float32)
+    if not n:
+        return out
+    cos = vecs @ qvec
+    terms = [set(tokenize(t)) for t in texts]
+    cov = np.array([coverage(s, cues.weights) for s in terms], dtype=np.float32)
+    ccov = np.array([coverage(s, cues.content) for s in terms], dtype=np.float32)
+    matched = np.array([sum(w for t, w in cues.weights.items() if t in s) for s in terms], dtype=np.float32)
+    n_terms = np.array([len(tokenize(_URL.sub(" ", t))) for t in texts], dtype=np.float32)
+    named = np.array([bool(cues.names) and names_in(cues.names, _URL.sub(" ", t)) for t in texts], dtype=np.float32)
+    centroid = vecs.mean(axis=0)
+    centroid = centroid / (np.linalg.norm(centroid) or 1.0)
+    d = float(cues.definition)
+    q_res = qvec - (qvec @ centroid) * centroid
+    s_res = vecs - np.outer(vecs @ centroid, centroid)
+    res = (s_res @ q_res) / (np.linalg.norm(s_res, axis=1) * (np.linalg.norm(q_res) or 1.0) + 1e-9)
+    avec = qvec if cues.ask_vec is None else cues.ask_vec
+    ask_cos = vecs @ avec
+    seen: dict[str, int] = {}  # term → sentences holding it
+    for st in terms:
+        for t in st:
+            seen[t] = seen.get(t, 0) + 1
+    exclusive = np.array([coverage({t for t in st if seen[t] == 1}, cues.weights) for st in terms], dtype=np.float32)
+    rarest = np.array([max((w for t, w in cues.weights.items() if t in s), default=0.0) for s in terms],
+                      dtype=np.float32) / cues.max_idf
+    cols = {
+        "cos": cos,
+        "cos_gap": cos - cos.max(),
+        "coverage": cov,
+        "coverage_gap": cov - cov.max(),
+        "content_coverage": ccov,
+        "matched_idf": matched / cues.max_idf,
+        "name": named,
+        "quantity_figure": [float(cues.quantity and bool(figures(t) - cues.known_figures)) for t in texts],
+        "count": [float(bool(cues.counts & counts(t))) for t in texts],
+        "result": [float(bool(_RESULT_CUE.search(t))) for t in texts],
+        "definition_name": d * named,
+        "definition_intro": d * named * np.array([bool(_INTRODUCES.search(t)) for t in texts], dtype=np.float32),
+        "definition_expand": [d * float(any(e.search(t) for e in cues.expands)) for t in texts],
+        "definition_cos": d * cos,
+        "position": np.arange(n, dtype=np.float32) / max(1, n - 1),
+        "first": np.arange(n) == 0,
+        "last": np.arange(n) == n - 1,
+        "short": np.clip(1.0 - n_terms / 6.0, 0.0, 1.0),
+        "log_terms": np.log1p(n_terms),
+        "generic": [float(is_generic_claim(t)) for t in texts],
+        "centrality": vecs @ centroid,
+        "residual_cos": res,
+        "residual_gap": res - res.max(),
+        "rarest_match": rarest,
+        "ask_cos": ask_cos,
+        "ask_cos_gap": ask_cos - ask_cos.max(),
+        "ask_coverage": [coverage(st, cues.ask_weights) for st in terms],
+        "exclusive_coverage": exclusive,
+    }
+    for j, name in enumerate(SENTENCE_FEATURES):
+        out[:, j] = np.asarray(cols[name], dtype=np.float32)
+    return out
+
+
+@dataclass(frozen=True)
+class PaperSignals:
+    """What the relevance judge reads about one retrieved paper (see :func:`paper_signals`)."""
+
+    dense: float
+    """Best chunk cosine of the paper to the question (retrieval's dense score)."""
+    sentence: float
+    """Best sentence cosine to the question (to a list question's topic)."""
+    bm25: float
+    """Retrieval's BM25 score of the paper's best chunk."""
+    name_share: float
+    """Share of the question's names the paper holds (0 when it names none)."""
+    coverage: float
+    """idf-weighted share of the question's content terms in the title and abstract."""
+    sentence_coverage: float
+    """The same within the paper's single best-covering sentence."""
+    missing_idf: float
+    """The largest idf (/ max idf) among the content terms the paper lacks: a specific word of the
+    question that appears nowhere in it."""
+    ask_coverage: float = 0.0
+    """idf-weighted share of the asking clause's content terms (:attr:`Cues.ask`) in the paper."""
+    ask_sentence: float = 0.0
+    """Best cosine of the asking clause to one of the paper's sentences."""
+    ask_sentence_coverage: float = 0.0
+    """The asking clause's content coverage within the paper's best-covering sentence."""
+    rest_coverage: float = 1.0
+    """Content coverage of the question's terms outside its names (1 when it has no others): a
+    question naming a paper's method but asking what the paper does not state is short of these."""
+
+
+def paper_signals(cues: Cues, dense: float, bm25: float, text: str, sentence_texts: list[str],
+                  sentence_cos: np.ndarray, ask_cos: np.ndarray | None = None) -> PaperSignals:
+    """:class:`PaperSignals` of one paper: ``text`` its title + abstract, ``sentence_cos`` the cosine
+    of each of its sentences to the question (or topic), ``ask_cos`` that of each
+    sentence to the asking clause (default ``sentence_cos``)."""
+    terms = set(tokenize(text))
+    hit = [n for n in cues.names if names_in([n], text)]
+    scov = max((coverage(set(tokenize(s)), cues.content) for s in sentence_texts), default=0.0)
+    missing = [w for t, w in cues.content.items() if t not in terms]
+    ask = {t: w for t, w in cues.ask_weights.items() if t not in FRAMING_TERMS}
+    named = set(tokenize(" ".join(cues.names)))
+    rest = {t: w for t, w in cues.content.items() if t not in named}
+    ask_cos = sentence_cos if ask_cos is None else ask_cos
+    return PaperSignals(
+        dense=float(dense), sentence=float(np.max(sentence_cos)) if len(sentence_cos) else 0.0, bm25=float(bm25),
+        name_share=len(hit) / len(cues.names) if cues.names else 0.0, coverage=coverage(terms, cues.content),
+        sentence_coverage=scov, missing_idf=max(missing, default=0.0) / cues.max_idf,
+        ask_coverage=coverage(terms, ask), ask_sentence=float(np.max(ask_cos)) if len(ask_cos) else 0.0,
+        ask_sentence_coverage=max((coverage(set(tokenize(s)), ask) for s in sentence_texts), default=0.0),
+        rest_coverage=coverage(terms, rest) if rest else 1.0)
+
+
+# Only how well the question matches the papers; nothing about how the question is worded (its length,
+# whether it names something): on the training questions those describe how the unanswerable ones
+# were written (near misses name a method) and refuse short questions such as "What is SyPE?" elsewhere.
+JUDGE_FEATURES = (
+    "dense",            # top paper: best chunk cosine
+    "sentence",         # top paper: best sentence cosine
+    "dense_gap",        # top paper's dense − the second's
+    "sentence_gap",     # top paper's sentence − the second's
+    "bm25_share",       # top paper's BM25 / (the question's Σ idf × (k1 + 1)): how much of the best possible match
+    "coverage",         # top paper: content coverage
+    "sentence_coverage",  # top paper: content coverage of its best-covering sentence
+    "missing_idf",      # top paper: rarest content term it lacks (0 when it holds them all)
+    "name_share",       # top paper: share of those names it holds
+    "agree",            # the top paper is also the best by dense and by BM25 among those retrieved
+    "ask_coverage",     # top paper: content coverage of the asking clause
+    "ask_sentence",     # top paper: best cosine of the asking clause to a sentence
+    "ask_sentence_coverage",  # top paper: the asking clause's coverage in its best-covering sentence
+    "rest_coverage",    # top paper: coverage of the content terms outside the question's names
+)
+
+
+def judge_features(cues: Cues, ranked: list[PaperSignals]) -> np.ndarray:
+    """Features (:data:`JUDGE_FEATURES`) of the retrieved papers, best first (``ranked``, at least one)."""
+    top = ranked[0]
+    second = ranked[1] if len(ranked) > 1 else PaperSignals(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    best_possible = sum(cues.content.values()) * 2.5  # BM25 k1 = 1.5: a term scores at most idf·(k1 + 1)
+    cols = {
+        "dense": top.dense, "sentence": top.sentence,
+        "dense_gap": top.dense - second.dense, "sentence_gap": top.sentence - second.sentence,
+        "bm25_share": top.bm25 / best_possible if best_possible > 0 else 0.0,
+        "coverage": top.coverage, "sentence_coverage": top.sentence_coverage, "missing_idf": top.missing_idf,
+        "name_share": top.name_share,
+        "ask_coverage": top.ask_coverage, "ask_sentence": top.ask_sentence,
+        "ask_sentence_coverage": top.ask_sentence_coverage, "rest_coverage": top.rest_coverage,
+        "agree": float(top.dense >= max(p.dense for p in ranked) and top.bm25 >= max(p.bm25 for p in ranked)),
+    }
+    return np.array([cols[n] for n in JUDGE_FEATURES], dtype=np.float32)
+
+
+def retrieved_signals(cues: Cues, papers: list, sentences: dict, qvec: np.ndarray,
+                      rvec: np.ndarray | None = None) -> dict[str, PaperSignals]:
+    """``{paper id: PaperSignals}`` for retrieved ``papers`` (assistant.retrieval.ScoredPaper, best
+    first); ``sentences`` is ``{paper id: (sentences, vectors)}`` (assistant.evidence.SentenceCache.get);
+    ``rvec`` (default ``qvec``) is what the sentence cosines are taken to (a list question's topic)."""
+    rvec = qvec if rvec is None else rvec
+    out = {}
+    for p in papers:
+        sents, vecs = sentences[p.id]
+        dense = p.dense if p.dense or not len(sents) else float(np.max(vecs @ qvec))
+        avec = qvec if cues.ask_vec is None else cues.ask_vec
+        out[p.id] = paper_signals(cues, dense, p.bm25, p.paper.searchable(), [s.text for s in sents],
+                                  vecs @ rvec if len(sents) else np.zeros(0, np.float32),
+                                  vecs @ avec if len(sents) else np.zeros(0, np.float32))
+    return out

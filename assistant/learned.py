@@ -1,0 +1,118 @@
+"""The two fitted models, as small JSON files in ``assistant/models/``: loaded once per process.
+
+- The **evidence ranker** scores each sentence of an abstract for a question: ``w · standardize(x)``
+  over :data:`assistant.features.SENTENCE_FEATURES`; the quoted sentence is the argmax. Fitted as a
+  pairwise logistic regression (RankNet-style with a linear scorer; Herbrich et al. 2000, "Large margin
+  rank boundaries for ordinal regression"): for each training lookup, the gold sentence against every
+  other sentence of its abstract.
+Both are used when ``Settings.calibration.abstention.learned`` names their version ("v1"; off by
+default: see README).
+
+- The **relevance judge** gives ``P(some retrieved paper answers)`` from
+  :data:`assistant.features.JUDGE_FEATURES` (logistic regression) and two cutoffs chosen by
+  cross-validation on the training questions: below ``none_below`` "no relevant abstract found",
+  below ``weak_below`` "closest match", else answered.
+
+Both are fitted by ``paper-assistant train`` (:mod:`assistant.train`) on ``eval/train/train.jsonl``
+over its 2,000-paper corpus, never on ``dev.jsonl``. File format: ``{"name", "version", "features",
+"mean", "scale", "coef", "intercept", ...}`` plus ``cutoffs`` for the judge.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from assistant.relevance import Verdict
+
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+
+
+class ModelError(RuntimeError):
+    """A model file is missing, unreadable, or was fitted on other features than this code computes."""
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """``score(x) = coef · (x − mean) / scale + intercept`` over named features."""
+
+    name: str
+    version: int
+    features: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    cutoffs: dict
+
+    @classmethod
+    def neutral(cls, name: str, features: tuple[str, ...]) -> "LinearModel":
+        """A model that prefers nothing: every score 0, every verdict ``answered``."""
+        k = len(features)
+        return cls(name, 0, tuple(features), np.zeros(k), np.ones(k), np.zeros(k), 0.0,
+                   {"none_below": 0.0, "weak_below": 0.0})
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        """Scores of feature rows ``x`` (shape ``(n, F)`` → ``(n,)``, or ``(F,)`` → scalar array)."""
+        return ((np.asarray(x, dtype=np.float64) - self.mean) / self.scale) @ self.coef + self.intercept
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        """Logistic of :meth:`score`."""
+        return 1.0 / (1.0 + np.exp(-self.score(x)))
+
+    def verdict(self, x: np.ndarray) -> Verdict:
+        """The judge's verdict for one feature row (needs ``cutoffs``)."""
+        p = float(self.probability(x))
+        if p < self.cutoffs["none_below"]:
+            return Verdict.none
+        return Verdict.weak if p < self.cutoffs["weak_below"] else Verdict.answered
+
+    def importances(self) -> list[tuple[str, float]]:
+        """Features by |standardized coefficient|, largest first: what carries the decision."""
+        return sorted(zip(self.features, self.coef.tolist()), key=lambda t: -abs(t[1]))
+
+    def to_json(self) -> str:
+        """The model file's text (stable: fixed key order, rounded numbers, so refits compare bit for bit)."""
+        data = {"name": self.name, "version": self.version, "features": list(self.features),
+                "mean": _rounded(self.mean), "scale": _rounded(self.scale), "coef": _rounded(self.coef),
+                "intercept": round(float(self.intercept), 6), "cutoffs": self.cutoffs}
+        return json.dumps(data, indent=1) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict, expected: tuple[str, ...] | None = None) -> "LinearModel":
+        feats = tuple(data["features"])
+        if expected is not None and feats != tuple(expected):
+            raise ModelError(f"model {data.get('name')!r} v{data.get('version')} was fitted on features "
+                             f"{list(feats)}, this code computes {list(expected)}: run `paper-assistant train`")
+        return cls(data["name"], int(data["version"]), feats, np.asarray(data["mean"], dtype=np.float64),
+                   np.asarray(data["scale"], dtype=np.float64), np.asarray(data["coef"], dtype=np.float64),
+                   float(data.get("intercept", 0.0)), dict(data.get("cutoffs", {})))
+
+
+def _rounded(a: np.ndarray) -> list[float]:
+    return [round(float(v), 6) for v in np.asarray(a).ravel()]
+
+
+def model_path(name: str, folder: Path | None = None) -> Path:
+    """``<folder>/<name>.json`` (default folder: the package's models/); ``name`` carries the version
+    ("judge-v1", as ``Settings.calibration`` names it)."""
+    return (folder or MODELS_DIR) / f"{name}.json"
+
+
+@lru_cache(maxsize=8)
+def load_model(name: str, folder: Path | None = None) -> LinearModel:
+    """The model file ``name`` ("evidence-v1", "judge-v1") from ``folder``, read once per process.
+    Raises ModelError for a missing or unreadable file, or one fitted on other features."""
+    from assistant.features import JUDGE_FEATURES, SENTENCE_FEATURES
+
+    path = model_path(name, folder)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot read the {name} model {path}: {exc}; run `paper-assistant train`") from exc
+    expected = {"evidence": SENTENCE_FEATURES, "judge": JUDGE_FEATURES}.get(data.get("name"))
+    return LinearModel.from_dict(data, expected)

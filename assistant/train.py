@@ -1,0 +1,347 @@
+"""Fitting the evidence ranker and the relevance judge (:mod:`assistant.learned`) on training questions.
+
+``paper-assistant train`` runs :func:`train`: every question of a ``dev.jsonl``-format file (the
+training file is ``eval/train/train.jsonl`` over ``corpus2k.jsonl``) goes through the answer path's
+own retrieval once (:meth:`Assistant.prepare`), and :func:`collect` records the features the two
+models read. Then:
+
+- evidence ranker: pairwise logistic regression (scikit-learn, lbfgs, L2 with ``C=1``) on standardized
+  :data:`~assistant.features.SENTENCE_FEATURES` differences, gold sentence minus each other sentence
+  of the gold abstract, each lookup weighing the same;
+- relevance judge: logistic regression on standardized :data:`~assistant.features.JUDGE_FEATURES`,
+  label "the question is answerable"; its cutoffs are chosen on out-of-fold probabilities (5 folds)
+  so that at most ``refuse_rate`` of the answerable questions fall below ``none_below`` and at most
+  ``flag_rate`` below ``weak_below`` (:class:`TrainSettings`).
+
+Deterministic: folds come from a fixed seed, lbfgs has no randomness, and the files hold numbers
+rounded to 6 decimals, so a refit from the same index writes the same bytes.
+:func:`cross_validate` reports what the eval prints for ``--cv``: fit on k−1 folds, score the k-th.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from assistant.features import (JUDGE_FEATURES, SENTENCE_FEATURES, judge_features, question_cues,
+                                retrieved_signals, sentence_features)
+from assistant.learned import LinearModel
+from assistant.relevance import Verdict
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """The knobs of fitting (not of answering): regularization, folds and the judge's error budget."""
+
+    C: float = 1.0
+    folds: int = 5
+    seed: int = 0
+    refuse_rate: float = 0.02
+    """Share of answerable training questions the ``none`` cutoff may refuse (out of fold); below the
+    3 % target to leave room for the sampling error of a new question set."""
+    flag_rate: float = 0.08
+    """Share of answerable training questions the ``weak`` cutoff may flag (target: at most 10 %)."""
+
+
+@dataclass
+class QuestionRow:
+    """What one training question contributes: judge features, and sentence features of the top and gold abstracts."""
+
+    qid: str
+    kind: str
+    answerable: bool
+    judge_x: np.ndarray
+    gold: list[str]
+    evidence: str = ""
+    top_id: str = ""
+    top_texts: list[str] = field(default_factory=list)
+    top_x: np.ndarray | None = None
+    gold_x: np.ndarray | None = None
+    gold_label: int = -1
+    """Index of the evidence sentence in the gold abstract's sentences (most characters in common), -1 if none."""
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.split())
+
+def _evidence_index(sentences, evidence: str, text: str) -> int:
+    """The sentence of ``sentences`` (with .start/.end into ``text``) that overlaps ``evidence`` most."""
+    at = text.find(evidence)
+    if at < 0:
+        at = _norm(text).find(_norm(evidence))
+        if at < 0:
+            return -1
+    end = at + len(evidence)
+    overlaps = [max(0, min(end, s.end) - max(at, s.start)) for s in sentences]
+    best = int(np.argmax(overlaps)) if overlaps else -1
+    return best if best >= 0 and overlaps[best] > 0 else -1
+
+
+def collect(assistant, questions: list[dict], progress=None) -> list[QuestionRow]:
+    """Features of every question in ``questions`` (dev.jsonl format) on ``assistant``'s index, through
+    the answer path's own retrieval (:meth:`Assistant.prepare`)."""
+    lexical = assistant.index.lexical()
+    rows = []
+    for q in questions:
+        prep = assistant.prepare(q["question"])
+        cues = question_cues(prep.analysis, lexical)
+        cues.ask_vec = assistant.index.encoder.encode_one(cues.ask) if cues.ask != prep.query else prep.qvec
+        rvec = prep.topic_vec if prep.topic_vec is not None else prep.qvec
+        gold = list(q.get("gold") or [])
+        gold_papers = assistant.index.store.get_papers(gold[:1]) if q.get("evidence") else {}
+        cache = assistant.sentences.get([p.paper for p in prep.papers] + list(gold_papers.values()))
+        row = QuestionRow(q.get("qid", ""), q.get("kind", ""), bool(gold),
+                          np.zeros(len(JUDGE_FEATURES), np.float32), gold, q.get("evidence") or "")
+        if prep.papers:
+            signals = retrieved_signals(cues, prep.papers, cache, prep.qvec, rvec)
+            row.judge_x = judge_features(cues, [signals[p.id] for p in prep.papers])
+            top = prep.papers[0]
+            sents, vecs = cache[top.id]
+            row.top_id, row.top_texts = top.id, [s.text for s in sents]
+            row.top_x = sentence_features(cues, prep.qvec, row.top_texts, vecs)
+        for pid, paper in gold_papers.items():
+            sents, vecs = cache[pid]
+            row.gold_x = sentence_features(cues, prep.qvec, [s.text for s in sents], vecs)
+            row.gold_label = _evidence_index(sents, row.evidence, paper.text)
+        # Rounded to 1e-4: the encoder's float sums vary in the last bits, and a refit must write the same bytes.
+        for name in ("judge_x", "top_x", "gold_x"):
+            setattr(row, name, None if getattr(row, name) is None else np.round(getattr(row, name), 4))
+        rows.append(row)
+        if progress:
+            progress()
+    return rows
+
+
+def _standardizer(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    return mean, np.where(scale > 1e-9, scale, 1.0)
+
+
+def fit_evidence(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> LinearModel:
+    """The evidence ranker fitted on the rows with a gold sentence (see module docstring)."""
+    from sklearn.linear_model import LogisticRegression
+
+    usable = [r for r in rows if r.gold_x is not None and r.gold_label >= 0 and len(r.gold_x) > 1]
+    if not usable:
+        raise ValueError("no lookup question with an evidence sentence found in its gold abstract")
+    mean, scale = _standardizer(np.vstack([r.gold_x for r in usable]).astype(np.float64))
+    diffs, weights = [], []
+    for r in usable:
+        x = (r.gold_x.astype(np.float64) - mean) / scale
+        others = np.delete(x, r.gold_label, axis=0)
+        diffs.append(x[r.gold_label] - others)
+        weights.append(np.full(len(others), 1.0 / len(others)))
+    d = np.vstack(diffs)
+    w = np.concatenate(weights)
+    lr = LogisticRegression(C=cfg.C, fit_intercept=False, max_iter=5000)
+    lr.fit(np.vstack([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))], sample_weight=np.r_[w, w])
+    return LinearModel("evidence", 1, SENTENCE_FEATURES, mean, scale, lr.coef_[0], 0.0, {})
+
+
+def _folds(rows: list[QuestionRow], k: int, seed: int) -> np.ndarray:
+    """Fold number of each row: stratified by kind, shuffled with ``seed`` (same rows → same folds)."""
+    rng = np.random.RandomState(seed)
+    fold = np.zeros(len(rows), dtype=int)
+    for kind in sorted({r.kind for r in rows}):
+        idx = [i for i, r in enumerate(rows) if r.kind == kind]
+        idx = [idx[j] for j in rng.permutation(len(idx))]
+        for j, i in enumerate(idx):
+            fold[i] = j % k
+    return fold
+
+
+def _fit_judge_lr(x: np.ndarray, y: np.ndarray, C: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    from sklearn.linear_model import LogisticRegression
+
+    mean, scale = _standardizer(x)
+    lr = LogisticRegression(C=C, max_iter=5000)
+    lr.fit((x - mean) / scale, y)
+    return mean, scale, lr.coef_[0], float(lr.intercept_[0])
+
+
+def cutoff_for(probabilities: np.ndarray, rate: float) -> float:
+    """The largest cutoff that leaves at most ``rate`` of ``probabilities`` (the answerable
+    questions') strictly below it: midway between the allowed count's value and the next one."""
+    p = np.sort(np.asarray(probabilities, dtype=np.float64))
+    if not len(p):
+        return 0.0
+    allowed = int(np.floor(rate * len(p) + 1e-9))
+    if allowed == 0:
+        return float(p[0])
+    return float((p[allowed - 1] + p[allowed]) / 2) if allowed < len(p) else float(p[-1])
+
+
+def fit_judge(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> LinearModel:
+    """The relevance judge with its two cutoffs (see module docstring)."""
+    x = np.vstack([r.judge_x for r in rows]).astype(np.float64)
+    y = np.array([r.answerable for r in rows], dtype=int)
+    if y.min() == y.max():
+        raise ValueError("the judge needs answerable and unanswerable ('none') questions")
+    fold = _folds(rows, cfg.folds, cfg.seed)
+    oof = np.zeros(len(rows))
+    for f in range(cfg.folds):
+        tr, te = fold != f, fold == f
+        mean, scale, coef, b = _fit_judge_lr(x[tr], y[tr], cfg.C)
+        oof[te] = 1 / (1 + np.exp(-(((x[te] - mean) / scale) @ coef + b)))
+    mean, scale, coef, b = _fit_judge_lr(x, y, cfg.C)
+    ans = oof[y == 1]
+    cutoffs = {"none_below": round(cutoff_for(ans, cfg.refuse_rate), 6),
+               "weak_below": round(cutoff_for(ans, cfg.flag_rate), 6),
+               "refuse_rate": cfg.refuse_rate, "flag_rate": cfg.flag_rate}
+    return LinearModel("judge", 1, JUDGE_FEATURES, mean, scale, coef, b, cutoffs)
+
+
+def evidence_hit(model, row: QuestionRow) -> bool:
+    """True when the answer's first citation (the top paper) quotes the gold sentence, ``model`` choosing
+    it (``None``: dense similarity alone, the baseline)."""
+    if row.top_x is None or row.top_id not in row.gold or not row.evidence:
+        return False
+    scores = row.top_x[:, SENTENCE_FEATURES.index("cos")] if model is None else model.score(row.top_x)
+    return _norm(row.top_texts[int(np.argmax(scores))]) == _norm(row.evidence)
+
+
+@dataclass
+class CVReport:
+    """Cross-validated figures: fit on k−1 folds, score the held-out one, pooled over the folds."""
+
+    folds: int
+    evidence_n: int
+    evidence_accuracy: float
+    evidence_dense_only: float
+    none_questions: int
+    answerable_questions: int
+    none_abstained: float
+    none_flagged: float
+    answerable_abstained: float
+    answerable_flagged: float
+    tradeoff: list[dict]
+    evidence_importances: list[tuple[str, float]]
+    judge_importances: list[tuple[str, float]]
+
+
+def _mean_importances(models: list[LinearModel]) -> list[tuple[str, float]]:
+    coef = np.mean([m.coef for m in models], axis=0)
+    return sorted(zip(models[0].features, [round(float(c), 3) for c in coef]), key=lambda t: -abs(t[1]))
+
+
+def tradeoff(p_answerable: np.ndarray, p_none: np.ndarray, rates=(0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2)) -> list[dict]:
+    """For cutoffs that refuse each ``rate`` of the answerable questions: the share of ``none``
+    questions refused at that cutoff (the abstained vs wrongly abstained trade-off)."""
+    out = []
+    for rate in rates:
+        c = cutoff_for(p_answerable, rate)
+        out.append({"cutoff": round(c, 4), "answerable_abstained": float(np.mean(p_answerable < c)) if len(p_answerable) else 0.0,
+                    "none_abstained": float(np.mean(p_none < c)) if len(p_none) else 0.0})
+    return out
+
+
+def cross_validate(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> CVReport:
+    """k-fold cross-validation of both models over ``rows`` (folds stratified by kind, fixed seed)."""
+    fold = _folds(rows, cfg.folds, cfg.seed)
+    hits, dense_hits, n_ev = 0, 0, 0
+    verdicts: list[tuple[bool, Verdict, float]] = []
+    ev_models, judges = [], []
+    for f in range(cfg.folds):
+        train = [r for r, g in zip(rows, fold) if g != f]
+        test = [r for r, g in zip(rows, fold) if g == f]
+        ranker, judge = fit_evidence(train, cfg), fit_judge(train, cfg)
+        ev_models.append(ranker)
+        judges.append(judge)
+        for r in test:
+            if r.kind == "lookup" and r.evidence:
+                n_ev += 1
+                hits += evidence_hit(ranker, r)
+                dense_hits += evidence_hit(None, r)
+            verdicts.append((r.answerable, judge.verdict(r.judge_x), float(judge.probability(r.judge_x))))
+    ans = [v for a, v, _ in verdicts if a]
+    nones = [v for a, v, _ in verdicts if not a]
+    share = lambda vs, want: sum(v in want for v in vs) / len(vs) if vs else 0.0  # noqa: E731
+    return CVReport(
+        folds=cfg.folds, evidence_n=n_ev, evidence_accuracy=hits / n_ev if n_ev else 0.0,
+        evidence_dense_only=dense_hits / n_ev if n_ev else 0.0,
+        none_questions=len(nones), answerable_questions=len(ans),
+        none_abstained=share(nones, {Verdict.none}), none_flagged=share(nones, {Verdict.none, Verdict.weak}),
+        answerable_abstained=share(ans, {Verdict.none}), answerable_flagged=share(ans, {Verdict.none, Verdict.weak}),
+        tradeoff=tradeoff(np.array([p for a, _, p in verdicts if a]), np.array([p for a, _, p in verdicts if not a])),
+        evidence_importances=_mean_importances(ev_models), judge_importances=_mean_importances(judges))
+
+
+def fit_both(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> tuple[LinearModel, LinearModel]:
+    """``(evidence ranker, relevance judge)`` fitted on all ``rows``."""
+    return fit_evidence(rows, cfg), fit_judge(rows, cfg)
+
+
+def neutral_models() -> tuple[LinearModel, LinearModel]:
+    """Models that prefer nothing, for an Assistant that only collects features."""
+    return LinearModel.neutral("evidence", SENTENCE_FEATURES), LinearModel.neutral("judge", JUDGE_FEATURES)
+
+
+def train(settings, corpus: list, questions, out_folder=None, explicit_index: bool = False,
+          cfg: TrainSettings | None = None, progress=None, ingest_callbacks: dict | None = None):
+    """Fit both models on ``questions`` over an index of ``corpus`` and write them to ``out_folder``
+    (default: the package's models/), as ``evidence-<v>.json`` and ``judge-<v>.json`` (``<v>``:
+    ``calibration.abstention.learned``, default "v1").
+
+    Returns ``(paths written, rows, CVReport)``. Raises ValueError for a question file without
+    answerable and unanswerable questions or without lookups whose evidence is in their abstract.
+    """
+    from pathlib import Path
+
+    from assistant.evalsets import load_questions, open_corpus_index
+    from assistant.learned import model_path
+    from assistant.pipeline import Assistant
+
+    version = settings.calibration.abstention.learned or "v1"
+    cfg = cfg or TrainSettings()
+    qs = load_questions(Path(questions))
+    settings, idx = open_corpus_index(settings, corpus, explicit_index, ingest_callbacks)
+    rows = collect(Assistant(settings, idx, models=neutral_models()), qs, progress)
+    written = []
+    for model, name in zip(fit_both(rows, cfg), (f"evidence-{version}", f"judge-{version}")):
+        path = model_path(name, Path(out_folder) if out_folder else None)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(model.to_json())
+        written.append(path)
+    return written, rows, cross_validate(rows, cfg)
+
+
+def abstention_lines(a, indent: str = "") -> list[str]:
+    """Lines of abstention shares and the trade-off (the eval's AbstentionReport, or a :class:`CVReport`)."""
+    lines = [
+        f"{indent}abstention: 'none' questions ({a.none_questions}): {a.none_abstained:.0%} answered 'no relevant "
+        f"abstract found', {a.none_flagged:.0%} at least flagged",
+        f"{indent}            answerable ({a.answerable_questions}): {a.answerable_abstained:.1%} wrongly abstained, "
+        f"{a.answerable_flagged:.1%} flagged 'closest match'",
+        f"{indent}  trade-off (judge cutoff):  cutoff  answerable-abstained  none-abstained",
+    ]
+    for t in a.tradeoff:
+        lines.append(f"{indent}{'':>27}{t['cutoff']:>6.3f}{t['answerable_abstained']:>22.1%}{t['none_abstained']:>16.0%}")
+    return lines
+
+
+def importance_lines(title: str, pairs: list[tuple[str, float]]) -> list[str]:
+    return [f"{title}: " + ", ".join(f"{f} {c:+.2f}" for f, c in pairs if abs(c) >= 0.005)]
+
+
+def format_cv(c) -> list[str]:
+    """Lines of cross-validated figures (a :class:`CVReport`, or the eval's ``CVFigures``)."""
+    lines = [f"{c.folds}-fold cross-validation (both models refitted on {c.folds - 1} folds of this file, "
+             f"scored on the held-out one):",
+             f"  evidence accuracy: {c.evidence_accuracy:.2f} ({round(c.evidence_accuracy * c.evidence_n)}/"
+             f"{c.evidence_n}); dense similarity alone: {c.evidence_dense_only:.2f}"]
+    lines += abstention_lines(getattr(c, "abstention", c), "  ")
+    lines += importance_lines("  evidence ranker (mean over folds)", c.evidence_importances)
+    lines += importance_lines("  relevance judge (mean over folds)", c.judge_importances)
+    return lines
+
+
+def train_report(settings, corpus: list, questions, out_folder=None, explicit_index: bool = False,
+                 ingest_callbacks: dict | None = None) -> str:
+    """``paper-assistant train``: :func:`train`, then the files written and the cross-validated figures."""
+    import time
+    start = time.perf_counter()
+    written, rows, cv = train(settings, corpus, questions, out_folder, explicit_index, ingest_callbacks=ingest_callbacks)
+    return "\n".join([*(f"wrote {p}" for p in written), *format_cv(cv),
+                      f"{len(rows)} questions, {time.perf_counter() - start:.0f} s"])

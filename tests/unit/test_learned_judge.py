@@ -1,0 +1,65 @@
+"""The learned relevance judge: one verdict from one evidence record (no encoder, no index).
+
+The learned part is replaced here by a one-feature model (P rises with the top paper's dense cosine),
+so the deterministic rules around it are checked on their own; the shipped model is checked to load."""
+
+import dataclasses
+
+import numpy as np
+
+from assistant.features import JUDGE_FEATURES
+from assistant.learned import LinearModel, load_model
+from assistant.relevance import LearnedJudge, RelevanceEvidence, Verdict
+
+_K = len(JUDGE_FEATURES)
+_COEF = np.zeros(_K)
+_COEF[JUDGE_FEATURES.index("dense")] = 20.0
+MODEL = LinearModel("judge", 1, JUDGE_FEATURES, np.zeros(_K), np.ones(_K), _COEF, -7.0,
+                    {"none_below": 0.2, "weak_below": 0.6})  # P = σ(20·dense − 7): none < 0.28 ≤ weak < 0.37 ≤ answered
+JUDGE = LearnedJudge(MODEL)
+
+
+def _ev(dense: float, **kw) -> RelevanceEvidence:
+    x = np.zeros(_K, dtype=np.float32)
+    x[JUDGE_FEATURES.index("dense")] = dense
+    return RelevanceEvidence(dense=dense, sentence=dense, bm25=0.0, named_hit=False, features=x, **kw)
+
+
+FAR, BORDER, CLOSE = _ev(0.1), _ev(0.33), _ev(0.5)
+
+
+def test_the_model_and_its_cutoffs_give_the_three_verdicts():
+    assert JUDGE.decide(None) == Verdict.none
+    assert JUDGE.decide(FAR) == Verdict.none
+    assert JUDGE.decide(BORDER) == Verdict.weak
+    assert JUDGE.decide(CLOSE) == Verdict.answered
+    assert JUDGE.decide(dataclasses.replace(CLOSE, features=None)) == Verdict.none  # a paper with no sentences
+
+
+def test_a_named_hit_counts_unless_a_follow_up_paper_lacks_the_users_words():
+    named = dataclasses.replace(FAR, named_hit=True)
+    assert JUDGE.named(named) and JUDGE.named(dataclasses.replace(named, own_coverage=0.6))
+    assert not JUDGE.named(dataclasses.replace(named, own_coverage=0.2))
+
+
+def test_a_paper_pointed_at_is_never_nothing_found_and_a_bare_reference_answers():
+    pointed = dataclasses.replace(FAR, pointed_at=True)
+    assert JUDGE.decide(pointed) == Verdict.weak
+    assert JUDGE.decide(dataclasses.replace(pointed, bare_reference=True)) == Verdict.answered
+    assert JUDGE.decide(dataclasses.replace(CLOSE, pointed_at=True)) == Verdict.answered
+
+
+def test_a_list_candidate_below_the_bar_is_out_unless_it_holds_the_name():
+    below = dataclasses.replace(CLOSE, list_share=0.5, list_bar=0.62)
+    assert JUDGE.decide(below) == Verdict.none
+    assert JUDGE.decide(dataclasses.replace(below, list_share=0.7)) == Verdict.answered
+    assert JUDGE.decide(dataclasses.replace(below, named_hit=True)) == Verdict.answered
+    # Above the bar, a paper that is 'nothing found' on its own evidence is still out.
+    assert JUDGE.decide(dataclasses.replace(FAR, list_share=0.9, list_bar=0.62)) == Verdict.none
+
+
+def test_the_shipped_models_load_with_ordered_cutoffs_and_round_trip():
+    judge = load_model("judge-v1")
+    ranker = load_model("evidence-v1")
+    assert judge.features == JUDGE_FEATURES and 0 < judge.cutoffs["none_below"] <= judge.cutoffs["weak_below"] < 1
+    assert LinearModel.from_dict(__import__("json").loads(ranker.to_json())).to_json() == ranker.to_json()
