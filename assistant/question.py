@@ -94,8 +94,10 @@ def question_names(question: str) -> list[str]:
 def names_in(names, text: str) -> bool:
     """True when any of ``names`` occurs in ``text`` as a whole token, maybe plural ("PINN" finds
     "PINNs"); a one-word name in any case ("SyPe" finds "SyPE"), a several-word one as capitalized
-    ("World Shaper", not the phrase "reinforcement learning" for "Reinforcement Learning")."""
-    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text, 0 if " " in n else re.I)
+    ("World Shaper", not the phrase "reinforcement learning" for "Reinforcement Learning"). An
+    all-capitals name matches only in capitals: "DROP TABLE papers" names no paper that says "table"."""
+    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text,
+                         0 if " " in n or n.isupper() else re.I)
                for n in names)
 
 

@@ -268,10 +268,18 @@ def test_a_list_naming_a_method_lists_every_paper_that_mentions_it(assistant):
                                   "rm -rf / --no-preserve-root", "asdf qwerty zxcv"])
 def test_a_question_not_about_papers_gets_no_confident_cited_answer(learned_assistant, text):
     """The learned judge's job: text that asks nothing about papers is 'nothing found' (or at most a
-    flagged closest match), never a confident quote. (The calibrated rules, the default, still quote
-    a paper for "DROP TABLE papers".)"""
+    flagged closest match), never a confident quote."""
     ans = learned_assistant.ask(text)
     assert ans.verdict != Verdict.answered, (text, ans.answer)
+
+
+@pytest.mark.parametrize("text", ["DROP TABLE papers", "SELECT * FROM embeddings WHERE 1=1"])
+def test_sql_is_not_a_question_about_papers_for_the_default_judge(assistant, text):
+    """Before, DROP and TABLE were names matched in any case, so a paper saying "table" was a named
+    hit and was quoted as the answer; an all-capitals name now matches only in capitals."""
+    ans = assistant.ask(text)
+    assert ans.verdict == Verdict.none, (text, ans.answer)
+    assert not ans.sources
 
 
 @pytest.fixture(scope="module")

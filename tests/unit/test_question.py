@@ -152,3 +152,17 @@ def test_a_bare_reference_only_points_back():
 def test_analysis_is_a_value():
     q = analyze("What is SyPE?")
     assert isinstance(q, Question) and q == analyze("What is SyPE?") and hash(q) == hash(analyze("What is SyPE?"))
+
+
+@pytest.mark.parametrize("names, text, found", [
+    (["SyPe"], "We propose SyPE, a positional embedding.", True),    # mixed case: any case
+    (["PINN"], "Physics-informed PINNs fail on stiff problems.", True),  # plural
+    (["GRPO"], "trained with GRPO on math data", True),
+    (["TABLE"], "Table 2 reports the results in a table.", False),  # all capitals: only in capitals
+    (["DROP"], "a sharp drop in accuracy", False),
+    (["World Shaper"], "the world shaper of the game", False),
+])
+def test_names_in_matches_all_capitals_names_only_in_capitals(names, text, found):
+    from assistant.question import names_in
+
+    assert names_in(names, text) is found
