@@ -314,7 +314,8 @@ def abstention_lines(a, indent: str = "") -> list[str]:
         f"abstract found', {a.none_flagged:.0%} at least flagged",
         f"{indent}            answerable ({a.answerable_questions}): {a.answerable_abstained:.1%} wrongly abstained, "
         f"{a.answerable_flagged:.1%} flagged 'closest match'",
-        f"{indent}  trade-off (judge cutoff):  cutoff  answerable-abstained  none-abstained",
+        f"{indent}  trade-off (learned judge's P(answers) cutoff; the lines above are the judge in use):",
+        f"{indent}{'':>27}cutoff  answerable-abstained  none-abstained",
     ]
     for t in a.tradeoff:
         lines.append(f"{indent}{'':>27}{t['cutoff']:>6.3f}{t['answerable_abstained']:>22.1%}{t['none_abstained']:>16.0%}")
