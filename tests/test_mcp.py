@@ -272,12 +272,10 @@ def test_readme_config_works_as_written(index, index_dir):
     cfg = _readme_config()
     command = cfg["command"].replace("/ABSOLUTE/PATH/TO/paper-assistant", str(ROOT))
     assert command == str(ROOT / ".venv" / "bin" / "paper-assistant") and cfg["args"] == ["mcp"]
-    if not Path(command).exists():
-        pytest.skip("no .venv in this checkout (make setup creates it)")
+    assert Path(command).exists(), "no .venv in this checkout: `make setup` creates it (the README's config names it)"
     where = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c", "import assistant; print(assistant.__file__)"],
                            capture_output=True, text=True, cwd="/", env={"PATH": os.environ.get("PATH", "")})
-    if not where.stdout.strip().startswith(str(ROOT)):
-        pytest.skip(f".venv runs another checkout's code ({where.stdout.strip()})")
+    assert where.stdout.strip().startswith(str(ROOT)), f".venv runs another checkout's code ({where.stdout.strip()})"
     params = StdioServerParameters(command=command, args=cfg["args"], env={"PAPER_ASSISTANT_INDEX": str(index_dir)})
 
     async def session():
