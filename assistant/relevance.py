@@ -96,15 +96,12 @@ _ORDER = [Verdict.none, Verdict.weak, Verdict.answered]
 _DEFAULTS = AbstentionCalibration()
 
 
-@dataclass(frozen=True)
-class AbstentionRule:
-    """The rule-based judge (see the module docstring); thresholds from ``Settings.calibration``."""
+class _FollowUpAndListRules:
+    """The deterministic part every judge shares: nothing retrieved, a bare reference, the list bar,
+    and a paper the user points at. A subclass gives :meth:`_score` (the relevance decision proper)
+    and the field ``follow_up_coverage``."""
 
-    none_dense: float = _DEFAULTS.none_dense
-    none_sentence: float = _DEFAULTS.none_sentence
-    weak_sum: float = _DEFAULTS.weak_sum
-    covered: float = _DEFAULTS.covered
-    follow_up_coverage: float = _DEFAULTS.follow_up_coverage
+    follow_up_coverage: float
 
     def named(self, ev: RelevanceEvidence) -> bool:
         return ev.named_hit and (ev.own_coverage is None or ev.own_coverage >= self.follow_up_coverage)
@@ -122,13 +119,27 @@ class AbstentionRule:
             # A paper holding a name the question names ("Which papers use GRPO?") is listed whatever
             # its share: it mentions the named thing once, the best paper throughout.
             return Verdict.none, "below the list bar"
-        verdict, rule = self._thresholds(ev)
+        verdict, rule = self._score(ev)
         # The user points at a paper of an earlier answer: never "nothing found" for it.
         if ev.pointed_at and verdict == Verdict.none:
             return Verdict.weak, "pointed at"
         return verdict, rule
 
-    def _thresholds(self, ev: RelevanceEvidence) -> tuple[Verdict, str]:
+    def _score(self, ev: RelevanceEvidence) -> tuple[Verdict, str]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class AbstentionRule(_FollowUpAndListRules):
+    """The rule-based judge (see the module docstring); thresholds from ``Settings.calibration``."""
+
+    none_dense: float = _DEFAULTS.none_dense
+    none_sentence: float = _DEFAULTS.none_sentence
+    weak_sum: float = _DEFAULTS.weak_sum
+    covered: float = _DEFAULTS.covered
+    follow_up_coverage: float = _DEFAULTS.follow_up_coverage
+
+    def _score(self, ev: RelevanceEvidence) -> tuple[Verdict, str]:
         if self.named(ev):
             return Verdict.answered, "named" if ev.own_coverage is None else "named, own words held"
         if ev.dense < self.none_dense and ev.sentence < self.none_sentence:
@@ -139,39 +150,21 @@ class AbstentionRule:
 
 
 @dataclass(frozen=True)
-class LearnedJudge:
+class LearnedJudge(_FollowUpAndListRules):
     """The judge: the fitted relevance model (assistant.learned.LinearModel with cutoffs) and the
     deterministic follow-up and list rules (see the module docstring)."""
 
     model: object
     follow_up_coverage: float = _DEFAULTS.follow_up_coverage
 
-    def named(self, ev: RelevanceEvidence) -> bool:
-        return ev.named_hit and (ev.own_coverage is None or ev.own_coverage >= self.follow_up_coverage)
-
     def probability(self, ev: RelevanceEvidence) -> float:
         """P(this paper answers the question), the model's; 0 without features (no sentences)."""
         return float(self.model.probability(ev.features)) if ev.features is not None else 0.0
 
-    def decide(self, ev: RelevanceEvidence | None) -> Verdict:
-        return self.explain(ev)[0]
-
-    def explain(self, ev: RelevanceEvidence | None) -> tuple[Verdict, str]:
-        """``(verdict, the rule that decided it)``; the rule names are :data:`JUDGE_RULES`."""
-        if ev is None:
-            return Verdict.none, "nothing retrieved"
-        if ev.pointed_at and ev.bare_reference:
-            return Verdict.answered, "bare reference"  # "tell me more about the second one": that paper alone
-        if ev.list_share is not None and ev.list_share < ev.list_bar and not self.named(ev):
-            # A paper holding a name the question names ("Which papers use GRPO?") is listed whatever
-            # its share: it mentions the named thing once, the best paper throughout.
-            return Verdict.none, "below the list bar"
+    def _score(self, ev: RelevanceEvidence) -> tuple[Verdict, str]:
         if ev.features is None:
             return Verdict.none, "no sentences"
         verdict = self.model.verdict(ev.features)
-        # The user points at a paper of an earlier answer: never "nothing found" for it.
-        if ev.pointed_at and verdict == Verdict.none:
-            return Verdict.weak, "pointed at"
         return verdict, f"model: {verdict.value}"
 
 
