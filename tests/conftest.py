@@ -38,6 +38,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_until_serving(proc: subprocess.Popen, url: str, log_path: Path, name: str, timeout_s: float,
+                       poll_s: float = 0.2) -> None:
+    """Poll ``url`` (a loopback health address) until it answers 200; kill ``proc`` and raise
+    RuntimeError with the tail of ``log_path`` if it exits first or ``timeout_s`` seconds pass."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"{name} did not start: {log_path.read_text()[-3000:]}")
+        time.sleep(poll_s)
+
+
 @pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory):
     """(host, port) of a fresh `chroma run` server; killed by its PID at the end of the session."""
@@ -47,18 +65,7 @@ def chroma_server(tmp_path_factory):
     log = open(data / "server.log", "w")
     proc = subprocess.Popen([str(exe), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, ANONYMIZED_TELEMETRY="False"))
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"chroma server did not start: {(data / 'server.log').read_text()[-2000:]}")
-        time.sleep(0.2)
+    wait_until_serving(proc, f"http://127.0.0.1:{port}/api/v2/heartbeat", data / "server.log", "chroma server", 60)
     yield "127.0.0.1", port
     os.kill(proc.pid, signal.SIGTERM)
     try:

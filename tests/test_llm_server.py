@@ -18,15 +18,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
 
 from assistant.settings import LLMSettings
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT, free_port, wait_until_serving
 
 pytestmark = pytest.mark.llm_server
 
@@ -67,18 +65,7 @@ def llama_server(gguf_model, tmp_path_factory) -> str:
          "--n_ctx", str(N_CTX)],
         stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, NO_PROXY="127.0.0.1"))
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 180
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/models", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"llama.cpp server did not start: {log_path.read_text()[-3000:]}")
-        time.sleep(0.5)
+    wait_until_serving(proc, f"{url}/models", log_path, "llama.cpp server", 180, poll_s=0.5)
     yield url
     os.kill(proc.pid, signal.SIGTERM)
     try:
