@@ -77,25 +77,36 @@ document.addEventListener("click", function (ev) {
 </script>"""
 
 
-# After an answer: its question at the top of the chat when question and answer do not fit together
-# (Gradio's autoscroll shows a long answer's end, and on a narrow window its start and question are
-# scrolled away), else the chat's end; and the chat itself in the window.
-SHOW_NEWEST = """() => { var show = function () {
+# The newest question at the top of the chat as soon as it is asked, and again once its answer has
+# rendered (math). Gradio's own autoscroll is off (``autoscroll=False``): it jumps to a long answer's
+# end whenever it re-renders, which on a narrow window scrolled the question and the answer's start
+# away, at a moment no timer could predict on a busy machine. The chat itself is brought into the window.
+SHOW_NEWEST_JS = """
+window.paShowNewest = function () {
   var chat = document.querySelector('#pa-chat'); if (!chat) return;
   var users = chat.querySelectorAll('[data-testid="user"]'); var q = users[users.length - 1];
   var box = chat.querySelector('.bubble-wrap'); if (!q || !box) return;
-  var top = q.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop - 36;  // below the "Chat" label
-  box.scrollTop = Math.min(top, box.scrollHeight);
+  var top = q.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop - 36;  /* below the "Chat" label */
+  box.scrollTop = Math.max(0, Math.min(top, box.scrollHeight));
   var r = chat.getBoundingClientRect();
   if (r.top < 0 || r.bottom > window.innerHeight) chat.scrollIntoView({block: "nearest"});
 };
-  /* again once the chat has rendered (math, Gradio's own scroll to the end) */
-  [50, 400, 1000].forEach(function (ms) { setTimeout(show, ms); }); }"""
+(function () {
+  var asked = 0;
+  new MutationObserver(function () {
+    var chat = document.querySelector('#pa-chat'); if (!chat) return;
+    var n = chat.querySelectorAll('[data-testid="user"]').length;
+    if (n !== asked) { asked = n; if (n) window.paShowNewest(); }
+  }).observe(document.documentElement, {childList: true, subtree: true});
+})();
+"""
+SHOW_NEWEST = """() => { if (window.paShowNewest) {
+  window.paShowNewest(); setTimeout(window.paShowNewest, 300); } }"""
 
 
 def page_options() -> dict:
     """Look and behaviour of the page, for ``demo.launch(**page_options())`` (the CLI and the tests)."""
-    return dict(theme=gr.themes.Soft(), css=CSS, head=HEAD, footer_links=[])
+    return dict(theme=gr.themes.Soft(), css=CSS, head=HEAD + "<script>" + SHOW_NEWEST_JS + "</script>", footer_links=[])
 
 
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -395,7 +406,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             with gr.Row():
                 with gr.Column(scale=3):
                     chatbot = gr.Chatbot(label="Chat", height=480, elem_id="pa-chat", placeholder=CHAT_PLACEHOLDER,
-                                         latex_delimiters=markup.LATEX_DELIMITERS)
+                                         latex_delimiters=markup.LATEX_DELIMITERS, autoscroll=False)
                     with gr.Row():
                         box = gr.Textbox(placeholder="Ask a question about the papers…", show_label=False,
                                          scale=5, elem_id="pa-question")
