@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assistant.evidence import _INTRODUCES, _RESULT_CUE, _URL, is_generic_claim
-from assistant.question import FRAMING_TERMS, Question, counts, figures, names_in
-from vectorstore.lexical import LexicalIndex, tokenize
+from assistant.question import FRAMING_TERMS, Question, asking_clause, counts, figures, names_in  # noqa: F401
+from vectorstore.lexical import NAME, LexicalIndex, tokenize
 
 @dataclass
 class Cues:
@@ -48,15 +48,6 @@ class Cues:
     """The unit vector of ``ask`` (set by the caller, who holds the encoder; None: the question's)."""
 
 
-_ASKS = re.compile(r"\b(?:what|which|how|who|whom|whose|when|where|why)\b", re.I)
-
-
-def asking_clause(question: str) -> str:
-    """The part of ``question`` from its last question word on (the whole question without one)."""
-    starts = [m.start() for m in _ASKS.finditer(question)]
-    return question[starts[-1]:] if starts else question
-
-
 def question_cues(question: Question, lexical: LexicalIndex | None) -> Cues:
     """The :class:`Cues` of an analysed question (assistant.question.analyze); ``content`` counts a
     list question's topic, without its lead-in. ``ask_vec`` is left for the caller to set."""
@@ -70,6 +61,52 @@ def question_cues(question: Question, lexical: LexicalIndex | None) -> Cues:
                 max_idf=idf("\x00 no such term") if lexical is not None else 1.0,
                 expands=[re.compile(rf"\w[\w\s-]{{3,}}\(\s*{re.escape(n)}s?\s*\)", re.I) for n in question.names],
                 ask=ask, ask_weights={t: idf(t) for t in tokenize(ask)})
+
+
+# What a sentence can answer, per answer type (assistant.question.ANSWER_TYPES).
+_PERCENT = re.compile(r"%|\\%|×|\\times|\b\d+(?:\.\d+)?\s*x\b|\btimes\b|\bfold\b|percent", re.I)
+_THING_WORDS = re.compile(r"\b(?:datasets?|benchmarks?|corpus|corpora|suites?|tasks?|games|environments?|domains?|"
+                          r"baselines?|models?|architectures?|algorithms?|networks?)\b", re.I)
+_REASON_WORDS = re.compile(r"\b(?:because|due to|since|owing to|caused? by|stems? from|attribut\w+|explain\w*|"
+                           r"reason\w*|leads? to|results? in|as a result)\b", re.I)
+_MANNER_WORDS = re.compile(r"\b(?:by|via|through|using|uses?|employs?|relies|based on|leverag\w+|consists? of|"
+                           r"combin\w+|construct\w*|comput\w+)\b", re.I)
+_CONDITION_WORDS = re.compile(r"\b(?:when|whenever|if|unless|under|once|after|provided)\b", re.I)
+_INTRO_WORDS = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|"
+                          r"named|termed|dubbed|is an?|refers? to)\b", re.I)
+
+
+def new_names(text: str, question: Question) -> list[str]:
+    """Name-like tokens of ``text`` (an acronym, CamelCase or digit-bearing token, or a capitalized
+    word after its first) that ``question`` does not hold: candidate answers to a "which …?" question."""
+    asked = {t.lower() for t in re.findall(r"[\w-]+", question.text)}
+    words = re.findall(r"(?<![\w-])[A-Za-z][\w-]*", _URL.sub(" ", text))
+    return [w for i, w in enumerate(words)
+            if w.lower() not in asked and (NAME.fullmatch(w) or (i > 0 and w[0].isupper() and len(w) > 2))]
+
+
+def sentence_answer_types(text: str, question: Question) -> frozenset[str]:
+    """The answer types (assistant.question.ANSWER_TYPES) ``text`` could answer for ``question``: a
+    figure, share or speed-up the question does not state → ``quantity``; a name the question does
+    not hold, or a dataset/benchmark word → ``name``; a name the question holds, introduced or spelled
+    out → ``definition``; a causal connective → ``reason``; a means ("by", "via", "using") →
+    ``manner``; a condition ("when", "if", "under") → ``condition``; ``yes_no`` and ``other`` always
+    (any statement answers them). The judge asks whether the top paper has a sentence of
+    ``question.answer_type`` at all; the evidence ranker weighs the match per type."""
+    out = {"yes_no", "other"}
+    if (figures(text) - question.figures) or _PERCENT.search(text):
+        out.add("quantity")
+    if new_names(text, question) or _THING_WORDS.search(text):
+        out.add("name")
+    if question.names and names_in(question.names, _URL.sub(" ", text)) and _INTRO_WORDS.search(text):
+        out.add("definition")
+    if _REASON_WORDS.search(text):
+        out.add("reason")
+    if _MANNER_WORDS.search(text):
+        out.add("manner")
+    if _CONDITION_WORDS.search(text):
+        out.add("condition")
+    return frozenset(out)
 
 
 def coverage(terms: set[str], weights: dict[str, float]) -> float:

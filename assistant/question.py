@@ -184,6 +184,82 @@ def is_definition_question(question: str, names: list[str]) -> bool:
     return bool(DEFINITION_FRAME.fullmatch(" ".join(masked.split())))
 
 
+# --- the asking clause and the answer it expects ---------------------------------------------------
+# A lookup often describes its paper first, then asks a detail ("…; how many Atari games was it
+# validated on?"): the asking clause is what says which sentence answers.
+_ASKS = re.compile(r"\b(?:what|which|how|who|whom|whose|when|where|why)\b", re.I)
+
+
+def asking_clause(question: str) -> str:
+    """The part of ``question`` from its last question word on (the whole question without one):
+    "… a separate batch-norm layer per domain. Which benchmarks did it report gains on?" → "Which
+    benchmarks did it report gains on?"."""
+    starts = [m.start() for m in _ASKS.finditer(question)]
+    return question[starts[-1]:] if starts else question
+
+
+ANSWER_TYPES = ("quantity", "name", "definition", "reason", "manner", "condition", "yes_no", "other")
+"""Kinds of answer a question expects (classic QA answer typing, after Li & Roth 2002, "Learning
+question classifiers", coarsened to what an abstract's sentence can show): ``quantity`` a figure,
+share or speed-up; ``name`` a named thing (dataset, benchmark, model, method); ``reason`` a cause;
+``manner`` how something is done; ``condition`` what happens when/under …; ``yes_no``; ``other``
+(an outcome or finding: "what did it conclude?"); ``definition`` what a named thing is ("What is
+SyPE?", :func:`is_definition_question`; set by :func:`analyze`, which knows the names)."""
+# Nouns whose value is a figure: "what top-1 accuracy …", "what compute cost?", "… speedup over X".
+_QUANTITY_NOUN = (r"(?:accurac\w*|top-?\d\w*|cost|costs|time|speed-?ups?|gains?|improvements?|reductions?|errors?|scores?|"
+                  r"rates?|ratios?|complexity|sizes?|numbers?|fractions?|share|percent\w*|proportions?|margins?|"
+                  r"latenc\w*|flops|memory|bounds?|scale|mAP|FID|BLEU|AUROC|AUC|perplexity|sample\s+efficiency)")
+_HOW_QUANTITY = re.compile(r"^how\s+(?:much|many|large|big|fast|long|often|rarely|close|far|small|high|low|well|few)\b"
+                           r"|^by\s+how\b", re.I)
+_REASON = re.compile(r"^(?:why\b|what\s+(?:explains|causes|caused|drives|decides|determines|is\s+the\s+reason|"
+                     r"makes|leads?\s+to)\b)", re.I)
+_MANNER = re.compile(r"^how\b", re.I)
+_CONDITION = re.compile(r"^(?:when|where)\b|^under\s+(?:what|which)\b|^in\s+which\s+(?:setting|case|regime)", re.I)
+_AUX = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had)\b", re.I)
+# "what is that mechanism called?": the answer is a name whatever the verb.
+_CALLED = re.compile(r"\b(?:called|named|termed|dubbed|known\s+as)\W*$", re.I)
+_NAME_NOUN = re.compile(r"\b(?:datasets?|benchmarks?|corpora|corpus|baselines?|models?|architectures?|algorithms?|"
+                        r"methods?|tasks?|domains?|games?|environments?|networks?|languages?|metrics?|theorems?|"
+                        r"problems?|distributions?|functions?|systems?|tools?|techniques?)\b", re.I)
+
+
+def answer_type(text: str) -> str:
+    """The kind of answer (:data:`ANSWER_TYPES`) the asking clause (:func:`asking_clause`) of ``text``
+    expects: "How many Atari games …?" → quantity, "Which datasets did REDO use?" → name, "what
+    explains …?" → reason, "How does E3T construct …?" → manner, "when batches are small?" →
+    condition, "Is it faster?" → yes_no, "what did it conclude?" → other. A search-box question
+    without a question word ("AGVM training time and COCO mAP") is typed by its nouns."""
+    ask = asking_clause(text).strip()
+    lead = ask.lstrip("\"'(").strip()
+    if _REASON.match(lead):
+        return "reason"
+    if _HOW_QUANTITY.match(lead) or QUANTITY_CUE.match(lead):
+        return "quantity"
+    if _MANNER.match(lead):
+        return "manner"
+    if _CONDITION.match(lead):
+        return "condition"
+    head = re.match(r"^(?:what|which|whose)(?:\s+(?:kind|sort|type|class)s?\s+of)?((?:\s+[\w'-]+){1,5})", lead, re.I)
+    if head:
+        words = head.group(1).split()
+        # "which datasets did …": the noun before the verb; "what was the biggest dataset?": the subject after it.
+        first_verb = next((i for i, w in enumerate(words) if _AUX.match(w)), len(words))
+        noun = " ".join(words[:min(first_verb, 3)] if first_verb else words[1:5])
+        if noun and re.search(rf"\b{_QUANTITY_NOUN}\b", noun, re.I):
+            return "quantity"
+        if _CALLED.search(ask) or (noun and lead[:5].lower() == "which") or _NAME_NOUN.search(noun):
+            return "name"
+        return "other"
+    if re.match(r"^who", lead, re.I):
+        return "name"
+    if _AUX.match(lead) and not _ASKS.search(text):
+        return "yes_no"
+    # No question word: a search-box question ("GenSDF zero-shot reconstruction number of unseen classes").
+    if QUANTITY_CUE.search(ask) or re.search(rf"\b{_QUANTITY_NOUN}\b", ask, re.I):
+        return "quantity"
+    return "name" if _NAME_NOUN.search(ask) else "other"
+
+
 # --- references to earlier turns ------------------------------------------------------------------
 # Words that point back at an earlier turn. Bare "this"/"that" are left out: they open too many
 # standalone questions ("Is there work that …").
@@ -309,6 +385,8 @@ class Question:
     beyond_abstracts: str | None = None
     """What it asks for that abstracts rarely state (:func:`beyond_abstracts`), e.g. "proofs"; the
     answer then carries the abstract-only caveat."""
+    answer_type: str = "other"
+    """The kind of answer it expects (:func:`answer_type`, one of :data:`ANSWER_TYPES`)."""
 
     @property
     def kind(self) -> str:
@@ -345,4 +423,5 @@ def analyze(text: str, corpus_names: dict[str, str] | None = None, max_own_terms
         reference=_reference(text, terms, names, bare, max_own_terms),
         own_terms=tuple(t for t in terms if t not in REFERENCE_WORDS and t not in FRAMING_TERMS),
         beyond_abstracts=beyond_abstracts(text, is_list),
+        answer_type="definition" if is_definition_question(text, names) else answer_type(text),
     )
