@@ -87,6 +87,7 @@ _MANNER = re.compile(r"^how\b", re.I)
 _CONDITION = re.compile(r"^(?:when|where)\b|^under\s+(?:what|which)\b|^in\s+which\s+(?:setting|case|regime)", re.I)
 _AUX = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had)\b", re.I)
 # "what is that mechanism called?": the answer is a name whatever the verb.
+_PAPER_NOUN = re.compile(r"(?:papers?|works?|stud(?:y|ies)|articles?|publications?|research)\b", re.I)
 _CALLED = re.compile(r"\b(?:called|named|termed|dubbed|known\s+as)\W*$", re.I)
 _NAME_NOUN = re.compile(r"\b(?:datasets?|benchmarks?|corpora|corpus|baselines?|models?|architectures?|algorithms?|"
                         r"methods?|tasks?|domains?|games?|environments?|networks?|languages?|metrics?|theorems?|"
@@ -117,6 +118,8 @@ def answer_type(text: str) -> str:
         noun = " ".join(words[:min(first_verb, 3)] if first_verb else words[1:5])
         if noun and re.search(rf"\b{_QUANTITY_NOUN}\b", noun, re.I):
             return "quantity"
+        if _PAPER_NOUN.match(noun):  # "Which work makes …?" asks for the paper: its sentences state the gist
+            return "other"
         if _CALLED.search(ask) or (noun and lead[:5].lower() == "which") or _NAME_NOUN.search(noun):
             return "name"
         return "other"

@@ -116,7 +116,7 @@ SENTENCE_FEATURES = (
     "type_manner",      # a "how does …" asked, and the sentence states a means ("by", "via", "using")
     "type_condition",   # "when …?" asked, and the sentence states a condition
     "type_definition",  # what a named thing is asked, and the sentence introduces or spells out the name
-    "percent_asked",    # a quantity asked, and the sentence holds a %, × or "times"
+    "percent_asked",    # a quantity asked or cued ("eleven times faster"), and the sentence holds a %, × or "times"
     "new_names",        # ln(1 + names in the sentence that the question does not hold)
     "new_names_asked",  # new_names when a named thing is asked
     "novelty",          # share of the sentence's terms the question does not hold
@@ -203,7 +203,7 @@ def _answer_columns(cues: Cues, texts: list[str], terms: list[set[str]]) -> dict
     kinds = [sentence_answer_types(t, q) if q is not None else frozenset() for t in texts]
     cols = {f"type_{t}": np.array([float(asked == t and t in k) for k in kinds], dtype=np.float32) for t in _TYPED}
     share = np.array([bool(_SHARE.search(t)) for t in texts], dtype=np.float32)
-    cols["percent_asked"] = share * (asked == "quantity")
+    cols["percent_asked"] = share * (asked == "quantity" or cues.quantity)
     new = np.log1p([len(new_names(t, q)) if q is not None else 0 for t in texts]).astype(np.float32)
     cols["new_names"], cols["new_names_asked"] = new, new * (asked == "name")
     own = set(cues.weights)
