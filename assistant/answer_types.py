@@ -68,12 +68,13 @@ def asking_clause(question: str) -> str:
     return question[starts[-1]:] if starts else question
 
 
-ANSWER_TYPES = ("quantity", "name", "definition", "reason", "manner", "condition", "yes_no", "other")
+ANSWER_TYPES = ("quantity", "name", "definition", "reason", "manner", "condition", "yes_no", "paper", "other")
 """Kinds of answer a question expects (classic QA answer typing, after Li & Roth 2002, "Learning
 question classifiers", coarsened to what an abstract's sentence can show): ``quantity`` a figure,
 share or speed-up; ``name`` a named thing (dataset, benchmark, model, method); ``reason`` a cause;
 ``manner`` how something is done; ``condition`` what happens when/under …; ``yes_no``; ``other``
-(an outcome or finding: "what did it conclude?"); ``definition`` what a named thing is ("What is
+(an outcome or finding: "what did it conclude?"); ``paper`` the paper itself ("Which work makes …?",
+whose quote should show that the paper matches, as a list question's does); ``definition`` what a named thing is ("What is
 SyPE?", :func:`is_definition_question`; set by :func:`analyze`, which knows the names)."""
 # Nouns whose value is a figure: "what top-1 accuracy …", "what compute cost?", "… speedup over X".
 _QUANTITY_NOUN = (r"(?:accurac\w*|top-?\d\w*|cost|costs|time|speed-?ups?|gains?|improvements?|reductions?|errors?|scores?|"
@@ -118,8 +119,8 @@ def answer_type(text: str) -> str:
         noun = " ".join(words[:min(first_verb, 3)] if first_verb else words[1:5])
         if noun and re.search(rf"\b{_QUANTITY_NOUN}\b", noun, re.I):
             return "quantity"
-        if _PAPER_NOUN.match(noun):  # "Which work makes …?" asks for the paper: its sentences state the gist
-            return "other"
+        if _PAPER_NOUN.match(noun):  # "Which work makes …?" asks for the paper, not a detail of it
+            return "paper"
         if _CALLED.search(ask) or (noun and lead[:5].lower() == "which") or _NAME_NOUN.search(noun):
             return "name"
         return "other"

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from assistant.evidence import SentenceCache, relevance_evidence
-from assistant.features import Cues, judge_features, question_cues, retrieved_signals, sentence_features
+from assistant.features import Cues, coverage, judge_features, question_cues, retrieved_signals, sentence_features
 from assistant.followup import Anchor, FollowUp, FollowUps, quoted_before
 from assistant.generate import Generator
 from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from
@@ -31,6 +31,7 @@ from assistant.settings import Settings
 from assistant.trace import step
 from assistant.types import CitedAnswer, History, Verdict
 from vectorstore.index import Index
+from vectorstore.lexical import tokenize
 
 class Assistant:
     """Retrieval + answering over one index; one per process, shared by CLI, UI, MCP and tests.
@@ -142,19 +143,22 @@ class Assistant:
         cache = self.sentences.get([p.paper for p in papers])
         cues = question_cues(question, self.index.lexical())
         cues.ask_vec = self.index.encoder.encode_one(cues.ask) if cues.ask != question.text else qvec
+        # A list question, or one asking which paper ("Which work makes …?"), wants a quote that shows the
+        # paper matches, not a detail: the ranker chooses among the sentences closest to it.
+        topical = question.is_list or question.answer_type == "paper"
         if self.learned_judge:
-            return self.learned_evidence(cues, qvec, tvec, papers, cache, shown, question.is_list)
-        return (self.learned_sentences(cues, qvec, tvec, papers, cache, shown, question.is_list),
+            return self.learned_evidence(cues, qvec, tvec, papers, cache, shown, topical)
+        return (self.learned_sentences(cues, qvec, tvec, papers, cache, shown, topical),
                 relevance_evidence(question, qvec, papers, cache, self.index.lexical(),
                                    self.calibration.sentences.name_term_weight, relevance_vec=tvec))
 
     def learned_sentences(self, cues: Cues, qvec: np.ndarray, tvec: np.ndarray, papers: list[ScoredPaper],
                           cache: dict, shown: dict[str, set[str]] | None, topical: bool) -> dict:
         """``{paper id: (sentence, score)}``: the evidence ranker's argmax sentence of each paper
-        (``(None, 0.0)`` for a paper without sentences). With ``topical`` (a list question) the quote is
-        chosen among sentences within ``calibration.answer.topic_margin`` of the paper's best cosine to
-        ``tvec`` (the topic), so it shows the paper is on the topic; ``shown`` sentences are quoted
-        again only if a paper has no other."""
+        (``(None, 0.0)`` for a paper without sentences). With ``topical`` (a list or "which paper" question) the quote is
+        the one holding most of the topic's words among sentences within ``calibration.answer.topic_margin``
+        of the paper's best cosine to ``tvec`` (the topic), the ranker breaking ties, so it shows the paper
+        is on the topic; ``shown`` sentences are quoted again only if a paper has no other."""
         evidence = {}
         for p in papers:
             sents, vecs = cache[p.id]
@@ -162,12 +166,14 @@ class Assistant:
                 evidence[p.id] = (None, 0.0)
                 continue
             scores = self.ranker.score(sentence_features(cues, qvec, [s.text for s in sents], vecs))
+            first = np.zeros(len(sents))  # what decides before the ranker's score (a topical quote's topic words)
             if topical:
                 on_topic = vecs @ tvec
-                scores = np.where(on_topic >= on_topic.max() - self.calibration.answer.topic_margin, scores, -np.inf)
+                first = np.array([coverage(set(tokenize(s.text)), cues.content) for s in sents])
+                first = np.where(on_topic >= on_topic.max() - self.calibration.answer.topic_margin, first, -np.inf)
             if shown and p.id in shown and len(sents) > 1:
-                scores = np.where([s.text in shown[p.id] for s in sents], -np.inf, scores)
-            i = int(np.argmax(scores))
+                first = np.where([s.text in shown[p.id] for s in sents], -np.inf, first)
+            i = int(np.lexsort((scores, first))[-1])
             evidence[p.id] = (sents[i], float(scores[i]))
         return evidence
 

@@ -61,5 +61,5 @@ def test_spelling_out_the_asked_name_answers_a_definition():
 
 
 def test_a_question_asking_which_paper_wants_the_paper_not_a_name_in_it():
-    assert answer_type("Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?") == "other"
+    assert answer_type("Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?") == "paper"
     assert answer_type("which existing ensemble method did it beat?") == "name"
