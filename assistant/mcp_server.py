@@ -37,11 +37,11 @@ def _user_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from assistant.errors import USER_ERRORS, one_line
+        from assistant.errors import one_line, user_errors
 
         try:
             return fn(*args, **kwargs)
-        except USER_ERRORS as exc:
+        except user_errors() as exc:
             raise ToolError(one_line(exc)) from None
     return wrapper
 
@@ -120,11 +120,11 @@ def build_server(backend: Backend):
     def index_resource() -> str:
         from mcp.server.mcpserver.exceptions import ResourceError
 
-        from assistant.errors import USER_ERRORS, one_line
+        from assistant.errors import one_line, user_errors
 
         try:
             return json.dumps(index_summary(backend), ensure_ascii=False, indent=1)
-        except USER_ERRORS as exc:
+        except user_errors() as exc:
             raise ResourceError(one_line(exc)) from None
 
     return server
