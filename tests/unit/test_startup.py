@@ -55,3 +55,27 @@ def test_the_mcp_command_default_port_is_the_servers():
     from assistant.mcp_server import DEFAULT_HTTP_PORT
 
     assert MCP_HTTP_PORT == DEFAULT_HTTP_PORT
+
+
+def test_global_options_reach_each_commands_settings_and_do_not_outlive_the_invocation(monkeypatch):
+    from typer.testing import CliRunner
+
+    import assistant.settings
+    from assistant.cli import app
+
+    loaded = []
+
+    def load_settings(**overrides):  # what the command would load its settings with; then stop it
+        loaded.append(overrides)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(assistant.settings, "load_settings", load_settings)
+    runner = CliRunner()
+    out = runner.invoke(app, ["--model", "m1", "--chroma-port", "8001", "--embedding-model", "x/y",
+                              "ask", "What?", "--index", "/tmp/i1", "-k", "3"])
+    assert isinstance(out.exception, ValueError), out.output
+    assert loaded[-1] == {"llm": {"model": "m1", "base_url": None, "timeout": None, "first_token_timeout": None},
+                          "store": {"host": None, "port": 8001}, "embedding": {"model": "x/y"},
+                          "index": Path("/tmp/i1"), "retrieval": {"k": 3}}
+    runner.invoke(app, ["doctor"])
+    assert loaded[-1] == {}
