@@ -19,8 +19,9 @@ _USER_ERROR_CLASSES = (
 
 
 def _loaded(module: str, name: str) -> type[BaseException] | None:
-    """The class ``module.name`` if that module is loaded, else None (nothing can have raised it)."""
-    return getattr(sys.modules[module], name) if module in sys.modules else None
+    """The class ``module.name`` if that module is loaded (far enough to define it), else None:
+    nothing can have raised it."""
+    return getattr(sys.modules.get(module), name, None)
 
 
 def user_errors() -> tuple[type[BaseException], ...]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 from assistant.cli import indexing, query, serving, tools
 from assistant.cli.common import app
 
-# In the order `--help` lists them.
-for name, command in [("mcp", serving.mcp), ("ingest", indexing.ingest), ("remove", indexing.remove),
-                      ("ask", query.ask), ("related", query.related), ("list", query.list_cmd), ("map", query.map_cmd),
-                      ("eval", tools.evaluate), ("train", tools.train), ("doctor", tools.doctor),
-                      ("serve", serving.serve)]:
-    app.command(name)(command)
+COMMANDS = {"mcp": serving.mcp, "ingest": indexing.ingest, "remove": indexing.remove, "ask": query.ask,
+            "related": query.related, "list": query.list_cmd, "map": query.map_cmd, "eval": tools.evaluate,
+            "train": tools.train, "doctor": tools.doctor, "serve": serving.serve}
+"""Each command's function by name, in the order `--help` lists them."""
+for _name, _command in COMMANDS.items():
+    app.command(_name)(_command)
 
 
 def main() -> None:
