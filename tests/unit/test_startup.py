@@ -79,3 +79,11 @@ def test_global_options_reach_each_commands_settings_and_do_not_outlive_the_invo
                           "index": Path("/tmp/i1"), "retrieval": {"k": 3}}
     runner.invoke(app, ["doctor"])
     assert loaded[-1] == {}
+
+
+def test_no_arguments_print_the_help_and_no_empty_error_line():
+    out = subprocess.run([sys.executable, "-m", "assistant.cli"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "COLUMNS": "100"})
+    assert out.returncode == 2
+    assert "serve" in out.stdout + out.stderr
+    assert "error:" not in out.stderr
