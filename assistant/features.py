@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -73,6 +74,13 @@ _RESULT_CUE = re.compile(
 # A sentence that introduces a name ("we propose OmniMoE", "CABS stands for").
 _INTRODUCES = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|named|"
                          r"termed|dubbed)\b", re.I)
+
+@lru_cache(maxsize=65536)
+def sentence_terms(text: str) -> tuple[str, ...]:
+    """:func:`vectorstore.lexical.tokenize` of an abstract's sentence, cached: the same sentences come
+    back question after question, and stemming is most of the features' cost."""
+    return tuple(tokenize(text))
+
 
 def coverage(terms: set[str], weights: dict[str, float]) -> float:
     """Weighted share of ``weights``' terms present in ``terms`` (a text's stemmed terms), in [0, 1]."""
@@ -143,11 +151,11 @@ def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.n
     if not n:
         return out
     cos = vecs @ qvec
-    terms = [set(tokenize(t)) for t in texts]
+    terms = [set(sentence_terms(t)) for t in texts]
     cov = np.array([coverage(s, cues.weights) for s in terms], dtype=np.float32)
     ccov = np.array([coverage(s, cues.content) for s in terms], dtype=np.float32)
     matched = np.array([sum(w for t, w in cues.weights.items() if t in s) for s in terms], dtype=np.float32)
-    n_terms = np.array([len(tokenize(_URL.sub(" ", t))) for t in texts], dtype=np.float32)
+    n_terms = np.array([len(sentence_terms(_URL.sub(" ", t))) for t in texts], dtype=np.float32)
     named = np.array([bool(cues.names) and names_in(cues.names, _URL.sub(" ", t)) for t in texts], dtype=np.float32)
     centroid = vecs.mean(axis=0)
     centroid = centroid / (np.linalg.norm(centroid) or 1.0)

@@ -17,7 +17,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from assistant.evidence import SentenceCache, relevance_evidence
-from assistant.features import Cues, coverage, judge_features, question_cues, retrieved_signals, sentence_features
+from assistant.features import (Cues, coverage, judge_features, question_cues, retrieved_signals, sentence_features,
+                                sentence_terms)
 from assistant.followup import Anchor, FollowUp, FollowUps, quoted_before
 from assistant.generate import Generator
 from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from
@@ -31,7 +32,6 @@ from assistant.settings import Settings
 from assistant.trace import step
 from assistant.types import CitedAnswer, History, Verdict
 from vectorstore.index import Index
-from vectorstore.lexical import tokenize
 
 class Assistant:
     """Retrieval + answering over one index; one per process, shared by CLI, UI, MCP and tests.
@@ -169,7 +169,7 @@ class Assistant:
             first = np.zeros(len(sents))  # what decides before the ranker's score (a topical quote's topic words)
             if topical:
                 on_topic = vecs @ tvec
-                first = np.array([coverage(set(tokenize(s.text)), cues.content) for s in sents])
+                first = np.array([coverage(set(sentence_terms(s.text)), cues.content) for s in sents])
                 first = np.where(on_topic >= on_topic.max() - self.calibration.answer.topic_margin, first, -np.inf)
             if shown and p.id in shown and len(sents) > 1:
                 first = np.where([s.text in shown[p.id] for s in sents], -np.inf, first)

@@ -40,7 +40,7 @@ def test_evidence_accuracy_on_lookups(report):
 
 
 def test_the_learned_ranker_and_judge_on_dev(settings, index):
-    """The learned judge (fitted on eval/train, never on dev) with the evidence ranker, measured: 12/17
+    """The learned judge (fitted on eval/train, never on dev) with the evidence ranker, measured: 13/17
     gold sentences, 3/58 answerable refused, 19/58 flagged, 4/10 and 8/10 'none' refused and flagged.
     The issue's targets (≥ 0.85, ≤ 3 %, ≤ 10 %, ≥ 50 %) are not met, so the judge is not the default."""
     learned = settings.model_copy(update={"calibration": settings.calibration.model_copy(update={
