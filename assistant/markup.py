@@ -21,9 +21,13 @@ from functools import lru_cache
 
 LATEX_DELIMITERS = [{"left": "$$", "right": "$$", "display": True},
                     {"left": "$", "right": "$", "display": False}]
-"""Gradio ``latex_delimiters``: ``$$…$$`` display and ``$…$`` inline math, as abstracts write them."""
+"""Gradio ``latex_delimiters``: ``$$…$$`` display and ``$…$`` inline math; :func:`markdown` and
+:func:`html` rewrite ``\\(…\\)``/``\\[…\\]`` into these before the page sees them."""
 
-_MATH = re.compile(r"(?<!\\)(\$\$.+?(?<!\\)\$\$|\$(?!\s)[^$]+?(?<![\s\\])\$)", re.S)
+_MATH = re.compile(r"\\\(.+?\\\)|\\\[.+?\\\]"  # \(…\) inline and \[…\] display, as LaTeX also writes them
+                   r"|(?<!\\)(?:\$\$.+?(?<!\\)\$\$|\$(?!\s)[^$]+?(?<![\s\\])\$)", re.S)
+_CODE = re.compile(r"(`[^`\n]*`|\\texttt\{[^{}]*\})")
+_DASH = re.compile(r"(?<=[^\W_])--(?=[^\W_])")  # model--hardware: LaTeX's en dash between words
 _TEXT_CMD = re.compile(r"\\(textit|emph|textbf|texttt|textsc|text|mathrm|url)\{([^{}]*)\}")
 _HREF = re.compile(r"\\href\{([^{}]*)\}\{([^{}]*)\}")
 _ESCAPED = re.compile(r"\\([%&#_$])")
@@ -32,8 +36,8 @@ _EM = re.compile(r"(?<![\w*\\])\*(?=[^\s*])(.+?)(?<=[^\s*\\])\*(?![\w*])")
 
 
 def split_math(text: str) -> list[tuple[bool, str]]:
-    """``text`` as ``[(is_math, part)]`` in order; math parts keep their ``$`` delimiters. A lone or
-    escaped ``$`` (``\\$5``) is text."""
+    """``text`` as ``[(is_math, part)]`` in order; math parts keep their delimiters (``$``, ``$$``,
+    ``\\(…\\)``, ``\\[…\\]``). A lone or escaped ``$`` (``\\$5``) is text."""
     out, pos = [], 0
     for m in _MATH.finditer(text):
         if m.start() > pos:
@@ -46,6 +50,28 @@ def split_math(text: str) -> list[tuple[bool, str]]:
 
 
 _IMAGE = re.compile(r"!(?=\[)")
+
+
+def _dollars(span: str) -> str:
+    """A math span with ``$``/``$$`` delimiters: ``\\(x\\)`` → ``$x$``, ``\\[x\\]`` → ``$$x$$`` (the page's
+    Markdown would eat the backslash of ``\\(`` before KaTeX sees it; ``$`` survives)."""
+    if span.startswith("\\("):
+        return "$" + span[2:-2].strip() + "$"
+    if span.startswith("\\["):
+        return "$$" + span[2:-2] + "$$"
+    return span
+
+
+def _math_body(span: str) -> str:
+    """A math span without its delimiters."""
+    span = _dollars(span)
+    return span[2:-2] if span.startswith("$$") else span[1:-1]
+
+
+def _en_dash(text: str) -> str:
+    """``--`` between words as an en dash (``model--hardware`` → ``model–hardware``), never inside code
+    (a backtick span or ``\\texttt{…}``)."""
+    return "".join(part if i % 2 else _DASH.sub("–", part) for i, part in enumerate(_CODE.split(text)))
 
 
 def inert(text: str) -> str:
@@ -97,7 +123,7 @@ def _text_mode(text: str, em: str, strong: str, code: str) -> str:
             return f"{code}{body}{code}" if body else ""
         return body
 
-    text = _HREF.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _en_dash(_HREF.sub(lambda m: m.group(2) or m.group(1), text))
     text = text.replace("``", "“").replace("''", "”")  # LaTeX quotes
     return _ESCAPED.sub(r"\1", _TEXT_CMD.sub(cmd, text))
 
@@ -110,7 +136,7 @@ def plain(text: str) -> str:
     parts = []
     for is_math, part in split_math(text):
         if is_math:
-            parts.append(math_plain(part.strip("$")))
+            parts.append(math_plain(_math_body(part)))
         else:
             t = _text_mode(part, "", "", "")
             parts.append(_EM.sub(r"\1", _STRONG.sub(r"\1", t)))
@@ -120,7 +146,7 @@ def plain(text: str) -> str:
 def markdown(text: str) -> str:
     """Untrusted text as inert Markdown for a component with :data:`LATEX_DELIMITERS`: text-mode LaTeX
     becomes Markdown emphasis, math spans stay for KaTeX (HTML-escaped like the rest)."""
-    return "".join(inert(part) if is_math else inert(_text_mode(part, "*", "**", "`"))
+    return "".join(inert(_dollars(part)) if is_math else inert(_text_mode(part, "*", "**", "`"))
                    for is_math, part in split_math(text or ""))
 
 
@@ -131,7 +157,7 @@ def html(text: str) -> str:
     out = []
     for is_math, part in split_math(text or ""):
         if is_math:
-            out.append(_html.escape(part, quote=False))
+            out.append(_html.escape(_dollars(part), quote=False))
             continue
         t = _html.escape(_text_mode(part, "\x01", "\x02", "\x03"), quote=False)
         t = re.sub("\x01(.*?)\x01", r"<em>\1</em>", t)
