@@ -26,9 +26,10 @@ LATEX_DELIMITERS = [{"left": "$$", "right": "$$", "display": True},
 
 _MATH = re.compile(r"\\\(.+?\\\)|\\\[.+?\\\]"  # \(…\) inline and \[…\] display, as LaTeX also writes them
                    r"|(?<!\\)(?:\$\$.+?(?<!\\)\$\$|\$(?!\s)[^$]+?(?<![\s\\])\$)", re.S)
-_CODE = re.compile(r"(`[^`\n]*`|\\texttt\{[^{}]*\})")
+_CODE = re.compile(r"(`[^`\n]*`|\\texttt\{[^{}]*\}|https?://[^\s()<>\"]+)")  # no en dash in code or a URL
 _DASH = re.compile(r"(?<=[^\W_])--(?=[^\W_])")  # model--hardware: LaTeX's en dash between words
 _TEXT_CMD = re.compile(r"\\(textit|emph|textbf|texttt|textsc|text|mathrm|url)\{([^{}]*)\}")
+_MD_LINK = re.compile(r"\[([^\[\]\n]+)\]\((https?://[^\s()<>\"]+)\)")  # [text](https://…) in an abstract
 _HREF = re.compile(r"\\href\{([^{}]*)\}\{([^{}]*)\}")
 _ESCAPED = re.compile(r"\\([%&#_$])")
 _STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
@@ -70,7 +71,7 @@ def _math_body(span: str) -> str:
 
 def _en_dash(text: str) -> str:
     """``--`` between words as an en dash (``model--hardware`` → ``model–hardware``), never inside code
-    (a backtick span or ``\\texttt{…}``)."""
+    (a backtick span or ``\\texttt{…}``) or a URL."""
     return "".join(part if i % 2 else _DASH.sub("–", part) for i, part in enumerate(_CODE.split(text)))
 
 
@@ -128,6 +129,12 @@ def _text_mode(text: str, em: str, strong: str, code: str) -> str:
     return _ESCAPED.sub(r"\1", _TEXT_CMD.sub(cmd, text))
 
 
+def _link_text(m: re.Match) -> str:
+    """A Markdown link as plain text: its URL, after the text when the text is not the URL itself."""
+    label, url = m.group(1), m.group(2)
+    return url if label.strip() == url else f"{label} ({url})"
+
+
 def plain(text: str) -> str:
     """Plain Unicode: ``10.9$\\times$`` → ``10.9×``, ``45\\%`` → ``45%``, ``$(\\varepsilon,\\delta)$`` →
     ``(ε, δ)``, ``*VRU*`` → ``VRU``, ``**F**orget`` → ``Forget``."""
@@ -138,7 +145,7 @@ def plain(text: str) -> str:
         if is_math:
             parts.append(math_plain(_math_body(part)))
         else:
-            t = _text_mode(part, "", "", "")
+            t = _MD_LINK.sub(_link_text, _text_mode(part, "", "", ""))
             parts.append(_EM.sub(r"\1", _STRONG.sub(r"\1", t)))
     return "".join(parts)
 
@@ -146,12 +153,14 @@ def plain(text: str) -> str:
 def markdown(text: str) -> str:
     """Untrusted text as inert Markdown for a component with :data:`LATEX_DELIMITERS`: text-mode LaTeX
     becomes Markdown emphasis, math spans stay for KaTeX (HTML-escaped like the rest)."""
-    return "".join(inert(_dollars(part)) if is_math else inert(_text_mode(part, "*", "**", "`"))
+    return "".join(inert(_dollars(part)) if is_math
+                   else inert(_MD_LINK.sub(_link_text, _text_mode(part, "*", "**", "`")))
                    for is_math, part in split_math(text or ""))
 
 
 def html(text: str) -> str:
     """Untrusted text as HTML: escaped, Markdown emphasis and text-mode LaTeX as ``<em>``/``<strong>``,
+    Markdown links to http(s) URLs as ``<a target="_blank" rel="noopener noreferrer">``,
     math spans kept (escaped) for KaTeX, line breaks as spaces (a blank line would end the raw-HTML
     block a Markdown component passes through)."""
     out = []
@@ -163,5 +172,7 @@ def html(text: str) -> str:
         t = re.sub("\x01(.*?)\x01", r"<em>\1</em>", t)
         t = re.sub("\x02(.*?)\x02", r"<strong>\1</strong>", t)
         t = re.sub("\x03(.*?)\x03", r"<code>\1</code>", t)
-        out.append(_EM.sub(r"<em>\1</em>", _STRONG.sub(r"<strong>\1</strong>", t)))
+        t = _EM.sub(r"<em>\1</em>", _STRONG.sub(r"<strong>\1</strong>", t))
+        # [text](https://…) as a real link (escaped above; opens in a new tab, no window.opener)
+        out.append(_MD_LINK.sub(r'<a href="\2" target="_blank" rel="noopener noreferrer">\1</a>', t))
     return re.sub(r"[\r\n]+", " ", "".join(out))

@@ -70,3 +70,25 @@ def test_double_hyphen_between_words_is_an_en_dash_outside_math_and_code():
     assert "`a--b`" in markup.markdown("run `a--b` now") and r"\texttt" not in markup.plain(r"\texttt{a--b}")
     assert markup.plain(r"\texttt{a--b}") == "a--b"
     assert markup.plain("a -- b and --flag") == "a -- b and --flag"
+
+
+def test_markdown_links_in_abstracts_are_real_links_in_html_and_text_elsewhere():
+    text = "Code is available at [https://github.com/a/b--c](https://github.com/a/b--c)."
+    out = markup.html(text)
+    assert ('<a href="https://github.com/a/b--c" target="_blank" rel="noopener noreferrer">'
+            "https://github.com/a/b--c</a>.") in out and "](" not in out
+    assert markup.plain(text) == "Code is available at https://github.com/a/b--c."
+    assert markup.plain("see [our site](https://x.org/p)") == "see our site (https://x.org/p)"
+    assert "](" not in markup.markdown(text) and "https://github.com/a/b--c" in markup.markdown(text)
+    # only http(s): a javascript: link stays inert text
+    assert "<a " not in markup.html("[x](javascript:alert(1))")
+
+
+def test_sources_panel_shows_an_abstract_link_as_a_link():
+    import app
+    from assistant.types import Source
+
+    url = "https://github.com/a/b"
+    s = Source(n=1, paper_id="f#1", label="X", abstract=f"Code is available at [{url}]({url}).")
+    out = app.source_html(s)
+    assert f'<a href="{url}" target="_blank" rel="noopener noreferrer">{url}</a>' in out and "](" not in out
