@@ -68,7 +68,9 @@ document.addEventListener("click", function (ev) {
   if (!a) return;
   ev.preventDefault(); ev.stopPropagation();
   var el = document.getElementById(a.getAttribute("href").split("#")[1]);
-  if (!el) return;  /* a citation of an earlier answer: its sources are no longer shown */
+  if (!el) return;  /* an answer older than the panel keeps (EARLIER_SOURCES) */
+  /* an earlier answer's source sits in the collapsed "earlier answers" section: open its way */
+  for (var d = el.parentElement && el.parentElement.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
   el.open = true;
   el.scrollIntoView({block: "nearest", behavior: "smooth"});
   el.classList.add("pa-flash");
@@ -180,8 +182,14 @@ def source_html(s: Source, open_: bool = False, key: str = "") -> str:
             f'<p>{highlight(s.abstract, s.sentence_start, s.sentence_end)}</p></details>')
 
 
-def sources_html(ans: CitedAnswer | None, key: str = "") -> str:
-    """The sources panel: each cited paper (click to open its abstract, cited sentence highlighted)."""
+EARLIER_SOURCES = 10
+"""Earlier answers whose sources the panel keeps (collapsed), so their citations still open a source."""
+
+
+def sources_html(ans: CitedAnswer | None, key: str = "", earlier: list[tuple[str, CitedAnswer]] = ()) -> str:
+    """The sources panel: each cited paper (click to open its abstract, cited sentence highlighted), then
+    ``earlier`` — ``[(key, answer)]``, newest first — collapsed, with ids unique to each answer (``key``)
+    so a citation in an earlier answer opens that answer's source."""
     if ans is None:
         return '<div class="pa-sources"><p>Sources of the latest answer appear here.</p></div>'
     parts = ['<div class="pa-sources">']
@@ -196,6 +204,12 @@ def sources_html(ans: CitedAnswer | None, key: str = "") -> str:
         parts.append('<p class="pa-also">Also retrieved (not cited): '
                      + "; ".join(f"{markup.html(s.title or s.label)} <code>{html.escape(s.paper_id)}</code>"
                                  for s in ans.also_retrieved) + "</p>")
+    if earlier:
+        parts.append(f'<details class="pa-earlier"><summary>Sources of earlier answers ({len(earlier)})</summary>')
+        for k, a in earlier:
+            parts.append(f'<p class="pa-also">For: {markup.html(a.question)}</p>')
+            parts += [source_html(s, key=k) for s in a.sources]
+        parts.append("</details>")
     parts.append("</div>")
     # One line: a blank line would end the raw-HTML block the Markdown panel passes through.
     return "".join(parts).replace("\n", " ")
@@ -249,6 +263,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     # New chat, per browser session: an answer still streaming stops writing once its chat was
     # cleared (Gradio's cancel alone can lose the race with updates already on their way).
     chat_epochs: dict[str, int] = {}
+    # Per browser session, the latest answers as [(key, answer)], newest first: the panel keeps their sources.
+    answered: dict[str, list[tuple[str, CitedAnswer]]] = {}
 
     def chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY,
              request: gr.Request | None = None):
@@ -283,7 +299,9 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             key = uuid.uuid4().hex[:8]  # citation links of this answer open this answer's sources
             history[-1]["content"] = link_citations(answer_markdown(final), key, {s.n for s in final.sources})
             turns.append((final.standalone_question or final.question, final))
-            yield box_update, history, turns[-MAX_HISTORY_TURNS:], sources_html(final, key)
+            earlier = answered.get(sid, [])
+            answered[sid] = [(key, final), *earlier][: EARLIER_SOURCES + 1]
+            yield box_update, history, turns[-MAX_HISTORY_TURNS:], sources_html(final, key, earlier[:EARLIER_SOURCES])
         except Exception as exc:  # noqa: BLE001 - one clear line in the chat, never a traceback
             if history and history[-1]["role"] == "assistant":
                 history.pop()
@@ -450,6 +468,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             # It also stops an answer still streaming, which would otherwise write the old chat back.
             def cleared(request: gr.Request):
                 chat_epochs[request.session_hash] = chat_epochs.get(request.session_hash, 0) + 1
+                answered.pop(request.session_hash, None)
                 return [], [], sources_html(None), None
 
             def settled():

@@ -138,6 +138,28 @@ def test_question_answer_sources_and_citation_click(browser, page_url):
     page.close()
 
 
+def test_citation_in_an_earlier_answer_opens_that_answers_source(browser, page_url):
+    """The panel shows the latest answer's sources and keeps earlier answers' (collapsed): a citation
+    in the first answer, clicked after a second answer, opens the first answer's source."""
+    page = open_page(browser, page_url)
+    ask(page, "How much does OmniMoE reduce inference latency compared to PEER?")
+    page.locator("#pa-sources details.pa-source").first.wait_for(state="attached")
+    first_src = page.locator("#pa-sources details.pa-source").first.get_attribute("id")
+    ask(page, "Which papers study personality in large language models?")
+    page.locator("#pa-sources details.pa-earlier").wait_for(state="attached")
+    earlier = page.locator("#pa-sources details.pa-earlier")
+    assert earlier.get_attribute("open") is None
+    link = page.locator('#pa-chat [data-testid="bot"]').first.locator('a[href*="#pa-src-"]').first
+    target = link.get_attribute("href").split("#")[1]
+    assert target == first_src  # ids are unique to an answer: the old citation names its own source
+    link.click()
+    page.wait_for_function(f"() => document.getElementById('{target}').open")
+    assert earlier.get_attribute("open") is not None
+    assert page.locator(f"#{target}").evaluate("el => el.classList.contains('pa-flash')")
+    assert_clean(page)
+    page.close()
+
+
 def test_math_renders_in_the_sources_panel_and_the_answer(browser, page_url):
     """``10.9$\\times$`` in an abstract is typeset by the KaTeX Gradio bundles (no network), in the
     sources panel and in the chat's quote; the stored quote keeps its LaTeX."""
