@@ -22,6 +22,7 @@ from assistant.answer import Assistant, CitedAnswer, Source  # noqa: E402
 from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
 from assistant.render import inert  # noqa: E402
 from assistant.sanitize import valid_text  # noqa: E402
+from assistant.service import require_papers  # noqa: E402
 from assistant.settings import Calibration, Settings  # noqa: E402
 
 MAX_HISTORY_TURNS = Calibration().history.ui_turns
@@ -275,6 +276,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
         text = ""
         try:
+            require_papers(assistant.index)
             stream = assistant.ask_stream(message, history=turns[-MAX_HISTORY_TURNS:],
                                           filters=make_filters(venue, year, source))
             text = ""
@@ -311,6 +313,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
 
     def ask_api(question: str) -> dict:
         try:
+            require_papers(assistant.index)
             return assistant.ask(question).model_dump(mode="json")
         except Exception as exc:  # noqa: BLE001 - the client gets the line, the log no traceback
             raise gr.Error(ui_error(exc), print_exception=False) from None

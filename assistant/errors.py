@@ -15,6 +15,7 @@ _USER_ERROR_CLASSES = (
     ("assistant.question", "QuestionError"), ("assistant.related", "UnknownPaperError"),
     ("vectorstore.papers", "CorpusError"), ("vectorstore.store", "StoreError"),
     ("vectorstore.embedding", "EmbeddingModelError"), ("pydantic_core", "ValidationError"),
+    ("assistant.service", "EmptyIndexError"),
 )
 
 

@@ -209,7 +209,11 @@ def search_papers(backend: Backend, query: str, k: int = 5, venue: str | None = 
 
 def ask_question(backend: Backend, question: str, k: int | None = None, venue: str | None = None,
                  year: int | None = None, source: str | None = None) -> AskResult:
-    """The cited answer ``paper-assistant ask --json`` gives."""
+    """The cited answer ``paper-assistant ask --json`` gives. Raises EmptyIndexError on an index
+    without papers."""
+    from assistant.service import require_papers
+
+    require_papers(backend.assistant().index)
     ans = backend.assistant().ask(question, filters=_filters(venue, year, source), k=k)
     return AskResult(
         question=ans.question, answer=ans.answer, verdict=VERDICTS[ans.verdict.value],

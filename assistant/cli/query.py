@@ -31,11 +31,12 @@ def ask(
     """Answer a question from the indexed abstracts, with numbered citations."""
     from assistant.render import answer_json, answer_text
     from assistant.retrieval import Filters
-    from assistant.service import get_assistant
+    from assistant.service import get_assistant, require_papers
 
     _check_export(export, force)
     settings = settings_for(ctx, index, retrieval={"k": k, "mode": mode})
     assistant = get_assistant(settings)
+    require_papers(assistant.index)
     filters = Filters(venue=venue, year=year, source=source)
     if as_json:
         ans = assistant.ask(question, filters=filters)
