@@ -77,6 +77,31 @@ document.addEventListener("click", function (ev) {
   el.classList.add("pa-flash");
   setTimeout(function () { el.classList.remove("pa-flash"); }, 1200);
 }, true);
+</script>""" + """<script>
+/* A blank question is never sent (no empty bubble, no warning in the chat): Ask, List all and Enter on a
+   blank box are stopped here, before Gradio sees them, and the box's placeholder says what to do. The
+   API still answers a blank question with its one-line error. */
+(function () {
+  var HINT = "Type a question first, e.g. \u201cWhich papers study machine unlearning?\u201d";
+  function blank(ev) {
+    var box = document.querySelector("#pa-question textarea");
+    if (!box) return false;
+    if (box.value.trim() !== "") { if (box.dataset.paPlaceholder) box.placeholder = box.dataset.paPlaceholder; return false; }
+    ev.preventDefault(); ev.stopImmediatePropagation();
+    if (!box.dataset.paPlaceholder) box.dataset.paPlaceholder = box.placeholder;
+    box.value = ""; box.dispatchEvent(new Event("input", {bubbles: true}));
+    box.placeholder = HINT; box.focus();
+    return true;
+  }
+  document.addEventListener("click", function (ev) {
+    if (ev.target.closest && ev.target.closest("#pa-ask, #pa-list-go")) blank(ev);
+  }, true);
+  ["keydown", "keypress"].forEach(function (type) {
+    document.addEventListener(type, function (ev) {
+      if (ev.key === "Enter" && !ev.shiftKey && ev.target.closest && ev.target.closest("#pa-question")) blank(ev);
+    }, true);
+  });
+})();
 </script>"""
 
 
