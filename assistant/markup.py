@@ -29,7 +29,7 @@ _MATH = re.compile(r"\\\(.+?\\\)|\\\[.+?\\\]"  # \(…\) inline and \[…\] disp
 _CODE = re.compile(r"(`[^`\n]*`|\\texttt\{[^{}]*\}|https?://[^\s()<>\"]+)")  # no en dash in code or a URL
 _DASH = re.compile(r"(?<=[^\W_])--(?=[^\W_])")  # model--hardware: LaTeX's en dash between words
 _TEXT_CMD = re.compile(r"\\(textit|emph|textbf|texttt|textsc|text|mathrm|url)\{([^{}]*)\}")
-_MD_LINK = re.compile(r"\[([^\[\]\n]+)\]\((https?://[^\s()<>\"]+)\)")  # [text](https://…) in an abstract
+_MD_LINK = re.compile(r"(?<!!)\[([^\[\]\n]+)\]\((https?://[^\s()<>\"]+)\)")  # [text](https://…) in an abstract
 _HREF = re.compile(r"\\href\{([^{}]*)\}\{([^{}]*)\}")
 _ESCAPED = re.compile(r"\\([%&#_$])")
 _STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from assistant.related_list import NEAREST_SHOWN, RelatedList  # noqa: F401 - NEAREST_SHOWN re-exported
 from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
 from assistant.sanitize import valid_text
 from assistant.settings import RelatedCalibration
@@ -34,12 +35,9 @@ def unknown_paper(store, paper_id: str) -> UnknownPaperError:
     import difflib
 
     close = difflib.get_close_matches(paper_id, list(store.paper_hashes()), n=3, cutoff=0.8) if paper_id else []
-    hint = f"; did you mean {', '.join(close)}?" if close else "; ids look like '<file stem>#<n>' (see list or search)"
+    hint = (f"; did you mean {', '.join(close)}?" if close
+            else "; an id is a paper list's file stem, '#' and the paper's number (see list or search)")
     return UnknownPaperError(f"no indexed paper has id {paper_id!r}{hint}")
-
-
-NEAREST_SHOWN = 3
-"""When no paper clears the similarity bar, the nearest this many are shown anyway, marked as below it."""
 
 
 @dataclass
@@ -103,34 +101,6 @@ class FacetNote:
     query_sentence: str
     paper_sentence: str
     similarity: float
-
-
-class RelatedList(list):
-    """``list[RelatedPaper]`` best first, plus how the bar was applied: ``considered`` papers ranked,
-    ``below_bar`` of them dropped under ``bar`` (cosine); ``nearest_only``: none cleared the bar and the
-    items are the nearest :data:`NEAREST_SHOWN`, all below it."""
-
-    def __init__(self, items=(), considered: int = 0, below_bar: int = 0, bar: float = 0.0,
-                 nearest_only: bool = False):
-        super().__init__(items)
-        self.considered, self.below_bar, self.bar = considered, below_bar, bar
-        self.nearest_only = nearest_only
-
-    def headline(self) -> str:
-        """``"3 related papers; 7 others were below the bar (similarity under 41%)."``, or when none clears
-        it ``"No paper is similar enough: the 10 closest were below the bar (similarity under 52%)."``"""
-        n = len(self)
-        if n and self.nearest_only:
-            return (f"None is closely related (similarity under {round(100 * self.bar)}%); "
-                    f"the nearest {'are' if n != 1 else 'is'}:")
-        if not n and self.below_bar:
-            return (f"No paper is similar enough: the {self.below_bar} closest were below the bar "
-                    f"(similarity under {round(100 * self.bar)}%).")
-        head = f"{n} related paper{'s' if n != 1 else ''}"
-        if self.below_bar:
-            head += (f"; {self.below_bar} other{'s were' if self.below_bar != 1 else ' was'} below the bar "
-                     f"(similarity under {round(100 * self.bar)}%)")
-        return head + "."
 
 
 FACETS = ["background", "method", "result"]

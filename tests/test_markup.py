@@ -92,3 +92,9 @@ def test_sources_panel_shows_an_abstract_link_as_a_link():
     s = Source(n=1, paper_id="f#1", label="X", abstract=f"Code is available at [{url}]({url}).")
     out = app.source_html(s)
     assert f'<a href="{url}" target="_blank" rel="noopener noreferrer">{url}</a>' in out and "](" not in out
+
+
+def test_image_syntax_is_not_taken_for_a_link():
+    out = markup.markdown("![chart](http://127.0.0.1/p.png)")
+    assert "chart (http" not in out and "![" not in out and "](" not in out  # still inert, shown literally
+    assert "<a " not in markup.html("![chart](http://127.0.0.1/p.png)")
