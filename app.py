@@ -22,6 +22,7 @@ from assistant.answer import Assistant, CitedAnswer, Source  # noqa: E402
 from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
 from assistant.render import inert  # noqa: E402
 from assistant.sanitize import valid_text  # noqa: E402
+from assistant.service import require_papers  # noqa: E402
 from assistant.settings import Calibration, Settings  # noqa: E402
 
 MAX_HISTORY_TURNS = Calibration().history.ui_turns
@@ -68,12 +69,39 @@ document.addEventListener("click", function (ev) {
   if (!a) return;
   ev.preventDefault(); ev.stopPropagation();
   var el = document.getElementById(a.getAttribute("href").split("#")[1]);
-  if (!el) return;  /* a citation of an earlier answer: its sources are no longer shown */
+  if (!el) return;  /* an answer older than the panel keeps (EARLIER_SOURCES) */
+  /* an earlier answer's source sits in the collapsed "earlier answers" section: open its way */
+  for (var d = el.parentElement && el.parentElement.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
   el.open = true;
   el.scrollIntoView({block: "nearest", behavior: "smooth"});
   el.classList.add("pa-flash");
   setTimeout(function () { el.classList.remove("pa-flash"); }, 1200);
 }, true);
+</script>""" + """<script>
+/* A blank question is never sent (no empty bubble, no warning in the chat): Ask, List all and Enter on a
+   blank box are stopped here, before Gradio sees them, and the box's placeholder says what to do. The
+   API still answers a blank question with its one-line error. */
+(function () {
+  var HINT = "Type a question first, e.g. \u201cWhich papers study machine unlearning?\u201d";
+  function blank(ev) {
+    var box = document.querySelector("#pa-question textarea");
+    if (!box) return false;
+    if (box.value.trim() !== "") { if (box.dataset.paPlaceholder) box.placeholder = box.dataset.paPlaceholder; return false; }
+    ev.preventDefault(); ev.stopImmediatePropagation();
+    if (!box.dataset.paPlaceholder) box.dataset.paPlaceholder = box.placeholder;
+    box.value = ""; box.dispatchEvent(new Event("input", {bubbles: true}));
+    box.placeholder = HINT; box.focus();
+    return true;
+  }
+  document.addEventListener("click", function (ev) {
+    if (ev.target.closest && ev.target.closest("#pa-ask, #pa-list-go")) blank(ev);
+  }, true);
+  ["keydown", "keypress"].forEach(function (type) {
+    document.addEventListener(type, function (ev) {
+      if (ev.key === "Enter" && !ev.shiftKey && ev.target.closest && ev.target.closest("#pa-question")) blank(ev);
+    }, true);
+  });
+})();
 </script>"""
 
 
@@ -180,8 +208,14 @@ def source_html(s: Source, open_: bool = False, key: str = "") -> str:
             f'<p>{highlight(s.abstract, s.sentence_start, s.sentence_end)}</p></details>')
 
 
-def sources_html(ans: CitedAnswer | None, key: str = "") -> str:
-    """The sources panel: each cited paper (click to open its abstract, cited sentence highlighted)."""
+EARLIER_SOURCES = 10
+"""Earlier answers whose sources the panel keeps (collapsed), so their citations still open a source."""
+
+
+def sources_html(ans: CitedAnswer | None, key: str = "", earlier: list[tuple[str, CitedAnswer]] = ()) -> str:
+    """The sources panel: each cited paper (click to open its abstract, cited sentence highlighted), then
+    ``earlier`` — ``[(key, answer)]``, newest first — collapsed, with ids unique to each answer (``key``)
+    so a citation in an earlier answer opens that answer's source."""
     if ans is None:
         return '<div class="pa-sources"><p>Sources of the latest answer appear here.</p></div>'
     parts = ['<div class="pa-sources">']
@@ -196,6 +230,12 @@ def sources_html(ans: CitedAnswer | None, key: str = "") -> str:
         parts.append('<p class="pa-also">Also retrieved (not cited): '
                      + "; ".join(f"{markup.html(s.title or s.label)} <code>{html.escape(s.paper_id)}</code>"
                                  for s in ans.also_retrieved) + "</p>")
+    if earlier:
+        parts.append(f'<details class="pa-earlier"><summary>Sources of earlier answers ({len(earlier)})</summary>')
+        for k, a in earlier:
+            parts.append(f'<p class="pa-also">For: {markup.html(a.question)}</p>')
+            parts += [source_html(s, key=k) for s in a.sources]
+        parts.append("</details>")
     parts.append("</div>")
     # One line: a blank line would end the raw-HTML block the Markdown panel passes through.
     return "".join(parts).replace("\n", " ")
@@ -249,6 +289,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     # New chat, per browser session: an answer still streaming stops writing once its chat was
     # cleared (Gradio's cancel alone can lose the race with updates already on their way).
     chat_epochs: dict[str, int] = {}
+    # Per browser session, the latest answers as [(key, answer)], newest first: the panel keeps their sources.
+    answered: dict[str, list[tuple[str, CitedAnswer]]] = {}
 
     def chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY,
              request: gr.Request | None = None):
@@ -259,6 +301,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
         text = ""
         try:
+            require_papers(assistant.index)
             stream = assistant.ask_stream(message, history=turns[-MAX_HISTORY_TURNS:],
                                           filters=make_filters(venue, year, source))
             text = ""
@@ -283,7 +326,9 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             key = uuid.uuid4().hex[:8]  # citation links of this answer open this answer's sources
             history[-1]["content"] = link_citations(answer_markdown(final), key, {s.n for s in final.sources})
             turns.append((final.standalone_question or final.question, final))
-            yield box_update, history, turns[-MAX_HISTORY_TURNS:], sources_html(final, key)
+            earlier = answered.get(sid, [])
+            answered[sid] = [(key, final), *earlier][: EARLIER_SOURCES + 1]
+            yield box_update, history, turns[-MAX_HISTORY_TURNS:], sources_html(final, key, earlier[:EARLIER_SOURCES])
         except Exception as exc:  # noqa: BLE001 - one clear line in the chat, never a traceback
             if history and history[-1]["role"] == "assistant":
                 history.pop()
@@ -293,6 +338,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
 
     def ask_api(question: str) -> dict:
         try:
+            require_papers(assistant.index)
             return assistant.ask(question).model_dump(mode="json")
         except Exception as exc:  # noqa: BLE001 - the client gets the line, the log no traceback
             raise gr.Error(ui_error(exc), print_exception=False) from None
@@ -450,6 +496,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             # It also stops an answer still streaming, which would otherwise write the old chat back.
             def cleared(request: gr.Request):
                 chat_epochs[request.session_hash] = chat_epochs.get(request.session_hash, 0) + 1
+                answered.pop(request.session_hash, None)
                 return [], [], sources_html(None), None
 
             def settled():

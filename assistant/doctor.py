@@ -36,7 +36,11 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     except Exception as exc:
         return False, f"index: {exc}"
     where = f"{settings.store.host}:{settings.store.port}" if settings.store.host else str(settings.index)
-    return papers > 0, f"index at {where}: {papers} papers in {chunks} chunks (embedding model {idx.encoder.model_name}, backend {idx.encoder.backend})"
+    if papers == 0:
+        from assistant.service import EMPTY_INDEX
+
+        return False, f"index at {where}: {EMPTY_INDEX}"
+    return True, f"index at {where}: {papers} papers in {chunks} chunks (embedding model {idx.encoder.model_name}, backend {idx.encoder.backend})"
 
 
 PROBE_ABSTRACT = ("We propose SparseRoute, a mixture-of-experts layer that routes each token to two of 64 experts. "

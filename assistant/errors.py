@@ -15,6 +15,7 @@ _USER_ERROR_CLASSES = (
     ("assistant.question", "QuestionError"), ("assistant.related", "UnknownPaperError"),
     ("vectorstore.papers", "CorpusError"), ("vectorstore.store", "StoreError"),
     ("vectorstore.embedding", "EmbeddingModelError"), ("pydantic_core", "ValidationError"),
+    ("assistant.service", "EmptyIndexError"),
 )
 
 
@@ -64,7 +65,8 @@ def exit_message(exc: BaseException) -> tuple[str, int]:
     if isinstance(exc, click.ClickException) or (hasattr(exc, "show") and hasattr(exc, "exit_code")):
         ctx = getattr(exc, "ctx", None)
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-        return f"{exc.format_message()}{hint}", exc.exit_code
+        # typer checks a Literal choice through pydantic, whose message starts "Value error, "
+        return f"{exc.format_message().replace('Value error, ', '')}{hint}", exc.exit_code
     first = str(exc).splitlines()[0] if str(exc) else ""
     if type(exc).__module__.split(".")[0] == "httpx" or isinstance(exc, ConnectionError):
         # The Chroma server went away mid-command (ingest resumes where it stopped when run again).

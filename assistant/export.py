@@ -99,14 +99,21 @@ def cite_key(paper: Paper, taken: set[str]) -> str:
 
 
 def to_bibtex(items: list[ExportItem]) -> str:
-    """BibTeX entries for ``items`` (``@inproceedings`` when the venue is known, else ``@misc``)."""
+    """BibTeX entries for ``items`` (``@inproceedings`` when the venue is known, else ``@misc``): the paper's
+    full title and authors when its record has them; an untitled paper's short label as title, with a
+    ``note`` saying it is a derived label."""
     lib = bibtexparser.Library()
     taken: set[str] = set()
     for it in items:
         p = it.paper
+        # The full title when the record has one (JSONL corpora); a bundled .txt paper list gives none,
+        # so its short label stands in and a note says so rather than passing it off as the title.
         fields = [("title", p.display())]
         if p.authors:
             fields.append(("author", " and ".join(p.authors)))
+        if not p.title:
+            fields.append(("note", f"Title and authors not in the paper list; “{p.display()}” is a short label "
+                                   "derived from the abstract"))
         if p.venue:
             fields.append(("booktitle", p.venue))
         if p.year:

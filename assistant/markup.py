@@ -21,10 +21,15 @@ from functools import lru_cache
 
 LATEX_DELIMITERS = [{"left": "$$", "right": "$$", "display": True},
                     {"left": "$", "right": "$", "display": False}]
-"""Gradio ``latex_delimiters``: ``$$…$$`` display and ``$…$`` inline math, as abstracts write them."""
+"""Gradio ``latex_delimiters``: ``$$…$$`` display and ``$…$`` inline math; :func:`markdown` and
+:func:`html` rewrite ``\\(…\\)``/``\\[…\\]`` into these before the page sees them."""
 
-_MATH = re.compile(r"(?<!\\)(\$\$.+?(?<!\\)\$\$|\$(?!\s)[^$]+?(?<![\s\\])\$)", re.S)
+_MATH = re.compile(r"\\\(.+?\\\)|\\\[.+?\\\]"  # \(…\) inline and \[…\] display, as LaTeX also writes them
+                   r"|(?<!\\)(?:\$\$.+?(?<!\\)\$\$|\$(?!\s)[^$]+?(?<![\s\\])\$)", re.S)
+_CODE = re.compile(r"(`[^`\n]*`|\\texttt\{[^{}]*\}|https?://[^\s()<>\"]+)")  # no en dash in code or a URL
+_DASH = re.compile(r"(?<=[^\W_])--(?=[^\W_])")  # model--hardware: LaTeX's en dash between words
 _TEXT_CMD = re.compile(r"\\(textit|emph|textbf|texttt|textsc|text|mathrm|url)\{([^{}]*)\}")
+_MD_LINK = re.compile(r"(?<!!)\[([^\[\]\n]+)\]\((https?://[^\s()<>\"]+)\)")  # [text](https://…) in an abstract
 _HREF = re.compile(r"\\href\{([^{}]*)\}\{([^{}]*)\}")
 _ESCAPED = re.compile(r"\\([%&#_$])")
 _STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
@@ -32,8 +37,8 @@ _EM = re.compile(r"(?<![\w*\\])\*(?=[^\s*])(.+?)(?<=[^\s*\\])\*(?![\w*])")
 
 
 def split_math(text: str) -> list[tuple[bool, str]]:
-    """``text`` as ``[(is_math, part)]`` in order; math parts keep their ``$`` delimiters. A lone or
-    escaped ``$`` (``\\$5``) is text."""
+    """``text`` as ``[(is_math, part)]`` in order; math parts keep their delimiters (``$``, ``$$``,
+    ``\\(…\\)``, ``\\[…\\]``). A lone or escaped ``$`` (``\\$5``) is text."""
     out, pos = [], 0
     for m in _MATH.finditer(text):
         if m.start() > pos:
@@ -46,6 +51,28 @@ def split_math(text: str) -> list[tuple[bool, str]]:
 
 
 _IMAGE = re.compile(r"!(?=\[)")
+
+
+def _dollars(span: str) -> str:
+    """A math span with ``$``/``$$`` delimiters: ``\\(x\\)`` → ``$x$``, ``\\[x\\]`` → ``$$x$$`` (the page's
+    Markdown would eat the backslash of ``\\(`` before KaTeX sees it; ``$`` survives)."""
+    if span.startswith("\\("):
+        return "$" + span[2:-2].strip() + "$"
+    if span.startswith("\\["):
+        return "$$" + span[2:-2] + "$$"
+    return span
+
+
+def _math_body(span: str) -> str:
+    """A math span without its delimiters."""
+    span = _dollars(span)
+    return span[2:-2] if span.startswith("$$") else span[1:-1]
+
+
+def _en_dash(text: str) -> str:
+    """``--`` between words as an en dash (``model--hardware`` → ``model–hardware``), never inside code
+    (a backtick span or ``\\texttt{…}``) or a URL."""
+    return "".join(part if i % 2 else _DASH.sub("–", part) for i, part in enumerate(_CODE.split(text)))
 
 
 def inert(text: str) -> str:
@@ -97,9 +124,15 @@ def _text_mode(text: str, em: str, strong: str, code: str) -> str:
             return f"{code}{body}{code}" if body else ""
         return body
 
-    text = _HREF.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _en_dash(_HREF.sub(lambda m: m.group(2) or m.group(1), text))
     text = text.replace("``", "“").replace("''", "”")  # LaTeX quotes
     return _ESCAPED.sub(r"\1", _TEXT_CMD.sub(cmd, text))
+
+
+def _link_text(m: re.Match) -> str:
+    """A Markdown link as plain text: its URL, after the text when the text is not the URL itself."""
+    label, url = m.group(1), m.group(2)
+    return url if label.strip() == url else f"{label} ({url})"
 
 
 def plain(text: str) -> str:
@@ -110,9 +143,9 @@ def plain(text: str) -> str:
     parts = []
     for is_math, part in split_math(text):
         if is_math:
-            parts.append(math_plain(part.strip("$")))
+            parts.append(math_plain(_math_body(part)))
         else:
-            t = _text_mode(part, "", "", "")
+            t = _MD_LINK.sub(_link_text, _text_mode(part, "", "", ""))
             parts.append(_EM.sub(r"\1", _STRONG.sub(r"\1", t)))
     return "".join(parts)
 
@@ -120,22 +153,26 @@ def plain(text: str) -> str:
 def markdown(text: str) -> str:
     """Untrusted text as inert Markdown for a component with :data:`LATEX_DELIMITERS`: text-mode LaTeX
     becomes Markdown emphasis, math spans stay for KaTeX (HTML-escaped like the rest)."""
-    return "".join(inert(part) if is_math else inert(_text_mode(part, "*", "**", "`"))
+    return "".join(inert(_dollars(part)) if is_math
+                   else inert(_MD_LINK.sub(_link_text, _text_mode(part, "*", "**", "`")))
                    for is_math, part in split_math(text or ""))
 
 
 def html(text: str) -> str:
     """Untrusted text as HTML: escaped, Markdown emphasis and text-mode LaTeX as ``<em>``/``<strong>``,
+    Markdown links to http(s) URLs as ``<a target="_blank" rel="noopener noreferrer">``,
     math spans kept (escaped) for KaTeX, line breaks as spaces (a blank line would end the raw-HTML
     block a Markdown component passes through)."""
     out = []
     for is_math, part in split_math(text or ""):
         if is_math:
-            out.append(_html.escape(part, quote=False))
+            out.append(_html.escape(_dollars(part), quote=False))
             continue
         t = _html.escape(_text_mode(part, "\x01", "\x02", "\x03"), quote=False)
         t = re.sub("\x01(.*?)\x01", r"<em>\1</em>", t)
         t = re.sub("\x02(.*?)\x02", r"<strong>\1</strong>", t)
         t = re.sub("\x03(.*?)\x03", r"<code>\1</code>", t)
-        out.append(_EM.sub(r"<em>\1</em>", _STRONG.sub(r"<strong>\1</strong>", t)))
+        t = _EM.sub(r"<em>\1</em>", _STRONG.sub(r"<strong>\1</strong>", t))
+        # [text](https://…) as a real link (escaped above; opens in a new tab, no window.opener)
+        out.append(_MD_LINK.sub(r'<a href="\2" target="_blank" rel="noopener noreferrer">\1</a>', t))
     return re.sub(r"[\r\n]+", " ", "".join(out))

@@ -105,6 +105,7 @@ class RelatedResult(BaseModel):
     count: int
     papers: list[RelatedHit]
     below_bar: int = Field(0, description="papers ranked but left out as too dissimilar, where a bar applies")
+    nearest_only: bool = Field(False, description="no paper clears the bar: `papers` are the nearest few, all below it")
 
 
 class ListedHit(_Open):
@@ -209,7 +210,11 @@ def search_papers(backend: Backend, query: str, k: int = 5, venue: str | None = 
 
 def ask_question(backend: Backend, question: str, k: int | None = None, venue: str | None = None,
                  year: int | None = None, source: str | None = None) -> AskResult:
-    """The cited answer ``paper-assistant ask --json`` gives."""
+    """The cited answer ``paper-assistant ask --json`` gives. Raises EmptyIndexError on an index
+    without papers."""
+    from assistant.service import require_papers
+
+    require_papers(backend.assistant().index)
     ans = backend.assistant().ask(question, filters=_filters(venue, year, source), k=k)
     return AskResult(
         question=ans.question, answer=ans.answer, verdict=VERDICTS[ans.verdict.value],
@@ -238,7 +243,7 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
     shown = paper_id or " ".join(text.split())[:200]
     records = related_records(items)
     return RelatedResult(query=shown, count=len(records), papers=[RelatedHit(**r) for r in records],
-                         below_bar=items.below_bar)
+                         below_bar=items.below_bar, nearest_only=items.nearest_only)
 
 
 def list_matching(backend: Backend, topic: str, venue: str | None = None, year: int | None = None,
@@ -252,17 +257,13 @@ def list_matching(backend: Backend, topic: str, venue: str | None = None, year: 
 
 def paper_record(backend: Backend, paper_id: str) -> IndexedPaper:
     """The stored record of one paper. Raises UnknownPaperError naming the closest ids."""
-    from assistant.related import UnknownPaperError
+    from assistant.related import unknown_paper
 
     store = backend.assistant().index.store
     pid = (paper_id or "").strip()
     found = store.get_papers([pid]) if pid else {}
     if pid not in found:
-        import difflib
-
-        close = difflib.get_close_matches(pid, list(store.paper_hashes()), n=3, cutoff=0.8) if pid else []
-        hint = f"; did you mean {', '.join(close)}?" if close else "; ids look like '<file stem>#<n>' (see search)"
-        raise UnknownPaperError(f"no indexed paper has id {pid!r}{hint}")
+        raise unknown_paper(store, pid)
     p = found[pid]
     return IndexedPaper(id=p.id, title=p.title, label=p.label, abstract=p.text, authors=p.authors, venue=p.venue,
                         year=p.year, url=p.url, source=p.source)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from assistant.related_list import NEAREST_SHOWN, RelatedList  # noqa: F401 - NEAREST_SHOWN re-exported
 from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
 from assistant.sanitize import valid_text
 from assistant.settings import RelatedCalibration
@@ -26,6 +27,17 @@ class UnknownPaperError(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+def unknown_paper(store, paper_id: str) -> UnknownPaperError:
+    """The error for an id ``store`` does not hold, naming up to 3 close ids (difflib ratio ≥ 0.8) or, when
+    none is close, what an id looks like."""
+    import difflib
+
+    close = difflib.get_close_matches(paper_id, list(store.paper_hashes()), n=3, cutoff=0.8) if paper_id else []
+    hint = (f"; did you mean {', '.join(close)}?" if close
+            else "; an id is a paper list's file stem, '#' and the paper's number (see list or search)")
+    return UnknownPaperError(f"no indexed paper has id {paper_id!r}{hint}")
 
 
 @dataclass
@@ -89,28 +101,6 @@ class FacetNote:
     query_sentence: str
     paper_sentence: str
     similarity: float
-
-
-class RelatedList(list):
-    """``list[RelatedPaper]`` best first, plus how the bar was applied: ``considered`` papers ranked,
-    ``below_bar`` of them dropped under ``bar`` (cosine)."""
-
-    def __init__(self, items=(), considered: int = 0, below_bar: int = 0, bar: float = 0.0):
-        super().__init__(items)
-        self.considered, self.below_bar, self.bar = considered, below_bar, bar
-
-    def headline(self) -> str:
-        """``"3 related papers; 7 others were below the bar (similarity under 41%)."``, or when none clears
-        it ``"No paper is similar enough: the 10 closest were below the bar (similarity under 52%)."``"""
-        n = len(self)
-        if not n and self.below_bar:
-            return (f"No paper is similar enough: the {self.below_bar} closest were below the bar "
-                    f"(similarity under {round(100 * self.bar)}%).")
-        head = f"{n} related paper{'s' if n != 1 else ''}"
-        if self.below_bar:
-            head += (f"; {self.below_bar} other{'s were' if self.below_bar != 1 else ' was'} below the bar "
-                     f"(similarity under {round(100 * self.bar)}%)")
-        return head + "."
 
 
 FACETS = ["background", "method", "result"]
@@ -246,7 +236,8 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     papers' mean chunk embeddings) and BM25 over chunks. Of the top ``k``, those whose dense cosine is
     below ``bar`` are dropped (None: ``calibration.related.min_similarity``, or ``min_similarity_short``
     for a text of fewer than ``short_text_sentences`` sentences, both fitted on CSFCube; 0: keep all)
-    and counted in the result's ``below_bar``. Raises UnknownPaperError for an unknown id,
+    and counted in the result's ``below_bar``; when none clears it, the first :data:`NEAREST_SHOWN` are kept
+    anyway and the result is ``nearest_only``. Raises UnknownPaperError (naming close ids) for an unknown id,
     ValueError when neither or both inputs are given or the text is empty or over MAX_TEXT_CHARS.
     """
     if (text is None) == (paper_id is None):
@@ -256,7 +247,7 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     if paper_id is not None:
         found = store.get_papers([paper_id])
         if paper_id not in found:
-            raise UnknownPaperError(f"no indexed paper has id {paper_id!r}")
+            raise unknown_paper(store, paper_id)
         text = found[paper_id].text
         exclude.add(paper_id)
         qvec = store.paper_embeddings([paper_id])[paper_id]
@@ -287,6 +278,10 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
         bar = _CAL.min_similarity_short if short else _CAL.min_similarity
     considered = len(ids)
     kept = [(i, sc) for i, sc in zip(ids, scores) if d_sim.get(i, 0.0) >= bar]
+    # None clears the bar: the nearest few anyway, marked as below it (an empty answer tells nothing).
+    nearest_only = not kept and bool(ids)
+    if nearest_only:
+        kept = list(zip(ids, scores))[:NEAREST_SHOWN]
     ids, scores = [i for i, _ in kept], [sc for _, sc in kept]
     papers = store.get_papers(ids)
     cache = sentence_cache.get([papers[i] for i in ids if i in papers])
@@ -309,7 +304,7 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
         p_only = [u for u in p_only if is_content(u.sentence)]
         out.append(RelatedPaper(papers[pid], s, float(d_sim.get(pid, 0.0)), pairs, q_only, p_only,
                                 facets=facet_notes(q_sents, q_vecs, p_sents, vecs)))
-    return RelatedList(out, considered=considered, below_bar=considered - len(out), bar=bar)
+    return RelatedList(out, considered=considered, below_bar=considered - len(out), bar=bar, nearest_only=nearest_only)
 
 
 def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str],

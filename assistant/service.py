@@ -9,6 +9,21 @@ from vectorstore.embedding import get_encoder, resolve_backend
 from vectorstore.index import Index, open_index
 from vectorstore.store import built_with, make_client
 
+EMPTY_INDEX = ("the index holds no papers (none ingested yet, or all removed): add some with "
+               "`paper-assistant ingest <files>`, e.g. `paper-assistant ingest data/*.txt`")
+
+
+class EmptyIndexError(ValueError):
+    """A question asked of an index that holds no papers; its message says how to add some."""
+
+
+def require_papers(index: Index) -> None:
+    """Raise :class:`EmptyIndexError` when ``index`` holds no papers (asked at the start of a question, so
+    the user learns to ingest instead of reading "no relevant abstract found")."""
+    if index.store.counts()[0] == 0:
+        raise EmptyIndexError(EMPTY_INDEX)
+
+
 _lock = threading.Lock()
 _indexes: dict[tuple, Index] = {}
 

@@ -60,9 +60,10 @@ def test_related_endpoint(app_url):
     assert md.count("\n| ") >= 3 and "000_12a0d7b1c5c902c5#6`" not in md
     assert "004_9268713af81d21d3#9" in md  # FIA: multi-concept unlearning
     assert re.search(r"\d+ related papers?; \d+ others? w(?:ere|as) below the bar", md)
-    # A paper nothing in the index is close to: said so, no table.
+    # A paper nothing in the index is close to: said so, and the nearest 3 shown under that heading.
     md = client.predict("", "000_12a0d7b1c5c902c5#13", api_name="/related")
-    assert "No paper is similar enough" in md and "\n| " not in md
+    assert "None is closely related (similarity under" in md and "the nearest are:" in md
+    assert len(re.findall(r"^\| \d+ \|", md, re.M)) == 3
 
 
 def test_exposed_bind_requires_auth(settings):

@@ -138,6 +138,28 @@ def test_question_answer_sources_and_citation_click(browser, page_url):
     page.close()
 
 
+def test_citation_in_an_earlier_answer_opens_that_answers_source(browser, page_url):
+    """The panel shows the latest answer's sources and keeps earlier answers' (collapsed): a citation
+    in the first answer, clicked after a second answer, opens the first answer's source."""
+    page = open_page(browser, page_url)
+    ask(page, "How much does OmniMoE reduce inference latency compared to PEER?")
+    page.locator("#pa-sources details.pa-source").first.wait_for(state="attached")
+    first_src = page.locator("#pa-sources details.pa-source").first.get_attribute("id")
+    ask(page, "Which papers study personality in large language models?")
+    page.locator("#pa-sources details.pa-earlier").wait_for(state="attached")
+    earlier = page.locator("#pa-sources details.pa-earlier")
+    assert earlier.get_attribute("open") is None
+    link = page.locator('#pa-chat [data-testid="bot"]').first.locator('a[href*="#pa-src-"]').first
+    target = link.get_attribute("href").split("#")[1]
+    assert target == first_src  # ids are unique to an answer: the old citation names its own source
+    link.click()
+    page.wait_for_function(f"() => document.getElementById('{target}').open")
+    assert earlier.get_attribute("open") is not None
+    assert page.locator(f"#{target}").evaluate("el => el.classList.contains('pa-flash')")
+    assert_clean(page)
+    page.close()
+
+
 def test_math_renders_in_the_sources_panel_and_the_answer(browser, page_url):
     """``10.9$\\times$`` in an abstract is typeset by the KaTeX Gradio bundles (no network), in the
     sources panel and in the chat's quote; the stored quote keeps its LaTeX."""
@@ -246,15 +268,26 @@ def test_related_work_tab(browser, page_url, assistant):
     page.close()
 
 
-def test_bad_question_shows_one_line_in_the_chat(browser, page_url):
+def test_blank_question_is_not_sent(browser, page_url):
+    """A blank question makes no chat bubble and no warning: the box shows a hint instead (Enter and the
+    Ask button alike), and its usual placeholder comes back with the next real question."""
     page = open_page(browser, page_url)
     assert "Ask about the indexed papers" in page.locator("#pa-chat").inner_text()  # the empty chat's hint
-    page.locator("#pa-question textarea").fill("   ")
-    page.locator("#pa-question textarea").press("Enter")  # Enter goes the same way as the Ask button
-    bot = last_bot(page)
-    bot.wait_for(state="visible")
-    page.wait_for_function("() => document.querySelector('#pa-chat').innerText.includes('the question is empty')")
-    assert bot.inner_text().strip() == "⚠ the question is empty: type a question about the papers"
+    box = page.locator("#pa-question textarea")
+    box.fill("   ")
+    box.press("Enter")  # Enter goes the same way as the Ask button
+    page.wait_for_function("() => document.querySelector('#pa-question textarea').placeholder.startsWith('Type a question first')")
+    box.fill("  ")
+    page.locator("#pa-ask").click()
+    page.wait_for_function("() => document.querySelector('#pa-question textarea').value === ''")
+    page.wait_for_timeout(500)
+    assert page.locator('#pa-chat [data-testid="user"]').count() == 0
+    assert page.locator('#pa-chat [data-testid="bot"]').count() == 0
+    assert "Ask about the indexed papers" in page.locator("#pa-chat").inner_text()  # still the empty chat
+    ask(page, "Which papers study personality in large language models?")
+    last_bot(page).wait_for(state="visible")
+    page.wait_for_function("() => document.querySelector('#pa-question textarea').placeholder.startsWith('Ask a question')")
+    assert page.locator('#pa-chat [data-testid="user"]').count() == 1
     assert_clean(page)
     page.close()
 

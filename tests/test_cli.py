@@ -150,3 +150,17 @@ def test_the_environment_beats_a_dotenv_file_whatever_the_variable_name(tmp_path
     assert load_settings().llm.model == "from-env"
     monkeypatch.setenv("PAPER_ASSISTANT_LLM__MODEL", "prefixed-env")
     assert load_settings().llm.model == "prefixed-env"
+
+
+def test_ask_and_doctor_on_an_empty_index_say_how_to_add_papers(tmp_path):
+    f = tmp_path / "mini.txt"
+    f.write_text("ICML 2026\n\nWe introduce FooNet, a network for graph coloring with 3x speed.\n")
+    idx = str(tmp_path / "idx")
+    assert run_cli("ingest", str(f), "--index", idx).returncode == 0
+    assert run_cli("remove", "mini.txt", "--index", idx).returncode == 0
+    out = run_cli("ask", "Which papers study graph coloring?", "--index", idx)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "holds no papers" in out.stderr and "paper-assistant ingest <files>" in out.stderr
+    assert "No relevant abstract found" not in out.stdout
+    doc = run_cli("doctor", "--index", idx)
+    assert "holds no papers" in doc.stdout + doc.stderr and "paper-assistant ingest" in doc.stdout + doc.stderr

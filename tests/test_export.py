@@ -104,3 +104,14 @@ def test_items_from_answer_keep_citation_order(assistant):
     items = items_from_answer(ans, assistant.index.store)
     assert [it.paper.id for it in items] == [s.paper_id for s in ans.sources] and len(items) >= 2
     assert [it.n for it in items] == [s.n for s in ans.sources]
+
+
+def test_bibtex_uses_the_full_title_and_authors_and_marks_a_derived_label():
+    titled = Paper(id="j#1", text="We propose SyPE, a positional encoding.", label="SyPE",
+                   title="SyPE: Symplectic Positional Encoding for Long Contexts", authors=["Ada Lovelace"])
+    untitled = Paper(id="t#2", text="We propose SyPE, a positional encoding.", label="SyPE")
+    back = read_bibtex(to_bibtex([ExportItem(1, titled), ExportItem(2, untitled)]))
+    assert back[0]["title"] == "SyPE: Symplectic Positional Encoding for Long Contexts"
+    assert back[0]["author"] == "Ada Lovelace" and "note" not in back[0]
+    assert back[1]["title"] == "SyPE" and "author" not in back[1]
+    assert "short label derived from the abstract" in back[1]["note"]

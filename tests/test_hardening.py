@@ -352,12 +352,14 @@ def test_cjk_question_naming_a_method_finds_it(assistant):
 def test_unknown_paper_id_for_related(ui, index, index_dir, monkeypatch, capsys):
     demo, _ = ui
     related = endpoint(demo, "related")
-    assert related("", "nope#1") == "⚠ no indexed paper has id 'nope#1'"
+    assert related("", "nope#1") == ("⚠ no indexed paper has id 'nope#1'; an id is a paper list's file stem, "
+                                     "'#' and the paper's number (see list or search)")
     assert related("   ", None) == "⚠ the text is empty: paste an abstract or a paragraph"
     assert related("z" * 60_000, None) == ("⚠ the text is 60,000 characters long; the limit is 50,000: "
                                            "paste an abstract or a few paragraphs")
     code, out, err = run_main(monkeypatch, capsys, "related", "--paper", "nope#1", "--index", str(index_dir))
-    assert (code, out, err) == (2, "", "error: no indexed paper has id 'nope#1'\n")
+    assert (code, out, err) == (2, "", "error: no indexed paper has id 'nope#1'; an id is a paper list's file stem, "
+                                       "'#' and the paper's number (see list or search)\n")
     assert index.store.counts()[0] == 38
 
 

@@ -52,3 +52,49 @@ def test_cli_text_and_markdown_export_show_unicode(tmp_path):
     p = Paper(id="f#1", text=r"We get 10.9$\times$ with $(\varepsilon,\delta)$ and *VRU*.", title=r"Fast $\times$ models")
     md = to_markdown([ExportItem(1, p, p.text)])
     assert "10.9×" in md and "(ε, δ)" in md and "Fast × models" in md and "$" not in md
+
+
+def test_paren_and_bracket_math_render_like_dollars():
+    assert markup.plain(r"a \(2.9\times\) speedup") == "a 2.9× speedup"
+    assert markup.plain(r"\[E=mc^2\] holds") == "E=mc² holds"
+    assert markup.split_math(r"x \(a_i\) y") == [(False, "x "), (True, r"\(a_i\)"), (False, " y")]
+    # the page gets $…$ (Markdown would eat the backslash of \( before KaTeX saw it)
+    assert r"$2.9\times$" in markup.markdown(r"a \(2.9\times\) speedup")
+    assert r"$$E=mc^2$$" in markup.html(r"\[E=mc^2\]")
+
+
+def test_double_hyphen_between_words_is_an_en_dash_outside_math_and_code():
+    assert markup.plain("model--hardware co-design") == "model–hardware co-design"
+    assert "model–hardware" in markup.markdown("the model--hardware gap")
+    assert "model–hardware" in markup.html("the model--hardware gap")
+    assert "`a--b`" in markup.markdown("run `a--b` now") and r"\texttt" not in markup.plain(r"\texttt{a--b}")
+    assert markup.plain(r"\texttt{a--b}") == "a--b"
+    assert markup.plain("a -- b and --flag") == "a -- b and --flag"
+
+
+def test_markdown_links_in_abstracts_are_real_links_in_html_and_text_elsewhere():
+    text = "Code is available at [https://github.com/a/b--c](https://github.com/a/b--c)."
+    out = markup.html(text)
+    assert ('<a href="https://github.com/a/b--c" target="_blank" rel="noopener noreferrer">'
+            "https://github.com/a/b--c</a>.") in out and "](" not in out
+    assert markup.plain(text) == "Code is available at https://github.com/a/b--c."
+    assert markup.plain("see [our site](https://x.org/p)") == "see our site (https://x.org/p)"
+    assert "](" not in markup.markdown(text) and "https://github.com/a/b--c" in markup.markdown(text)
+    # only http(s): a javascript: link stays inert text
+    assert "<a " not in markup.html("[x](javascript:alert(1))")
+
+
+def test_sources_panel_shows_an_abstract_link_as_a_link():
+    import app
+    from assistant.types import Source
+
+    url = "https://github.com/a/b"
+    s = Source(n=1, paper_id="f#1", label="X", abstract=f"Code is available at [{url}]({url}).")
+    out = app.source_html(s)
+    assert f'<a href="{url}" target="_blank" rel="noopener noreferrer">{url}</a>' in out and "](" not in out
+
+
+def test_image_syntax_is_not_taken_for_a_link():
+    out = markup.markdown("![chart](http://127.0.0.1/p.png)")
+    assert "chart (http" not in out and "![" not in out and "](" not in out  # still inert, shown literally
+    assert "<a " not in markup.html("![chart](http://127.0.0.1/p.png)")

@@ -128,6 +128,8 @@ def test_related_by_text_and_by_id(stdio_client):
     assert {p["paper_id"] for p in everything["papers"]} > {p["paper_id"] for p in out["papers"]}
     by_id = ok(call(stdio_client, "related", {"paper_id": OMNIMOE, "k": 3}))
     assert by_id["query"] == OMNIMOE and OMNIMOE not in [p["paper_id"] for p in by_id["papers"]]
+    assert by_id["nearest_only"] and by_id["count"] == 3  # none clears the bar: the nearest, marked below it
+    assert not out["nearest_only"]
     assert "no indexed paper has id 'nope#1'" in error_text(call(stdio_client, "related", {"paper_id": "nope#1"}))
     assert "give either a text or a paper id" in error_text(call(stdio_client, "related", {}))
 

@@ -127,3 +127,31 @@ def test_a_pasted_abstract_matches_its_own_sentences_exactly_and_lists_none_as_d
     assert top.paper.id == sapo
     assert top.pairs and all(p.similarity > 0.99 for p in top.pairs)  # the stored vectors are int8: ~1e-3 off
     assert top.query_only == [] and top.paper_only == []
+
+
+def test_no_paper_over_the_bar_shows_the_nearest_three_marked_below_it(assistant):
+    """The README's example: nothing clears the calibrated bar for OmniMoE, so the nearest 3 are shown,
+    marked as below it, in the text, the page's table and the MCP result."""
+    from assistant.mcp_tools import RelatedResult
+    from assistant.render import related_records
+
+    items = related_work(assistant.retriever, assistant.sentences, paper_id="000_12a0d7b1c5c902c5#13")
+    assert items.nearest_only and len(items) == 3
+    assert all(r.similarity < items.bar for r in items)
+    assert "000_12a0d7b1c5c902c5#13" not in {r.paper.id for r in items}
+    text = related_text(items)
+    assert text.startswith("None is closely related (similarity under") and "the nearest are:" in text
+    assert " 1. " in text and " 3. " in text
+    assert "None is closely related" in related_markdown(items)
+    res = RelatedResult(query="x", count=3, papers=related_records(items), below_bar=items.below_bar,
+                        nearest_only=items.nearest_only)
+    assert res.nearest_only and res.count == 3
+
+
+def test_an_unknown_paper_id_suggests_close_ids(assistant):
+    import pytest
+
+    from assistant.related import UnknownPaperError
+
+    with pytest.raises(UnknownPaperError, match=r"did you mean 000_12a0d7b1c5c902c5#13"):
+        related_work(assistant.retriever, assistant.sentences, paper_id="000_12a0d7b1c5c902c5#133")

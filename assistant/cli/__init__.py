@@ -10,10 +10,11 @@ from __future__ import annotations
 from assistant.cli import indexing, query, serving, tools
 from assistant.cli.common import app
 
-COMMANDS = {"mcp": serving.mcp, "ingest": indexing.ingest, "remove": indexing.remove, "ask": query.ask,
-            "related": query.related, "list": query.list_cmd, "map": query.map_cmd, "eval": tools.evaluate,
-            "train": tools.train, "doctor": tools.doctor, "serve": serving.serve}
-"""Each command's function by name, in the order `--help` lists them."""
+COMMANDS = {"ingest": indexing.ingest, "remove": indexing.remove, "ask": query.ask, "list": query.list_cmd,
+            "related": query.related, "map": query.map_cmd, "serve": serving.serve, "mcp": serving.mcp,
+            "doctor": tools.doctor, "eval": tools.evaluate, "train": tools.train}
+"""Each command's function by name, in the order `--help` lists them: a user's order (build the index,
+query it, serve it), then the operator's and developer's tools."""
 for _name, _command in COMMANDS.items():
     app.command(_name)(_command)
 

@@ -58,9 +58,23 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def _print_version(value: bool) -> None:
+    """``--version``: the installed package's version (pyproject's ``version``), then exit."""
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"paper-assistant {version('paper-assistant')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            typer.echo("paper-assistant (not installed: version unknown)")
+        raise typer.Exit()
+
+
 @app.callback()
 def main_options(
     ctx: typer.Context,
+    show_version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                               help="print the version and exit")] = False,
     model: Annotated[Optional[str], typer.Option("--model", help="LLM model name [env: OPENAI_MODEL]")] = None,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible base URL [env: OPENAI_BASE_URL]")] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", help="LLM timeout between streamed pieces, seconds")] = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 import typer
 
@@ -22,7 +22,8 @@ def ask(
     venue: VenueOpt = None,
     year: YearOpt = None,
     source: SourceOpt = None,
-    mode: Annotated[Optional[str], typer.Option(help="retrieval: hybrid | dense | bm25")] = None,
+    mode: Annotated[Optional[Literal["hybrid", "dense", "bm25"]],
+                    typer.Option(help="retrieval (default: the retrieval.mode setting, hybrid)")] = None,
     abstracts: Annotated[bool, typer.Option("--abstracts", help="print each cited abstract")] = False,
     export: ExportOpt = None,
     force: ForceOpt = False,
@@ -31,11 +32,12 @@ def ask(
     """Answer a question from the indexed abstracts, with numbered citations."""
     from assistant.render import answer_json, answer_text
     from assistant.retrieval import Filters
-    from assistant.service import get_assistant
+    from assistant.service import get_assistant, require_papers
 
     _check_export(export, force)
     settings = settings_for(ctx, index, retrieval={"k": k, "mode": mode})
     assistant = get_assistant(settings)
+    require_papers(assistant.index)
     filters = Filters(venue=venue, year=year, source=source)
     if as_json:
         ans = assistant.ask(question, filters=filters)
@@ -137,7 +139,7 @@ def list_cmd(
     venue: VenueOpt = None,
     year: YearOpt = None,
     source: SourceOpt = None,
-    export: ExportOpt = None,
+    export: Annotated[Optional[Path], typer.Option("--export", help="also write the listed papers to FILE.bib (BibTeX) or FILE.md")] = None,
     force: ForceOpt = False,
 ):
     """List every indexed paper above the relevance bar, with the count and one evidence sentence each."""

@@ -18,7 +18,7 @@ LAYERS = [
     {"assistant.relevance", "assistant.evidence", "assistant.retrieval", "assistant.listing", "assistant.prepared",
      "assistant.features", "assistant.learned"},
     # 3: follow-ups and generation
-    {"assistant.followup", "assistant.generate", "assistant.related", "assistant.related_llm"},
+    {"assistant.followup", "assistant.generate", "assistant.related", "assistant.related_list", "assistant.related_llm"},
     # 4: the pipeline and the process-wide service
     {"assistant.pipeline", "assistant.answer", "assistant.service"},
     # 5: the faces

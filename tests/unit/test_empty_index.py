@@ -1,0 +1,53 @@
+"""An index without papers: the question path names the fix (assistant.service.require_papers). No model."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant import errors
+from assistant.service import EMPTY_INDEX, EmptyIndexError, require_papers
+
+
+class _Store:
+    def __init__(self, papers: int):
+        self.papers = papers
+
+    def counts(self) -> tuple[int, int]:
+        return self.papers, self.papers * 2
+
+
+class _Index:
+    def __init__(self, papers: int):
+        self.store = _Store(papers)
+
+
+def test_require_papers_raises_a_user_error_that_names_ingest():
+    require_papers(_Index(3))  # an index with papers passes
+    with pytest.raises(EmptyIndexError) as info:
+        require_papers(_Index(0))
+    assert isinstance(info.value, errors.user_errors())
+    line, code = errors.exit_message(info.value)
+    assert code == 2 and "holds no papers" in line and "paper-assistant ingest <files>" in line
+
+
+def test_mcp_ask_on_an_empty_index_raises_the_fix():
+    from assistant.mcp_tools import ask_question
+
+    class _Assistant:
+        index = _Index(0)
+
+        def ask(self, *a, **kw):  # never reached: the empty index is caught first
+            raise AssertionError("asked an empty index")
+
+    class _Backend:
+        def assistant(self):
+            return _Assistant()
+
+    with pytest.raises(EmptyIndexError, match="paper-assistant ingest"):
+        ask_question(_Backend(), "Which papers study graph coloring?")
+
+
+def test_page_shows_the_fix_as_one_line():
+    import app
+
+    assert app.ui_error(EmptyIndexError(EMPTY_INDEX)) == EMPTY_INDEX  # a user error: shown as it is, not "request failed"
