@@ -4,8 +4,8 @@ Both models (:mod:`assistant.learned`) read only these numbers, computed the sam
 (:mod:`assistant.train`) and at answer time, from what the index already stores: the contextual
 sentence vectors (vectorstore.sentences), the chunk cosine and BM25 score of retrieval, and the
 BM25 index's document frequencies. The regular expressions below are *cues*: each is one named
-feature the evidence model weighs (or ignores); none decides anything on its own. The sentence cues
-are assistant.evidence's, shared with the calibrated rules.
+feature the evidence model weighs (or ignores); none decides anything on its own. The evidence
+ranker is the only sentence chooser (the hand-weighted rules it replaced are gone).
 
 Shapes: :func:`sentence_features` gives ``(n_sentences, len(SENTENCE_FEATURES))`` float32;
 :func:`judge_features` gives ``(len(JUDGE_FEATURES),)`` float32.
@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
-from assistant.evidence import _INTRODUCES, _RESULT_CUE, _URL, is_generic_claim
-from assistant.question import FRAMING_TERMS, Question, counts, figures, names_in
+from assistant.evidence import _URL, is_generic_claim
+from assistant.answer_types import _SHARE, new_names, sentence_answer_types  # noqa: F401  (re-exported)
+from assistant.question import FRAMING_TERMS, Question, asking_clause, counts, figures, names_in
 from vectorstore.lexical import LexicalIndex, tokenize
 
 @dataclass
@@ -46,15 +48,8 @@ class Cues:
     ask_weights: dict[str, float] = field(default_factory=dict)
     ask_vec: np.ndarray | None = None
     """The unit vector of ``ask`` (set by the caller, who holds the encoder; None: the question's)."""
-
-
-_ASKS = re.compile(r"\b(?:what|which|how|who|whom|whose|when|where|why)\b", re.I)
-
-
-def asking_clause(question: str) -> str:
-    """The part of ``question`` from its last question word on (the whole question without one)."""
-    starts = [m.start() for m in _ASKS.finditer(question)]
-    return question[starts[-1]:] if starts else question
+    analysis: Question | None = None
+    """The analysed question (its answer type and figures); None in hand-made cues."""
 
 
 def question_cues(question: Question, lexical: LexicalIndex | None) -> Cues:
@@ -69,7 +64,22 @@ def question_cues(question: Question, lexical: LexicalIndex | None) -> Cues:
                 weights=weights, content={t: w for t, w in about.items() if t not in FRAMING_TERMS},
                 max_idf=idf("\x00 no such term") if lexical is not None else 1.0,
                 expands=[re.compile(rf"\w[\w\s-]{{3,}}\(\s*{re.escape(n)}s?\s*\)", re.I) for n in question.names],
-                ask=ask, ask_weights={t: idf(t) for t in tokenize(ask)})
+                ask=ask, ask_weights={t: idf(t) for t in tokenize(ask)}, analysis=question)
+
+
+# Sentences that report findings; a detail asked about a paper is usually stated in one of them.
+_RESULT_CUE = re.compile(
+    r"\b(experiment\w*|result\w*|demonstrat\w*|show\w*|outperform\w*|achiev\w*|evaluat\w*|stud(y|ies)|"
+    r"empirical\w*|find\w*|benchmark\w*|reveal\w*|confirm\w*|attain\w*)\b", re.I)
+# A sentence that introduces a name ("we propose OmniMoE", "CABS stands for").
+_INTRODUCES = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|named|"
+                         r"termed|dubbed)\b", re.I)
+
+@lru_cache(maxsize=65536)
+def sentence_terms(text: str) -> tuple[str, ...]:
+    """:func:`vectorstore.lexical.tokenize` of an abstract's sentence, cached: the same sentences come
+    back question after question, and stemming is most of the features' cost."""
+    return tuple(tokenize(text))
 
 
 def coverage(terms: set[str], weights: dict[str, float]) -> float:
@@ -93,6 +103,10 @@ SENTENCE_FEATURES = (
     "definition_intro",  # … and introduces it ("we propose X")
     "definition_expand",  # … and spells it out ("multinomial logit (MNL)")
     "definition_cos",   # cos for a "what is X" question (whose cosines say little beyond the name)
+    "definition_position",  # position, centrality, residual_cos and result for a "what is X" question: the
+    "definition_centrality",  # detail cues of lookups, which a definition's answer need not follow
+    "definition_residual",
+    "definition_result",
     "position",         # index / (n − 1)
     "first",            # the abstract's first sentence
     "last",             # its last sentence
@@ -107,7 +121,21 @@ SENTENCE_FEATURES = (
     "ask_cos_gap",      # ask_cos − the paper's best
     "ask_coverage",     # idf-weighted share of the asking clause's terms in the sentence
     "exclusive_coverage",  # share of the question's terms found in this sentence and no other of the abstract
+    # Expected answer type (Question.answer_type) × what the sentence can answer (sentence_answer_types):
+    "type_quantity",    # a quantity asked, and the sentence states a figure, share or speed-up the question does not
+    "type_name",        # a named thing asked ("which datasets …"), and the sentence names something the question does not
+    "type_reason",      # a reason asked, and the sentence has a causal connective
+    "type_manner",      # a "how does …" asked, and the sentence states a means ("by", "via", "using")
+    "type_condition",   # "when …?" asked, and the sentence states a condition
+    "type_definition",  # what a named thing is asked, and the sentence introduces or spells out the name
+    "percent_asked",    # a quantity asked or cued ("eleven times faster"), and the sentence holds a %, × or "times"
+    "new_names",        # ln(1 + names in the sentence that the question does not hold)
+    "new_names_asked",  # new_names when a named thing is asked
+    "novelty",          # share of the sentence's terms the question does not hold
+    "description_coverage",  # coverage of the question's terms outside its asking clause (the paper's description)
+    "ask_only_coverage",  # coverage of the asking clause's terms that the description does not repeat
 )
+_TYPED = ("quantity", "name", "reason", "manner", "condition", "definition")
 
 
 def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.ndarray) -> np.ndarray:
@@ -123,11 +151,11 @@ def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.n
     if not n:
         return out
     cos = vecs @ qvec
-    terms = [set(tokenize(t)) for t in texts]
+    terms = [set(sentence_terms(t)) for t in texts]
     cov = np.array([coverage(s, cues.weights) for s in terms], dtype=np.float32)
     ccov = np.array([coverage(s, cues.content) for s in terms], dtype=np.float32)
     matched = np.array([sum(w for t, w in cues.weights.items() if t in s) for s in terms], dtype=np.float32)
-    n_terms = np.array([len(tokenize(_URL.sub(" ", t))) for t in texts], dtype=np.float32)
+    n_terms = np.array([len(sentence_terms(_URL.sub(" ", t))) for t in texts], dtype=np.float32)
     named = np.array([bool(cues.names) and names_in(cues.names, _URL.sub(" ", t)) for t in texts], dtype=np.float32)
     centroid = vecs.mean(axis=0)
     centroid = centroid / (np.linalg.norm(centroid) or 1.0)
@@ -159,6 +187,10 @@ def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.n
         "definition_intro": d * named * np.array([bool(_INTRODUCES.search(t)) for t in texts], dtype=np.float32),
         "definition_expand": [d * float(any(e.search(t) for e in cues.expands)) for t in texts],
         "definition_cos": d * cos,
+        "definition_position": d * np.arange(n, dtype=np.float32) / max(1, n - 1),
+        "definition_centrality": d * (vecs @ centroid),
+        "definition_residual": d * res,
+        "definition_result": [d * float(bool(_RESULT_CUE.search(t))) for t in texts],
         "position": np.arange(n, dtype=np.float32) / max(1, n - 1),
         "first": np.arange(n) == 0,
         "last": np.arange(n) == n - 1,
@@ -174,9 +206,30 @@ def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.n
         "ask_coverage": [coverage(st, cues.ask_weights) for st in terms],
         "exclusive_coverage": exclusive,
     }
+    cols.update(_answer_columns(cues, texts, terms))
     for j, name in enumerate(SENTENCE_FEATURES):
         out[:, j] = np.asarray(cols[name], dtype=np.float32)
     return out
+
+
+def _answer_columns(cues: Cues, texts: list[str], terms: list[set[str]]) -> dict[str, np.ndarray]:
+    """The answer-type and description/asking-clause columns of :func:`sentence_features`."""
+    q = cues.analysis
+    asked = q.answer_type if q is not None else "other"
+    kinds = [sentence_answer_types(t, q) if q is not None else frozenset() for t in texts]
+    cols = {f"type_{t}": np.array([float(asked == t and t in k) for k in kinds], dtype=np.float32) for t in _TYPED}
+    share = np.array([bool(_SHARE.search(t)) for t in texts], dtype=np.float32)
+    cols["percent_asked"] = share * (asked == "quantity" or cues.quantity)
+    new = np.log1p([len(new_names(t, q)) if q is not None else 0 for t in texts]).astype(np.float32)
+    cols["new_names"], cols["new_names_asked"] = new, new * (asked == "name")
+    own = set(cues.weights)
+    cols["novelty"] = np.array([len(st - own) / max(1, len(st)) for st in terms], dtype=np.float32)
+    described = set(tokenize(cues.question[: len(cues.question) - len(cues.ask)])) if cues.ask != cues.question else set()
+    desc = {t: w for t, w in cues.weights.items() if t in described and t not in cues.ask_weights}
+    ask_only = {t: w for t, w in cues.ask_weights.items() if t not in described}
+    cols["description_coverage"] = np.array([coverage(st, desc) for st in terms], dtype=np.float32)
+    cols["ask_only_coverage"] = np.array([coverage(st, ask_only) for st in terms], dtype=np.float32)
+    return cols
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 from assistant.sanitize import valid_text, without_pictographs
 from assistant.settings import QuestionCalibration
+from assistant.answer_types import (ANSWER_TYPES, COUNT, FIGURE, NUMBER_WORDS, QUANTITY_CUE, XREF,  # noqa: F401
+                                    answer_type, asking_clause, counts, figures, names_in)
 from vectorstore.lexical import NAME, tokenize
 
 MAX_QUESTION_CHARS = 4000
@@ -91,16 +93,6 @@ def question_names(question: str) -> list[str]:
     return found
 
 
-def names_in(names, text: str) -> bool:
-    """True when any of ``names`` occurs in ``text`` as a whole token, maybe plural ("PINN" finds
-    "PINNs"); a one-word name in any case ("SyPe" finds "SyPE"), a several-word one as capitalized
-    ("World Shaper", not the phrase "reinforcement learning" for "Reinforcement Learning"). An
-    all-capitals name matches only in capitals: "DROP TABLE papers" names no paper that says "table"."""
-    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text,
-                         0 if " " in n or n.isupper() else re.I)
-               for n in names)
-
-
 def has_name_or_number(text: str) -> bool:
     """True when ``text`` holds a name (:data:`NAME`) or a digit-bearing token."""
     return bool(NAME.search(text) or NUMBER_TOKEN.search(text))
@@ -152,29 +144,6 @@ DEFINITION_FRAME = re.compile(
     r"\W*(?:what(?:'s| is| are)(?: the| an?)?(?: (?:main|key|core) (?:idea|contribution|point) of(?: the)?)?|"
     r"what does(?: the)?|how do(?:es)?(?: the)?|(?:explain|describe|define)(?: the)?|tell me about(?: the)?)"
     r" \W*N(?:,? (?:and |or )?\W*N)*(?: (?:stand for|mean|do|work))?\W*", re.I)
-# "How much faster…", "What share of…", "by how many points": the answer is a figure.
-QUANTITY_CUE = re.compile(
-    r"\b(how (much|many|fast|large|long|often|big)|what (share|fraction|percentage|proportion|latenc\w*|speed\w*|"
-    r"gain|number)|by how|margin|speed-?up|latenc\w*|percent\w*|times faster)\b", re.I)
-NUMBER_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|hundreds?|thousands?|millions?|billions?)"
-FIGURE = re.compile(rf"\d+(?:\.\d+)?|\b{NUMBER_WORDS}\b", re.I)
-# A count ("three abilities", "5 tasks"), not a number inside a modifier or measure ("360-degree", "3-D", "90%", "1.5").
-COUNT = re.compile(rf"(?<![\w.-])(\d+|{NUMBER_WORDS})(?![\w°%-]|\.\d)", re.I)
-# Cross-references ("Sec. 5", "Table 2", "Eq. (3)") and bracketed citations are not quantities.
-XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)?s?|appendix|app|thm|theorems?|"
-                  r"lemmas?|alg(?:orithm)?s?|chapters?|ch)\.?\s*\(?\d+(?:\.\d+)*\)?|\[\d+(?:[,\u2013-]\s*\d+)*\]", re.I)
-
-
-def figures(text: str) -> set[str]:
-    """Figures in ``text`` (numbers and number words), cross-references left out."""
-    return {m.lower() for m in FIGURE.findall(XREF.sub(" ", text))}
-
-
-def counts(text: str) -> set[str]:
-    """Counts ``text`` names ("which three abilities" → {"three"}), lower case."""
-    return {c.lower() for c in COUNT.findall(text)}
-
-
 def is_definition_question(question: str, names: list[str]) -> bool:
     """True when ``question`` asks what the named things are ("What is SyPE?", "What does CABS stand
     for?", "How does U2A work?", "What is the main contribution of OmniMoE?"), not a detail about them."""
@@ -309,6 +278,8 @@ class Question:
     beyond_abstracts: str | None = None
     """What it asks for that abstracts rarely state (:func:`beyond_abstracts`), e.g. "proofs"; the
     answer then carries the abstract-only caveat."""
+    answer_type: str = "other"
+    """The kind of answer it expects (:func:`answer_type`, one of :data:`ANSWER_TYPES`)."""
 
     @property
     def kind(self) -> str:
@@ -345,4 +316,5 @@ def analyze(text: str, corpus_names: dict[str, str] | None = None, max_own_terms
         reference=_reference(text, terms, names, bare, max_own_terms),
         own_terms=tuple(t for t in terms if t not in REFERENCE_WORDS and t not in FRAMING_TERMS),
         beyond_abstracts=beyond_abstracts(text, is_list),
+        answer_type="definition" if is_definition_question(text, names) else answer_type(text),
     )

@@ -33,14 +33,16 @@ def test_abstention_never_drops_answerable_questions(report):
 
 def test_evidence_accuracy_on_lookups(report):
     assert report.evidence_n == 17
-    # 14/17 measured (target 0.8); one borderline flip is tolerated, since int8 kernels differ slightly by CPU.
-    assert report.evidence_accuracy >= 13 / 17 - 1e-9
+    # The learned evidence ranker (fitted on eval/train, never on dev): 13/17 measured (the hand rules it
+    # replaced, set on these very questions, quoted 14); one borderline flip is tolerated, since int8
+    # kernels differ slightly by CPU.
+    assert report.evidence_accuracy >= 12 / 17 - 1e-9
 
 
 def test_the_learned_ranker_and_judge_on_dev(settings, index):
-    """The learned path (fitted on eval/train, never on dev), measured: 10/17 gold sentences, 3/58
-    answerable refused, 19/58 flagged, 4/10 and 8/10 'none' refused and flagged. The issue's targets
-    (≥ 0.85, ≤ 3 %, ≤ 10 %, ≥ 50 %) are not met, so it is not the default."""
+    """The learned judge (fitted on eval/train, never on dev) with the evidence ranker, measured: 13/17
+    gold sentences, 3/58 answerable refused, 19/58 flagged, 4/10 and 8/10 'none' refused and flagged.
+    The issue's targets (≥ 0.85, ≤ 3 %, ≤ 10 %, ≥ 50 %) are not met, so the judge is not the default."""
     learned = settings.model_copy(update={"calibration": settings.calibration.model_copy(update={
         "abstention": settings.calibration.abstention.model_copy(update={"learned": "v1"})})})
     rep = run_eval(learned, DEV)

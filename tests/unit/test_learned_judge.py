@@ -60,6 +60,6 @@ def test_a_list_candidate_below_the_bar_is_out_unless_it_holds_the_name():
 
 def test_the_shipped_models_load_with_ordered_cutoffs_and_round_trip():
     judge = load_model("judge-v1")
-    ranker = load_model("evidence-v1")
+    ranker = load_model("evidence-v2")
     assert judge.features == JUDGE_FEATURES and 0 < judge.cutoffs["none_below"] <= judge.cutoffs["weak_below"] < 1
     assert LinearModel.from_dict(__import__("json").loads(ranker.to_json())).to_json() == ranker.to_json()

@@ -1,0 +1,65 @@
+"""The expected answer type of a question (assistant.question.answer_type) and what a sentence can
+answer (assistant.features.sentence_answer_types): tables, no model."""
+
+import pytest
+
+from assistant.features import new_names, sentence_answer_types
+from assistant.question import ANSWER_TYPES, analyze, answer_type, asking_clause
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("A detector trained in hours; how many Atari games was it validated on?", "quantity"),
+    ("What top-1 accuracy does CLIM reach after fine-tuning on 1% of the labels?", "quantity"),
+    ("what does it cost in accuracy?", "quantity"),
+    ("Brownian interval speedup over previous Brownian motion reconstruction", "quantity"),
+    ("which datasets did REDO use to evaluate its reconstruction?", "name"),
+    ("What is that mechanism called?", "name"),
+    ("what was the biggest dataset?", "name"),
+    ("DYffusion spatiotemporal forecasting evaluation domains", "name"),
+    ("what explains the training instability of Instance Normalization?", "reason"),
+    ("Why does pruning help?", "reason"),
+    ("How does E3T construct the partner policy?", "manner"),
+    ("when batches are small?", "condition"),
+    ("Is it faster than PEER?", "yes_no"),
+    ("what did it conclude?", "other"),
+])
+def test_answer_type_of_the_asking_clause(question, expected):
+    assert answer_type(question) == expected
+
+
+def test_a_definition_question_is_typed_definition_by_analyze():
+    assert analyze("What does CABS stand for?").answer_type == "definition"
+
+
+def test_every_type_is_listed():
+    assert {analyze(q).answer_type for q in ("How many?", "What is SyPE?")} <= set(ANSWER_TYPES)
+
+
+def test_asking_clause_starts_at_the_last_question_word():
+    assert asking_clause("A method that drops tokens. Which benchmarks did it use?") == "Which benchmarks did it use?"
+
+
+def test_a_sentence_with_a_new_figure_holds_a_quantity():
+    q = analyze("How many Atari games was it validated on?")
+    assert "quantity" in sentence_answer_types("Experimental results across 61 Atari games validate our claim.", q)
+
+
+def test_a_figure_the_question_states_is_no_answer():
+    q = analyze("How many of the 61 games did it win?")
+    assert "quantity" not in sentence_answer_types("We evaluate on 61 games.", q)
+
+
+def test_names_the_question_does_not_hold_are_candidate_answers():
+    q = analyze("which datasets did REDO use?")
+    text = "We study REDO on synthetic RGBD video datasets SAIL-VOS and DeformingThings4D++."
+    assert new_names(text, q) == ["RGBD", "SAIL-VOS", "DeformingThings4D"]
+
+
+def test_spelling_out_the_asked_name_answers_a_definition():
+    q = analyze("What does CABS stand for?")
+    assert "definition" in sentence_answer_types("We introduce the Clinical Abnormality Benchmarking Substrate (CABS).", q)
+
+
+def test_a_question_asking_which_paper_wants_the_paper_not_a_name_in_it():
+    assert answer_type("Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?") == "paper"
+    assert answer_type("which existing ensemble method did it beat?") == "name"
