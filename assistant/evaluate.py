@@ -209,7 +209,7 @@ def abstention_report(answerable: list[tuple[Verdict, float]], nones: list[tuple
     questions refused."""
     import numpy as np
 
-    from assistant.train import tradeoff
+    from assistant.learned import tradeoff
 
     rep = AbstentionReport(none_questions=len(nones), answerable_questions=len(answerable))
     share = lambda rows, verdicts: sum(v in verdicts for v, _ in rows) / len(rows) if rows else 0.0  # noqa: E731

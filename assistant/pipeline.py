@@ -23,7 +23,7 @@ from assistant.generate import Generator
 from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from
 from assistant.llm import ChatModel, OpenAIChat
 from assistant.prepared import Prepared
-from assistant.learned import load_model
+from assistant.learned import EVIDENCE_MODEL, load_model
 from assistant.question import Question, analyze, validate_question
 from assistant.relevance import AbstentionRule, Judge, LearnedJudge, RelevanceEvidence
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, resolve_filters
@@ -53,8 +53,8 @@ class Assistant:
         self.sentences = SentenceCache(index.encoder, index.store, chunker=index.chunker())
         self.ranker = None  # the learned evidence ranker, when the learned path is on
         if models is not None or cal.abstention.learned:
-            version = cal.abstention.learned or "v1"
-            self.ranker, judge_model = models or (load_model(f"evidence-{version}"), load_model(f"judge-{version}"))
+            version = cal.abstention.learned or "v2"
+            self.ranker, judge_model = models or (load_model(EVIDENCE_MODEL), load_model(f"judge-{version}"))
             self.judge: Judge = rule or LearnedJudge(judge_model, cal.abstention.follow_up_coverage)
         else:
             self.judge = rule or AbstentionRule(**cal.abstention.model_dump(exclude={"learned"}))
@@ -161,7 +161,8 @@ class Assistant:
             sig = signals[p.id]
             x = judge_features(cues, [sig, *(signals[o.id] for o in papers if o.id != p.id)])
             relevance[p.id] = RelevanceEvidence(sig.dense, sig.sentence, p.bm25, sig.name_share > 0, sig.coverage,
-                                                features=x if sents else None)
+                                                features=x if sents else None, definition=bool(
+                                                    cues.analysis is not None and cues.analysis.definition))
             if not sents:
                 evidence[p.id] = (None, 0.0)
                 continue
