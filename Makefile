@@ -11,7 +11,7 @@ export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run test test-llm browser strace ingest eval train bench clean
+.PHONY: setup run test test-llm lint browser strace ingest eval train bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -65,6 +65,11 @@ $(LLM_STAMP): $(STAMP)
 # which plain `make test` leaves out).
 test-llm: $(LLM_STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -m llm_server
+
+# ruff's checks ([tool.ruff] in pyproject.toml: pyflakes, pycodestyle, bugbear); the `dev` extra, once.
+lint: setup
+	@$(VENV)/bin/ruff --version >/dev/null 2>&1 || $(PIP) install --disable-pip-version-check -q -e '.[dev]'
+	$(VENV)/bin/ruff check .
 
 # Benchmarks print numbers and write benchmarks/results/*.json|png (not part of `make test`).
 bench: setup

@@ -119,9 +119,9 @@ def ui_error(exc: BaseException) -> str:
     """One line for the page. User errors (an empty question, an unknown paper, a filter that matches
     nothing) are shown as they are; anything else, such as a Chroma server that went away, is named
     and logged as one line, so the page and the log stay readable and the next question can succeed."""
-    from assistant.errors import USER_ERRORS, one_line
+    from assistant.errors import one_line, user_errors
 
-    if isinstance(exc, USER_ERRORS) or isinstance(exc, KeyError):
+    if isinstance(exc, user_errors()) or isinstance(exc, KeyError):
         return one_line(exc)
     line = f"{type(exc).__name__}: {one_line(exc)}"
     print(f"paper-assistant: request failed: {line}", file=sys.stderr)

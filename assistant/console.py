@@ -35,6 +35,8 @@ def _run(app: typer.Typer) -> None:
         typer.echo("aborted", err=True)
         sys.exit(130)
     except Exception as exc:  # a user error, a click usage error, anything unexpected: one line
+        if type(exc).__name__ == "NoArgsIsHelpError":  # the help is printed already: no empty error under it
+            sys.exit(getattr(exc, "exit_code", 2))
         message, code = exit_message(exc)
         typer.echo(f"error: {message}", err=True)
         sys.exit(code)

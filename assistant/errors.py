@@ -1,26 +1,41 @@
-"""The errors a user can cause or fix, shown as one line by every face (CLI, UI)."""
+"""The errors a user can cause or fix, shown as one line by every face (CLI, UI).
+
+Light to import (the standard library only): the CLI imports it at start-up, and the modules that
+define the user errors load the answer path (LangChain, numpy, Chroma; about a second)."""
 
 from __future__ import annotations
 
 import re
+import sys
 
-from pydantic import ValidationError
-
-from assistant.question import QuestionError
-from assistant.related import UnknownPaperError
-from vectorstore.embedding import EmbeddingModelError
-from vectorstore.papers import CorpusError
-from vectorstore.store import StoreError
-
-USER_ERRORS: tuple[type[BaseException], ...] = (
-    QuestionError, UnknownPaperError, CorpusError, StoreError, EmbeddingModelError, ValidationError,
-    FileNotFoundError, ValueError,
+# The library's user errors by module and class name. An exception of one of these classes can only
+# have been raised once its module was imported, so `user_errors` looks them up among the loaded
+# modules instead of importing them (tests/unit/test_startup.py checks every name resolves).
+_USER_ERROR_CLASSES = (
+    ("assistant.question", "QuestionError"), ("assistant.related", "UnknownPaperError"),
+    ("vectorstore.papers", "CorpusError"), ("vectorstore.store", "StoreError"),
+    ("vectorstore.embedding", "EmbeddingModelError"), ("pydantic_core", "ValidationError"),
 )
+
+
+def _loaded(module: str, name: str) -> type[BaseException] | None:
+    """The class ``module.name`` if that module is loaded (far enough to define it), else None:
+    nothing can have raised it."""
+    return getattr(sys.modules.get(module), name, None)
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """The exception classes a user can cause or fix (for ``except`` and ``isinstance``): the
+    library's (a bad question, an unknown paper id, a bad corpus file, an unreachable or missing
+    index, an embedding model that cannot load, invalid settings), FileNotFoundError and ValueError."""
+    loaded = (_loaded(module, name) for module, name in _USER_ERROR_CLASSES)
+    return (*(cls for cls in loaded if cls is not None), FileNotFoundError, ValueError)
 
 
 def one_line(exc: BaseException) -> str:
     """A user error as one line; a settings ValidationError names each bad field and its input."""
-    if isinstance(exc, ValidationError):
+    validation_error = _loaded("pydantic_core", "ValidationError")  # pydantic.ValidationError
+    if validation_error is not None and isinstance(exc, validation_error):
         parts = []
         for err in exc.errors():
             where = ".".join(str(x) for x in err.get("loc", ())) or "settings"
@@ -41,7 +56,7 @@ def one_line(exc: BaseException) -> str:
 def exit_message(exc: BaseException) -> tuple[str, int]:
     """``(one line, exit code)`` for an exception that ended a command: a user error, a click usage
     error (with a pointer to ``--help``), a lost Chroma server, or anything unexpected (code 2)."""
-    if isinstance(exc, USER_ERRORS):
+    if isinstance(exc, user_errors()):
         return one_line(exc), 2
     import click
 

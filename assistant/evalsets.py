@@ -12,22 +12,17 @@ import json
 from pathlib import Path
 
 from assistant.settings import Settings
+from vectorstore.jsonl import iter_jsonl
 
 
 def load_questions(path: Path) -> list[dict]:
-    """Questions of a dev.jsonl-format file. Raises ValueError naming the line for bad JSON or fields,
-    or for a file with no questions."""
+    """Questions of a dev.jsonl-format file. Raises ValueError naming the line for bad JSON, a line
+    that is no object or one without 'question' and 'gold', or for a file with no questions."""
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: no such question file")
     out = []
-    for i, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            q = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{i}: invalid JSON ({exc.msg})") from exc
-        if not isinstance(q, dict) or "question" not in q or "gold" not in q:
+    for i, q in iter_jsonl(path):  # JsonlError (a ValueError) names the line of bad JSON
+        if "question" not in q or "gold" not in q:
             raise ValueError(f"{path}:{i}: expected an object with 'question' and 'gold'")
         q.setdefault("qid", f"q{i}")
         q.setdefault("kind", "none" if not q["gold"] else "lookup")

@@ -16,7 +16,6 @@ holding those papers. :func:`run_csfcube` re-ranks CSFCube candidate pools and r
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections import defaultdict

@@ -17,8 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 import sys
-from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 from pydantic import Field
 
@@ -38,11 +37,11 @@ def _user_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from assistant.errors import USER_ERRORS, one_line
+        from assistant.errors import one_line, user_errors
 
         try:
             return fn(*args, **kwargs)
-        except USER_ERRORS as exc:
+        except user_errors() as exc:
             raise ToolError(one_line(exc)) from None
     return wrapper
 
@@ -121,30 +120,14 @@ def build_server(backend: Backend):
     def index_resource() -> str:
         from mcp.server.mcpserver.exceptions import ResourceError
 
-        from assistant.errors import USER_ERRORS, one_line
+        from assistant.errors import one_line, user_errors
 
         try:
             return json.dumps(index_summary(backend), ensure_ascii=False, indent=1)
-        except USER_ERRORS as exc:
+        except user_errors() as exc:
             raise ResourceError(one_line(exc)) from None
 
     return server
-
-
-def mcp_command(settings_for):
-    """The ``paper-assistant mcp`` command for the CLI's typer app. ``settings_for(index)`` is the CLI's
-    settings loader (with its global options: --model, --base-url, --chroma-host, …)."""
-    import typer
-
-    def mcp(index: Optional[Path] = typer.Option(None, "--index", help="index directory [env: PAPER_ASSISTANT_INDEX]"),
-            http: bool = typer.Option(False, "--http", help="serve streamable HTTP on 127.0.0.1 instead of stdio"),
-            port: int = typer.Option(DEFAULT_HTTP_PORT, min=1, max=65535, help="port for --http"),
-            ingest_default: bool = typer.Option(True, "--ingest/--no-ingest",
-                                                help="ingest the bundled corpus first if needed")):
-        """Serve search, ask, related, list_papers and get_paper to MCP clients (stdio; --http for 127.0.0.1)."""
-        serve(settings_for(index), http=http, port=port, ingest_default=ingest_default)
-
-    return mcp
 
 
 def port_in_use(host: str, port: int) -> str | None:

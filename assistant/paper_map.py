@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from assistant.sanitize import strip_controls
 from vectorstore.papers import Paper
 
 _LATEX = re.compile(r"\$[^$]*\$|\\[A-Za-z]+")
@@ -176,10 +177,17 @@ def index_map(store, n_clusters: int | None = None) -> PaperMap:
     return _CACHE[stamp]
 
 
+def shown_name(paper: Paper) -> str:
+    """The paper's display name without control characters: a title holding one (an escape sequence
+    from a hostile file, say) would otherwise be drawn as a missing glyph, with a matplotlib warning."""
+    return strip_controls(paper.display())
+
+
 def short_label(paper: Paper, width: int = 22) -> str:
+    """The paper's name as a point label: plain Unicode (no LaTeX), cut to ``width`` characters with "…"."""
     from assistant.markup import plain
 
-    text = plain(paper.display()).rstrip("…")
+    text = plain(shown_name(paper)).rstrip("…")
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
@@ -238,7 +246,7 @@ def map_figure(pmap: PaperMap, highlight: list[str] | None = None, title: str = 
             x=[p.x for p in pts], y=[p.y for p in pts], mode="markers", name=f"{c.id + 1}: {c.name} ({c.size})",
             marker={"size": 10, "color": PALETTE[c.id % len(PALETTE)], "opacity": 0.8},
             customdata=[p.paper.id for p in pts],
-            hovertext=["<br>".join(textwrap.wrap(p.paper.display(), 60)) + f"<br><i>{p.paper.id}</i>" for p in pts],
+            hovertext=["<br>".join(textwrap.wrap(shown_name(p.paper), 60)) + f"<br><i>{p.paper.id}</i>" for p in pts],
             hoverinfo="text"))
     by_id = {p.paper.id: p for p in pmap.points}
     hit_pts = [by_id[h] for h in hits if h in by_id]
@@ -246,7 +254,7 @@ def map_figure(pmap: PaperMap, highlight: list[str] | None = None, title: str = 
         fig.add_trace(go.Scatter(
             x=[p.x for p in hit_pts], y=[p.y for p in hit_pts], mode="markers", name=f"hits of the question ({len(hit_pts)})",
             marker={"size": 20, "symbol": "star", "color": "rgba(0,0,0,0)", "line": {"width": 2.5, "color": "#111"}},
-            hovertext=[p.paper.display() for p in hit_pts], hoverinfo="text"))
+            hovertext=[shown_name(p.paper) for p in hit_pts], hoverinfo="text"))
     # Labels placed as the PNG's are (plotly's own text positions let neighbours print on each other);
     # sizes for 9 px text on a plot about 1,100 × 480 px.
     for text, lx, ly, ha, leader, p in place_labels(pmap, char_w=0.0062, line_h=0.04, width=18):
@@ -273,8 +281,6 @@ def save_png(pmap: PaperMap, out: str | Path, highlight: list[str] | None = None
     out.parent.mkdir(parents=True, exist_ok=True)
     hits = set(highlight or [])
     fig, ax = plt.subplots(figsize=(14, 10), dpi=dpi)
-    xs = np.array([p.x for p in pmap.points])
-    ys = np.array([p.y for p in pmap.points])
     for c in pmap.clusters:
         pts = [p for p in pmap.points if p.cluster == c.id]
         ax.scatter([p.x for p in pts], [p.y for p in pts], s=70, color=PALETTE[c.id % len(PALETTE)], alpha=0.85,
@@ -287,7 +293,7 @@ def save_png(pmap: PaperMap, out: str | Path, highlight: list[str] | None = None
         ax.annotate(text, (p.x, p.y), xytext=(lx, ly), fontsize=7.5, ha=ha, va="bottom", color="#222",
                     zorder=5, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.7},
                     arrowprops={"arrowstyle": "-", "color": "#999", "lw": 0.6} if leader else None)
-    ax.set_title(f"{title} — {len(pmap.points)} papers, {len(pmap.clusters)} clusters", fontsize=14)
+    ax.set_title(f"{strip_controls(title)} — {len(pmap.points)} papers, {len(pmap.clusters)} clusters", fontsize=14)
     ax.set_xlabel(f"PC1 ({pmap.explained_variance[0]:.0%} of variance)")
     ax.set_ylabel(f"PC2 ({pmap.explained_variance[1]:.0%} of variance)")
     ax.margins(x=0.06, y=0.08)

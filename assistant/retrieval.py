@@ -91,24 +91,24 @@ def resolve_filters(filters: Filters, values: Callable[[str], set]) -> Filters:
     if filters.resolved:
         return filters
     out = {}
-    for field, want in (("venue", filters.venue), ("year", filters.year), ("source", filters.source)):
+    for name, want in (("venue", filters.venue), ("year", filters.year), ("source", filters.source)):
         if want is None or isinstance(want, list):
-            out[field] = want
+            out[name] = want
             continue
-        have = values(field)
-        if field == "venue":
+        have = values(name)
+        if name == "venue":
             match = [v for v in have if str(v).casefold() == str(want).casefold()]
-        elif field == "source":
+        elif name == "source":
             match = [v for v in have if v == want] or [v for v in have if str(v).rsplit(".", 1)[0] == want]
         else:
             match = [v for v in have if v == want]
         match = sorted(match, key=str)
         if not match:
             listed = ", ".join(sorted(map(str, have))[:12]) + (", …" if len(have) > 12 else "")
-            raise FilterError(f"no indexed paper has {field} {want!r}; the index has: {listed or 'none'}")
-        if field == "source" and len(match) > 1:
+            raise FilterError(f"no indexed paper has {name} {want!r}; the index has: {listed or 'none'}")
+        if name == "source" and len(match) > 1:
             raise FilterError(f"source {want!r} is ambiguous: {', '.join(match)}; give the file name with its extension")
-        out[field] = match if field == "venue" and len(match) > 1 else match[0]
+        out[name] = match if name == "venue" and len(match) > 1 else match[0]
     return Filters(**out, resolved=True)
 
 

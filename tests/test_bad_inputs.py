@@ -64,6 +64,8 @@ def test_an_implausible_year_skips_its_file_and_the_other_files_go_in(scratch, i
         f"skipped: {root / name}:1: 'year' {shown[name]} is not a plausible year (expected 1000–2100)" for name in bad)
 
 
+# A title's escape sequence drawn in the map PNG was a missing glyph and a matplotlib warning: now an error.
+@pytest.mark.filterwarnings("error:Glyph:UserWarning")
 def test_after_skipping_bad_years_every_command_works(scratch, ingested, monkeypatch, capsys, tmp_path):
     root, idx, _ = scratch
     code, out, err = run_main(monkeypatch, capsys, "ask", "What is OmegaBench?", "--index", str(idx))

@@ -301,7 +301,7 @@ def test_typing_while_an_answer_streams_is_kept_and_new_chat_stops_the_stream(br
     fake.script("What is SyPE?", Reply(text=slow, chunk_size=6, chunk_delay=0.05))  # the rewrite, then the answer
     asked = len(fake.requests)
     ask(page, "What is SyPE?")  # a follow-up: one rewrite request, then the streamed answer
-    page.wait_for_function(f"() => document.querySelector('#pa-chat').innerText.split('SyPE extends').length > 7")
+    page.wait_for_function("() => document.querySelector('#pa-chat').innerText.split('SyPE extends').length > 7")
     page.get_by_role("button", name="New chat").click()
     page.wait_for_timeout(4000)  # past the end the stream would have had
     assert "SyPE extends" not in page.locator("#pa-chat").inner_text()  # the stream did not write the chat back

@@ -20,10 +20,11 @@ from pydantic import SecretStr
 from assistant.answer import FALLBACK_NOTE, INCOMPLETE_MARK, Assistant
 from assistant.settings import Calibration
 
-SUPPORT_THRESHOLD = Calibration().answer.support_threshold
 from assistant.settings import LLMSettings
 from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI, Reply, free_port
+
+SUPPORT_THRESHOLD = Calibration().answer.support_threshold
 
 OMNIMOE = "000_12a0d7b1c5c902c5#13"
 OMNIMOE_Q = "Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?"

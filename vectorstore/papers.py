@@ -10,12 +10,13 @@ JSONL format: one object per line with ``id`` and ``abstract`` (required) and op
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
+
+from vectorstore.jsonl import JsonlError, iter_jsonl
 
 
 class CorpusError(ValueError):
@@ -264,17 +265,7 @@ def load_jsonl(path: str | Path) -> list[Paper]:
     path = Path(path)
     papers = []
     first_line: dict[str, int] = {}
-    # Records end at "\n" only: str.splitlines() would also split inside a string at U+2028,
-    # U+0085 and friends, which JSON (and json.dumps(ensure_ascii=False)) leaves unescaped.
-    for lineno, line in enumerate(read_text(path).split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from exc
-        if not isinstance(rec, dict):
-            raise CorpusError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}")
+    for lineno, rec in _jsonl_records(path):
         abstract = rec.get("abstract") or rec.get("text")
         if not isinstance(abstract, str) or not abstract.strip():
             raise CorpusError(f"{path}:{lineno}: record has no 'abstract' text")
@@ -296,6 +287,14 @@ def load_jsonl(path: str | Path) -> list[Paper]:
         except ValidationError as exc:  # e.g. a lone surrogate (\ud800) that is no valid text
             raise CorpusError(f"{path}:{lineno}: invalid record ({exc.errors()[0].get('msg', 'invalid')})") from exc
     return papers
+
+
+def _jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:
+    """:func:`vectorstore.jsonl.iter_jsonl` over the checked text of ``path``, raising CorpusError."""
+    try:
+        yield from iter_jsonl(path, read_text(path))
+    except JsonlError as exc:
+        raise CorpusError(str(exc)) from exc
 
 
 def _jsonl_paper(rec: dict, pid, abstract: str, title: str, year, path: Path) -> Paper:

@@ -22,7 +22,8 @@ LAYERS = [
     # 4: the pipeline and the process-wide service
     {"assistant.pipeline", "assistant.answer", "assistant.service"},
     # 5: the faces
-    {"assistant.cli", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.export",
+    {"assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query", "assistant.cli.tools",
+     "assistant.cli.serving", "assistant.cli.__main__", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.export",
      "assistant.render", "assistant.paper_map", "assistant.doctor", "assistant.errors", "assistant.console",
      "assistant.mcp_server", "assistant.mcp_tools",
      "assistant.__main__", "app"},
@@ -30,8 +31,16 @@ LAYERS = [
 
 
 def _modules() -> dict[str, Path]:
-    paths = [*ROOT.glob("assistant/*.py"), *ROOT.glob("vectorstore/*.py"), ROOT / "app.py"]
-    return {".".join(p.relative_to(ROOT).with_suffix("").parts): p for p in paths if p.name != "__init__.py"}
+    """Module name → file, for every module of the two packages (subpackages too: a package's
+    ``__init__.py`` is the package's name; the two top-level ones only set up, and are left out)."""
+    paths = [*ROOT.glob("assistant/**/*.py"), *ROOT.glob("vectorstore/**/*.py"), ROOT / "app.py"]
+    top = {ROOT / "assistant" / "__init__.py", ROOT / "vectorstore" / "__init__.py"}
+    names = {}
+    for p in paths:
+        if p not in top:
+            parts = p.relative_to(ROOT).with_suffix("").parts
+            names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    return names
 
 
 def _imports(path: Path, known: set[str]) -> set[str]:
@@ -97,5 +106,5 @@ def test_no_import_cycle():
 
 
 def test_no_module_in_assistant_is_over_350_lines():
-    long = {p.name: n for p in ROOT.glob("assistant/*.py") if (n := len(p.read_text().splitlines())) > 350}
+    long = {str(p.relative_to(ROOT)): n for p in ROOT.glob("assistant/**/*.py") if (n := len(p.read_text().splitlines())) > 350}
     assert long == {}

@@ -1,0 +1,28 @@
+"""The `paper-assistant` commands, thin over the library; an error is one line on stderr (exit 2; 1: partial ingest).
+
+The commands by group: :mod:`.indexing` (ingest, remove), :mod:`.query` (ask, related, list, map),
+:mod:`.tools` (eval, train, doctor), :mod:`.serving` (serve, mcp); the app, its global options and
+what the commands share: :mod:`.common`. Importing the package loads typer and no more: each command
+imports what it runs."""
+
+from __future__ import annotations
+
+from assistant.cli import indexing, query, serving, tools
+from assistant.cli.common import app
+
+COMMANDS = {"mcp": serving.mcp, "ingest": indexing.ingest, "remove": indexing.remove, "ask": query.ask,
+            "related": query.related, "list": query.list_cmd, "map": query.map_cmd, "eval": tools.evaluate,
+            "train": tools.train, "doctor": tools.doctor, "serve": serving.serve}
+"""Each command's function by name, in the order `--help` lists them."""
+for _name, _command in COMMANDS.items():
+    app.command(_name)(_command)
+
+
+def main() -> None:
+    """Console entry point (assistant.console.run: terminal-safe output, one-line errors)."""
+    from assistant.console import run
+
+    run(app)
+
+
+__all__ = ["app", "main"]

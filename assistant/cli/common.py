@@ -1,0 +1,93 @@
+"""What every command shares: the typer app, its global options (kept on the click context), the
+options several commands take, the settings loader, one-line failures and the embedding progress bar.
+
+Imports typer only: each command imports what it runs, so ``paper-assistant --help`` or a usage
+error prints before the answer path (LangChain, torch, Chroma) loads."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Ask questions over conference paper abstracts, with citations.")
+
+IndexOpt = Annotated[Optional[Path], typer.Option("--index", help="index directory [env: PAPER_ASSISTANT_INDEX]")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
+ExportOpt = Annotated[Optional[Path], typer.Option("--export", help="also write the cited papers to FILE.bib (BibTeX) or FILE.md")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="let --export overwrite an existing file")]
+VenueOpt = Annotated[Optional[str], typer.Option(help="only papers of this venue")]
+YearOpt = Annotated[Optional[int], typer.Option(help="only papers of this year")]
+SourceOpt = Annotated[Optional[str], typer.Option(help="only papers from this file name")]
+
+
+@dataclass(frozen=True)
+class GlobalOptions:
+    """The app's options given before the command (``--model``, ``--chroma-host``, …) as settings
+    overrides: section name → {field: value}, only the options given. The app's callback puts one on
+    the click context (``ctx.obj``), which every command's context inherits."""
+
+    overrides: dict[str, dict[str, object]] = field(default_factory=dict)
+
+
+def settings_for(ctx: typer.Context, index: Path | None = None, **extra):
+    """The :class:`assistant.settings.Settings` for a command: the environment, then the global
+    options, then ``index`` and ``extra`` (section → {field: value}; a None value is not an override)."""
+    from assistant.settings import load_settings
+
+    options = ctx.obj if isinstance(ctx.obj, GlobalOptions) else GlobalOptions()
+    ov: dict = {section: dict(values) for section, values in options.overrides.items()}
+    if index is not None:
+        ov["index"] = index
+    for k, v in extra.items():
+        if isinstance(v, dict):
+            ov.setdefault(k, {}).update({a: b for a, b in v.items() if b is not None})
+        elif v is not None:
+            ov[k] = v
+    return load_settings(**ov)
+
+
+def fail(message: str, code: int = 2) -> None:
+    """End the command with ``error: message`` on stderr and exit ``code``."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    model: Annotated[Optional[str], typer.Option("--model", help="LLM model name [env: OPENAI_MODEL]")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible base URL [env: OPENAI_BASE_URL]")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="LLM timeout between streamed pieces, seconds")] = None,
+    first_token_timeout: Annotated[Optional[float], typer.Option("--first-token-timeout", help="LLM timeout for a reply's first piece, seconds")] = None,
+    chroma_host: Annotated[Optional[str], typer.Option("--chroma-host", help="use a Chroma server at this host")] = None,
+    chroma_port: Annotated[Optional[int], typer.Option("--chroma-port", help="Chroma server port")] = None,
+    embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="sentence-transformers model name or path")] = None,
+):
+    overrides: dict[str, dict[str, object]] = {}
+    if any(v is not None for v in (model, base_url, timeout, first_token_timeout)):
+        overrides["llm"] = {"model": model, "base_url": base_url, "timeout": timeout, "first_token_timeout": first_token_timeout}
+    if chroma_host or chroma_port:
+        overrides["store"] = {"host": chroma_host, "port": chroma_port}
+    if embedding_model:
+        overrides["embedding"] = {"model": embedding_model}
+    ctx.obj = GlobalOptions(overrides)
+
+
+@contextmanager
+def embedding_bar():
+    """A progress bar for papers being embedded, on stderr when it is a terminal; yields the
+    ``on_total`` / ``progress`` callbacks of :func:`vectorstore.ingest.ingest`."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    stderr = getattr(sys.stderr, "unsafe", sys.stderr)  # the bar's own cursor codes, not sanitised away
+    with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(file=stderr), transient=True, disable=not stderr.isatty()) as bar:
+        task = bar.add_task("papers", total=None)
+        yield {"on_total": lambda n: bar.update(task, total=n), "progress": lambda n: bar.advance(task, n)}

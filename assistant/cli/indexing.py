@@ -1,0 +1,46 @@
+"""The index's commands: ``ingest`` papers, ``remove`` the papers of a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assistant.cli.common import IndexOpt, embedding_bar, settings_for
+
+
+def ingest(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="paper-list .txt files, .jsonl files or folders")],
+    index: IndexOpt = None,
+):
+    """Add papers to the index (idempotent: unchanged papers are skipped, edited ones replaced)."""
+    from assistant.service import get_index
+    from vectorstore.ingest import ingest as run_ingest
+
+    settings = settings_for(ctx, index)
+    idx = get_index(settings, create=True)
+    with embedding_bar() as callbacks:
+        report = run_ingest(paths, idx, write_batch=settings.store.write_batch, **callbacks)
+    for reason in report.skipped:
+        typer.echo(f"skipped: {reason}", err=True)
+    typer.echo(report.summary())
+    if report.skipped:
+        raise typer.Exit(1)
+
+
+def remove(
+    ctx: typer.Context,
+    files: Annotated[list[str], typer.Argument(help="names of ingested paper files, e.g. papers.txt")],
+    index: IndexOpt = None,
+):
+    """Remove every paper ingested from these files (say, after renaming one and ingesting it again)."""
+    from assistant.service import get_index
+    from vectorstore.ingest import remove_sources
+
+    idx = get_index(settings_for(ctx, index))
+    for name, n in remove_sources(files, idx).items():
+        typer.echo(f"{name}: {n} papers removed")
+    papers, chunks = idx.store.counts()
+    typer.echo(f"index holds {papers} papers in {chunks} chunks")

@@ -1,0 +1,89 @@
+"""The CLI starts without the answer path: `paper-assistant --help`, a usage error or a one-line error
+print before LangChain, numpy, torch or Chroma load (they took 1–3 s on 2 busy cores)."""
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = {"pydantic", "pydantic_core", "pydantic_settings", "numpy", "torch", "langchain_core", "langchain",
+         "langchain_text_splitters", "chromadb", "mcp", "rich", "sentence_transformers", "gradio"}
+LIGHT = {"assistant", "assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query",
+         "assistant.cli.tools", "assistant.cli.serving", "assistant.console", "assistant.errors", "assistant.sanitize"}
+
+
+def loaded_after(code: str) -> set[str]:
+    """Modules loaded by a fresh interpreter that runs ``code``."""
+    script = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def test_importing_the_cli_and_its_console_loads_typer_but_not_the_answer_path():
+    mods = loaded_after("import assistant.cli, assistant.console")
+    assert "typer" in mods
+    assert {m.split(".")[0] for m in mods} & HEAVY == set()
+    assert {m for m in mods if m.startswith("assistant")} == LIGHT
+
+
+def test_help_prints_without_the_answer_path():
+    mods = loaded_after("import sys\nsys.argv = ['paper-assistant', 'ingest', '--help']\nfrom assistant.cli import main\n"
+                        "try:\n    main()\nexcept SystemExit:\n    pass")
+    assert {m for m in mods if m.startswith("assistant")} == LIGHT
+    # typer checks option values with pydantic, and rich draws the help
+    assert {m.split(".")[0] for m in mods} & (HEAVY - {"rich", "pydantic", "pydantic_core"}) == set()
+
+
+@pytest.mark.parametrize("module, name", __import__("assistant.errors", fromlist=["x"])._USER_ERROR_CLASSES)
+def test_every_named_user_error_exists_and_gives_one_line_and_exit_code_2(module, name):
+    from assistant.errors import exit_message, user_errors
+
+    cls = getattr(importlib.import_module(module), name)
+    assert issubclass(cls, BaseException) and cls in user_errors()
+    if name != "ValidationError":  # pydantic's cannot be made by hand; tests/test_cli.py shows a real one
+        assert exit_message(cls("the index is somewhere else\nsecond line")) == ("the index is somewhere else", 2)
+
+
+def test_the_mcp_command_default_port_is_the_servers():
+    from assistant.cli.serving import MCP_HTTP_PORT
+    from assistant.mcp_server import DEFAULT_HTTP_PORT
+
+    assert MCP_HTTP_PORT == DEFAULT_HTTP_PORT
+
+
+def test_global_options_reach_each_commands_settings_and_do_not_outlive_the_invocation(monkeypatch):
+    from typer.testing import CliRunner
+
+    import assistant.settings
+    from assistant.cli import app
+
+    loaded = []
+
+    def load_settings(**overrides):  # what the command would load its settings with; then stop it
+        loaded.append(overrides)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(assistant.settings, "load_settings", load_settings)
+    runner = CliRunner()
+    out = runner.invoke(app, ["--model", "m1", "--chroma-port", "8001", "--embedding-model", "x/y",
+                              "ask", "What?", "--index", "/tmp/i1", "-k", "3"])
+    assert isinstance(out.exception, ValueError), out.output
+    assert loaded[-1] == {"llm": {"model": "m1", "base_url": None, "timeout": None, "first_token_timeout": None},
+                          "store": {"host": None, "port": 8001}, "embedding": {"model": "x/y"},
+                          "index": Path("/tmp/i1"), "retrieval": {"k": 3}}
+    runner.invoke(app, ["doctor"])
+    assert loaded[-1] == {}
+
+
+def test_no_arguments_print_the_help_and_no_empty_error_line():
+    out = subprocess.run([sys.executable, "-m", "assistant.cli"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "COLUMNS": "100"})
+    assert out.returncode == 2
+    assert "serve" in out.stdout + out.stderr
+    assert "error:" not in out.stderr
