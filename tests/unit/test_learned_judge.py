@@ -77,8 +77,8 @@ def test_the_boosted_judge_averages_its_linear_and_tree_halves():
                          {"none_below": 0.35, "weak_below": 0.6}, tuple(float(i == d) for i in range(_K)))
     x = np.zeros((3, _K))
     x[:, d] = [0.1, 0.5, 0.9]  # raw tree scores −2, 2, 3
-    sig = lambda z: 1 / (1 + np.exp(-z))
-    assert np.allclose(model.probability(x), (0.5 + sig(np.array([-2.0, 2.0, 3.0]))) / 2)
+    sig = 1 / (1 + np.exp(-np.array([-2.0, 2.0, 3.0])))
+    assert np.allclose(model.probability(x), (0.5 + sig) / 2)
     assert [model.verdict(r) for r in x] == [Verdict.none, Verdict.answered, Verdict.answered]
     assert model.importances()[0][0] == "dense"
     again = BoostedJudge.from_dict(__import__("json").loads(model.to_json()))
