@@ -139,14 +139,14 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
     if evidence_n:
         report.evidence_accuracy = evidence_hits / evidence_n
         report.evidence_n = evidence_n
-    if assistant.ranker is not None:  # the learned path
-        report.evidence_importances = [(f, round(c, 3)) for f, c in assistant.ranker.importances()]
+    report.evidence_importances = [(f, round(c, 3)) for f, c in assistant.ranker.importances()]
+    if getattr(assistant.judge, "model", None) is not None:  # the learned judge
         report.judge_importances = [(f, round(c, 3)) for f, c in assistant.judge.model.importances()]
     if cv:
-        from assistant.train import TrainSettings, collect, cross_validate, neutral_models
+        from assistant.train import TrainSettings, collect_all, cross_validate, neutral_models
 
-        rows = collect(Assistant(settings, idx, models=neutral_models()), qs)
-        report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv)))
+        rows, extra = collect_all(Assistant(settings, idx, models=neutral_models()), qs, TrainSettings(folds=cv))
+        report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv), extra))
     return report
 
 

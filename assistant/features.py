@@ -4,8 +4,8 @@ Both models (:mod:`assistant.learned`) read only these numbers, computed the sam
 (:mod:`assistant.train`) and at answer time, from what the index already stores: the contextual
 sentence vectors (vectorstore.sentences), the chunk cosine and BM25 score of retrieval, and the
 BM25 index's document frequencies. The regular expressions below are *cues*: each is one named
-feature the evidence model weighs (or ignores); none decides anything on its own. The sentence cues
-are assistant.evidence's, shared with the calibrated rules.
+feature the evidence model weighs (or ignores); none decides anything on its own. The evidence
+ranker is the only sentence chooser (the hand-weighted rules it replaced are gone).
 
 Shapes: :func:`sentence_features` gives ``(n_sentences, len(SENTENCE_FEATURES))`` float32;
 :func:`judge_features` gives ``(len(JUDGE_FEATURES),)`` float32.
@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.evidence import _INTRODUCES, _RESULT_CUE, _URL, is_generic_claim
-from assistant.question import FRAMING_TERMS, Question, asking_clause, counts, figures, names_in  # noqa: F401
-from vectorstore.lexical import NAME, LexicalIndex, tokenize
+from assistant.evidence import _URL, is_generic_claim
+from assistant.answer_types import _SHARE, new_names, sentence_answer_types  # noqa: F401  (re-exported)
+from assistant.question import FRAMING_TERMS, Question, asking_clause, counts, figures, names_in
+from vectorstore.lexical import LexicalIndex, tokenize
 
 @dataclass
 class Cues:
@@ -47,7 +48,7 @@ class Cues:
     ask_vec: np.ndarray | None = None
     """The unit vector of ``ask`` (set by the caller, who holds the encoder; None: the question's)."""
     analysis: Question | None = None
-    """The analysed question (its answer type, names and figures: :func:`sentence_answer_types`)."""
+    """The analysed question (its answer type and figures); None in hand-made cues."""
 
 
 def question_cues(question: Question, lexical: LexicalIndex | None) -> Cues:
@@ -65,51 +66,13 @@ def question_cues(question: Question, lexical: LexicalIndex | None) -> Cues:
                 ask=ask, ask_weights={t: idf(t) for t in tokenize(ask)}, analysis=question)
 
 
-# What a sentence can answer, per answer type (assistant.question.ANSWER_TYPES).
-_PERCENT = re.compile(r"%|\\%|×|\\times|\b\d+(?:\.\d+)?\s*x\b|\btimes\b|\bfold\b|percent", re.I)
-_THING_WORDS = re.compile(r"\b(?:datasets?|benchmarks?|corpus|corpora|suites?|tasks?|games|environments?|domains?|"
-                          r"baselines?|models?|architectures?|algorithms?|networks?)\b", re.I)
-_REASON_WORDS = re.compile(r"\b(?:because|due to|since|owing to|caused? by|stems? from|attribut\w+|explain\w*|"
-                           r"reason\w*|leads? to|results? in|as a result)\b", re.I)
-_MANNER_WORDS = re.compile(r"\b(?:by|via|through|using|uses?|employs?|relies|based on|leverag\w+|consists? of|"
-                           r"combin\w+|construct\w*|comput\w+)\b", re.I)
-_CONDITION_WORDS = re.compile(r"\b(?:when|whenever|if|unless|under|once|after|provided)\b", re.I)
-_INTRO_WORDS = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|"
-                          r"named|termed|dubbed|is an?|refers? to)\b", re.I)
-
-
-def new_names(text: str, question: Question) -> list[str]:
-    """Name-like tokens of ``text`` (an acronym, CamelCase or digit-bearing token, or a capitalized
-    word after its first) that ``question`` does not hold: candidate answers to a "which …?" question."""
-    asked = {t.lower() for t in re.findall(r"[\w-]+", question.text)}
-    words = re.findall(r"(?<![\w-])[A-Za-z][\w-]*", _URL.sub(" ", text))
-    return [w for i, w in enumerate(words)
-            if w.lower() not in asked and (NAME.fullmatch(w) or (i > 0 and w[0].isupper() and len(w) > 2))]
-
-
-def sentence_answer_types(text: str, question: Question) -> frozenset[str]:
-    """The answer types (assistant.question.ANSWER_TYPES) ``text`` could answer for ``question``: a
-    figure, share or speed-up the question does not state → ``quantity``; a name the question does
-    not hold, or a dataset/benchmark word → ``name``; a name the question holds, introduced or spelled
-    out → ``definition``; a causal connective → ``reason``; a means ("by", "via", "using") →
-    ``manner``; a condition ("when", "if", "under") → ``condition``; ``yes_no`` and ``other`` always
-    (any statement answers them). The judge asks whether the top paper has a sentence of
-    ``question.answer_type`` at all; the evidence ranker weighs the match per type."""
-    out = {"yes_no", "other"}
-    if (figures(text) - question.figures) or _PERCENT.search(text):
-        out.add("quantity")
-    if new_names(text, question) or _THING_WORDS.search(text):
-        out.add("name")
-    if question.names and names_in(question.names, _URL.sub(" ", text)) and _INTRO_WORDS.search(text):
-        out.add("definition")
-    if _REASON_WORDS.search(text):
-        out.add("reason")
-    if _MANNER_WORDS.search(text):
-        out.add("manner")
-    if _CONDITION_WORDS.search(text):
-        out.add("condition")
-    return frozenset(out)
-
+# Sentences that report findings; a detail asked about a paper is usually stated in one of them.
+_RESULT_CUE = re.compile(
+    r"\b(experiment\w*|result\w*|demonstrat\w*|show\w*|outperform\w*|achiev\w*|evaluat\w*|stud(y|ies)|"
+    r"empirical\w*|find\w*|benchmark\w*|reveal\w*|confirm\w*|attain\w*)\b", re.I)
+# A sentence that introduces a name ("we propose OmniMoE", "CABS stands for").
+_INTRODUCES = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|named|"
+                         r"termed|dubbed)\b", re.I)
 
 def coverage(terms: set[str], weights: dict[str, float]) -> float:
     """Weighted share of ``weights``' terms present in ``terms`` (a text's stemmed terms), in [0, 1]."""
@@ -146,7 +109,21 @@ SENTENCE_FEATURES = (
     "ask_cos_gap",      # ask_cos − the paper's best
     "ask_coverage",     # idf-weighted share of the asking clause's terms in the sentence
     "exclusive_coverage",  # share of the question's terms found in this sentence and no other of the abstract
+    # Expected answer type (Question.answer_type) × what the sentence can answer (sentence_answer_types):
+    "type_quantity",    # a quantity asked, and the sentence states a figure, share or speed-up the question does not
+    "type_name",        # a named thing asked ("which datasets …"), and the sentence names something the question does not
+    "type_reason",      # a reason asked, and the sentence has a causal connective
+    "type_manner",      # a "how does …" asked, and the sentence states a means ("by", "via", "using")
+    "type_condition",   # "when …?" asked, and the sentence states a condition
+    "type_definition",  # what a named thing is asked, and the sentence introduces or spells out the name
+    "percent_asked",    # a quantity asked or cued ("eleven times faster"), and the sentence holds a %, × or "times"
+    "new_names",        # ln(1 + names in the sentence that the question does not hold)
+    "new_names_asked",  # new_names when a named thing is asked
+    "novelty",          # share of the sentence's terms the question does not hold
+    "description_coverage",  # coverage of the question's terms outside its asking clause (the paper's description)
+    "ask_only_coverage",  # coverage of the asking clause's terms that the description does not repeat
 )
+_TYPED = ("quantity", "name", "reason", "manner", "condition", "definition")
 
 
 def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.ndarray) -> np.ndarray:
@@ -213,9 +190,30 @@ def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.n
         "ask_coverage": [coverage(st, cues.ask_weights) for st in terms],
         "exclusive_coverage": exclusive,
     }
+    cols.update(_answer_columns(cues, texts, terms))
     for j, name in enumerate(SENTENCE_FEATURES):
         out[:, j] = np.asarray(cols[name], dtype=np.float32)
     return out
+
+
+def _answer_columns(cues: Cues, texts: list[str], terms: list[set[str]]) -> dict[str, np.ndarray]:
+    """The answer-type and description/asking-clause columns of :func:`sentence_features`."""
+    q = cues.analysis
+    asked = q.answer_type if q is not None else "other"
+    kinds = [sentence_answer_types(t, q) if q is not None else frozenset() for t in texts]
+    cols = {f"type_{t}": np.array([float(asked == t and t in k) for k in kinds], dtype=np.float32) for t in _TYPED}
+    share = np.array([bool(_SHARE.search(t)) for t in texts], dtype=np.float32)
+    cols["percent_asked"] = share * (asked == "quantity" or cues.quantity)
+    new = np.log1p([len(new_names(t, q)) if q is not None else 0 for t in texts]).astype(np.float32)
+    cols["new_names"], cols["new_names_asked"] = new, new * (asked == "name")
+    own = set(cues.weights)
+    cols["novelty"] = np.array([len(st - own) / max(1, len(st)) for st in terms], dtype=np.float32)
+    described = set(tokenize(cues.question[: len(cues.question) - len(cues.ask)])) if cues.ask != cues.question else set()
+    desc = {t: w for t, w in cues.weights.items() if t in described and t not in cues.ask_weights}
+    ask_only = {t: w for t, w in cues.ask_weights.items() if t not in described}
+    cols["description_coverage"] = np.array([coverage(st, desc) for st in terms], dtype=np.float32)
+    cols["ask_only_coverage"] = np.array([coverage(st, ask_only) for st in terms], dtype=np.float32)
+    return cols
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,14 @@
 """The two fitted models, as small JSON files in ``assistant/models/``: loaded once per process.
 
 - The **evidence ranker** scores each sentence of an abstract for a question: ``w · standardize(x)``
-  over :data:`assistant.features.SENTENCE_FEATURES`; the quoted sentence is the argmax. Fitted as a
-  pairwise logistic regression (RankNet-style with a linear scorer; Herbrich et al. 2000, "Large margin
-  rank boundaries for ordinal regression"): for each training lookup, the gold sentence against every
-  other sentence of its abstract.
-Both are used when ``Settings.calibration.abstention.learned`` names the judge's version ("v2"; off
-by default: see README).
+  over :data:`assistant.features.SENTENCE_FEATURES`; the quoted sentence is the argmax. Fitted
+  (:func:`fit_evidence`) as a conditional logit over each training lookup's abstract, the gold
+  sentence the label (:func:`fit_listwise`; a pairwise logistic regression, :func:`fit_pairwise`,
+  cross-validated one lookup worse). Always used: ``Settings.calibration.sentences.learned`` names
+  its version ("v2").
 
-- The **relevance judge** (:class:`BoostedJudge`) gives ``P(some retrieved paper answers)`` from
+- The **relevance judge** (:class:`BoostedJudge`; used when ``Settings.calibration.abstention.learned``
+  names its version, "v2"; off by default: see README) gives ``P(some retrieved paper answers)`` from
   :data:`assistant.features.JUDGE_FEATURES`: the mean of a logistic regression's and a small
   gradient-boosted tree ensemble's probabilities (scikit-learn's HistGradientBoostingClassifier, after
   LightGBM: Ke et al. 2017), and two cutoffs chosen by cross-validation on the training questions:
@@ -31,9 +31,12 @@ import numpy as np
 
 from assistant.relevance import Verdict
 
+EVIDENCE_VERSION = 2
+"""The evidence ranker's version (its file is ``evidence-v2.json``): 2 adds the answer-type features
+and the synthetic definition questions."""
+
+
 MODELS_DIR = Path(__file__).resolve().parent / "models"
-EVIDENCE_MODEL = "evidence-v1"
-"""The evidence ranker's file (the judge's is ``judge-<calibration.abstention.learned>``)."""
 
 
 class ModelError(RuntimeError):
@@ -225,3 +228,55 @@ def load_model(name: str, folder: Path | None = None) -> LinearModel | BoostedJu
         raise ModelError(f"cannot read the {name} model {path}: {exc}; run `paper-assistant train`") from exc
     expected = {"evidence": SENTENCE_FEATURES, "judge": JUDGE_FEATURES}.get(data.get("name"))
     return (BoostedJudge if "trees" in data else LinearModel).from_dict(data, expected)
+
+
+def fit_listwise(xs: list[np.ndarray], gold: list[int], weights: np.ndarray, C: float) -> np.ndarray:
+    """Conditional logit (softmax over each abstract's sentences, the gold one the label; McFadden 1974,
+    ListNet's top-one form, Cao et al. 2007): minimizes ``|w|²/(2C) − Σ weight · log P(gold)`` with
+    L-BFGS from zero (deterministic)."""
+    from scipy.optimize import minimize
+
+    def loss(w):
+        value, grad = 0.5 * w @ w / C, w / C
+        for x, t, q in zip(xs, gold, weights):
+            s = x @ w
+            p = np.exp(s - s.max())
+            p /= p.sum()
+            value -= q * np.log(p[t] + 1e-300)
+            grad -= q * (x[t] - p @ x)
+        return value, grad
+
+    return minimize(loss, np.zeros(xs[0].shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
+
+
+def fit_pairwise(xs: list[np.ndarray], gold: list[int], weights: np.ndarray, C: float) -> np.ndarray:
+    """Pairwise logistic regression (scikit-learn, lbfgs): gold minus each other sentence, each
+    question weighing ``weight`` in all (RankNet with a linear scorer; Herbrich et al. 2000)."""
+    from sklearn.linear_model import LogisticRegression
+
+    diffs, w = [], []
+    for x, t, q in zip(xs, gold, weights):
+        others = np.delete(x, t, axis=0)
+        diffs.append(x[t] - others)
+        w.append(np.full(len(others), q / len(others)))
+    d, w = np.vstack(diffs), np.concatenate(w)
+    lr = LogisticRegression(C=C, fit_intercept=False, max_iter=5000)
+    lr.fit(np.vstack([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))], sample_weight=np.r_[w, w])
+    return lr.coef_[0]
+
+
+def fit_evidence(rows: list, cfg=None) -> LinearModel:
+    """The evidence ranker fitted on ``rows`` (assistant.train.QuestionRow) that have a gold sentence,
+    with ``cfg`` (assistant.train.TrainSettings: ``objective``, ``C``; default listwise, C = 1). Standardized features, then
+    :func:`fit_listwise` or :func:`fit_pairwise`; raises ValueError when no row has a gold sentence."""
+    from assistant.features import SENTENCE_FEATURES
+
+    usable = [r for r in rows if r.gold_x is not None and r.gold_label >= 0 and len(r.gold_x) > 1]
+    if not usable:
+        raise ValueError("no lookup question with an evidence sentence found in its gold abstract")
+    x = np.vstack([r.gold_x for r in usable]).astype(np.float64)
+    mean, scale = x.mean(axis=0), np.where(x.std(axis=0) > 1e-9, x.std(axis=0), 1.0)
+    xs = [(r.gold_x.astype(np.float64) - mean) / scale for r in usable]
+    fit = fit_pairwise if getattr(cfg, "objective", "listwise") == "pairwise" else fit_listwise
+    coef = fit(xs, [r.gold_label for r in usable], np.array([r.weight for r in usable]), getattr(cfg, "C", 1.0))
+    return LinearModel("evidence", EVIDENCE_VERSION, SENTENCE_FEATURES, mean, scale, coef, 0.0, {})

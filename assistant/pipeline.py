@@ -16,14 +16,14 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from assistant.evidence import SentenceCache, score_papers
+from assistant.evidence import SentenceCache, relevance_evidence
 from assistant.features import Cues, judge_features, question_cues, retrieved_signals, sentence_features
 from assistant.followup import Anchor, FollowUp, FollowUps, quoted_before
 from assistant.generate import Generator
 from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from
 from assistant.llm import ChatModel, OpenAIChat
 from assistant.prepared import Prepared
-from assistant.learned import EVIDENCE_MODEL, load_model
+from assistant.learned import load_model
 from assistant.question import Question, analyze, validate_question
 from assistant.relevance import AbstentionRule, Judge, LearnedJudge, RelevanceEvidence
 from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, resolve_filters
@@ -36,11 +36,11 @@ class Assistant:
     """Retrieval + answering over one index; one per process, shared by CLI, UI, MCP and tests.
 
     ``rule``: the relevance :class:`Judge` (default: the calibrated :class:`AbstentionRule`, or the
-    :class:`LearnedJudge` with ``calibration.abstention.learned``, which also quotes the learned evidence
-    ranker's sentence); ``chat_model``: any :class:`ChatModel` (default: OpenAIChat when an LLM is
-    configured); ``models``: ``(evidence ranker, relevance model)`` (assistant.learned.LinearModel) for
-    the learned path instead of the files the calibration names (training passes neutral ones, so what
-    it collects does not depend on the models it replaces).
+    :class:`LearnedJudge` with ``calibration.abstention.learned``); the quoted sentence is always the
+    learned evidence ranker's (``calibration.sentences.learned``); ``chat_model``: any :class:`ChatModel`
+    (default: OpenAIChat when an LLM is configured); ``models``: ``(evidence ranker, relevance model)``
+    (assistant.learned.LinearModel) for the learned path instead of the files the calibration names
+    (training passes neutral ones, so what it collects does not depend on the models it replaces).
     """
 
     def __init__(self, settings: Settings, index: Index, rule: Judge | None = None,
@@ -51,10 +51,10 @@ class Assistant:
         self.retriever = HybridRetriever(index, settings.retrieval.candidates, cal.fusion.rrf_k,
                                          cal.fusion.coverage_weight, cal.fusion.coverage_pool)
         self.sentences = SentenceCache(index.encoder, index.store, chunker=index.chunker())
-        self.ranker = None  # the learned evidence ranker, when the learned path is on
-        if models is not None or cal.abstention.learned:
-            version = cal.abstention.learned or "v2"
-            self.ranker, judge_model = models or (load_model(EVIDENCE_MODEL), load_model(f"judge-{version}"))
+        self.ranker = models[0] if models is not None else load_model(f"evidence-{cal.sentences.learned}")
+        self.learned_judge = models is not None or bool(cal.abstention.learned)
+        if self.learned_judge:
+            judge_model = models[1] if models is not None else load_model(f"judge-{cal.abstention.learned}")
             self.judge: Judge = rule or LearnedJudge(judge_model, cal.abstention.follow_up_coverage)
         else:
             self.judge = rule or AbstentionRule(**cal.abstention.model_dump(exclude={"learned"}))
@@ -134,35 +134,30 @@ class Assistant:
     @step
     def score_evidence(self, question: Question, qvec: np.ndarray, tvec: np.ndarray, papers: list[ScoredPaper],
                        shown: dict[str, set[str]] | None = None):
-        """Each paper's best sentence and its relevance evidence: the calibrated rules
-        (assistant.evidence.score_papers), or the learned ranker (:meth:`learned_evidence`)."""
+        """Each paper's quoted sentence (the evidence ranker's, :meth:`learned_sentences`) and its relevance
+        evidence: the learned judge's features (:meth:`learned_evidence`) or what the rules judge reads
+        (assistant.evidence.relevance_evidence)."""
         if not papers:
             return {}, {}
         cache = self.sentences.get([p.paper for p in papers])
-        if self.ranker is not None:
-            cues = question_cues(question, self.index.lexical())
-            cues.ask_vec = self.index.encoder.encode_one(cues.ask) if cues.ask != question.text else qvec
+        cues = question_cues(question, self.index.lexical())
+        cues.ask_vec = self.index.encoder.encode_one(cues.ask) if cues.ask != question.text else qvec
+        if self.learned_judge:
             return self.learned_evidence(cues, qvec, tvec, papers, cache, shown, question.is_list)
-        return score_papers(question, qvec, papers, cache, self.index.lexical(), self.calibration.sentences,
-                            self.calibration.answer.topic_margin, relevance_vec=tvec, topical=question.is_list,
-                            shown=shown)
+        return (self.learned_sentences(cues, qvec, tvec, papers, cache, shown, question.is_list),
+                relevance_evidence(question, qvec, papers, cache, self.index.lexical(),
+                                   self.calibration.sentences.name_term_weight, relevance_vec=tvec))
 
-    def learned_evidence(self, cues: Cues, qvec: np.ndarray, tvec: np.ndarray, papers: list[ScoredPaper],
-                         cache: dict, shown: dict[str, set[str]] | None, topical: bool):
-        """The evidence ranker's argmax sentence of each paper, and relevance evidence carrying the learned
-        judge's features with that paper as the best match and the others as its runners-up. ``tvec``:
-        what the sentence cosine is measured against (a list question's topic); with ``topical`` the
-        quote is chosen among sentences within ``calibration.answer.topic_margin`` of the paper's best
-        cosine to the topic; ``shown`` sentences are quoted again only if a paper has no other."""
-        signals = retrieved_signals(cues, papers, cache, qvec, tvec)
-        evidence, relevance = {}, {}
+    def learned_sentences(self, cues: Cues, qvec: np.ndarray, tvec: np.ndarray, papers: list[ScoredPaper],
+                          cache: dict, shown: dict[str, set[str]] | None, topical: bool) -> dict:
+        """``{paper id: (sentence, score)}``: the evidence ranker's argmax sentence of each paper
+        (``(None, 0.0)`` for a paper without sentences). With ``topical`` (a list question) the quote is
+        chosen among sentences within ``calibration.answer.topic_margin`` of the paper's best cosine to
+        ``tvec`` (the topic), so it shows the paper is on the topic; ``shown`` sentences are quoted
+        again only if a paper has no other."""
+        evidence = {}
         for p in papers:
             sents, vecs = cache[p.id]
-            sig = signals[p.id]
-            x = judge_features(cues, [sig, *(signals[o.id] for o in papers if o.id != p.id)])
-            relevance[p.id] = RelevanceEvidence(sig.dense, sig.sentence, p.bm25, sig.name_share > 0, sig.coverage,
-                                                features=x if sents else None, definition=bool(
-                                                    cues.analysis is not None and cues.analysis.definition))
             if not sents:
                 evidence[p.id] = (None, 0.0)
                 continue
@@ -174,7 +169,23 @@ class Assistant:
                 scores = np.where([s.text in shown[p.id] for s in sents], -np.inf, scores)
             i = int(np.argmax(scores))
             evidence[p.id] = (sents[i], float(scores[i]))
-        return evidence, relevance
+        return evidence
+
+    def learned_evidence(self, cues: Cues, qvec: np.ndarray, tvec: np.ndarray, papers: list[ScoredPaper],
+                         cache: dict, shown: dict[str, set[str]] | None, topical: bool):
+        """The evidence ranker's sentences (:meth:`learned_sentences`), and relevance evidence carrying the
+        learned judge's features with each paper as the best match and the others as its runners-up.
+        ``tvec``: what the sentence cosine is measured against (a list question's topic)."""
+        signals = retrieved_signals(cues, papers, cache, qvec, tvec)
+        relevance = {}
+        for p in papers:
+            sents, _ = cache[p.id]
+            sig = signals[p.id]
+            x = judge_features(cues, [sig, *(signals[o.id] for o in papers if o.id != p.id)])
+            relevance[p.id] = RelevanceEvidence(sig.dense, sig.sentence, p.bm25, sig.name_share > 0, sig.coverage,
+                                                features=x if sents else None, definition=bool(
+                                                    cues.analysis is not None and cues.analysis.definition))
+        return self.learned_sentences(cues, qvec, tvec, papers, cache, shown, topical), relevance
 
     @step
     def decide(self, papers: list[ScoredPaper], relevance: dict[str, RelevanceEvidence]) -> Verdict:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 from assistant.sanitize import valid_text, without_pictographs
 from assistant.settings import QuestionCalibration
+from assistant.answer_types import (ANSWER_TYPES, COUNT, FIGURE, NUMBER_WORDS, QUANTITY_CUE, XREF,  # noqa: F401
+                                    answer_type, asking_clause, counts, figures, names_in)
 from vectorstore.lexical import NAME, tokenize
 
 MAX_QUESTION_CHARS = 4000
@@ -91,16 +93,6 @@ def question_names(question: str) -> list[str]:
     return found
 
 
-def names_in(names, text: str) -> bool:
-    """True when any of ``names`` occurs in ``text`` as a whole token, maybe plural ("PINN" finds
-    "PINNs"); a one-word name in any case ("SyPe" finds "SyPE"), a several-word one as capitalized
-    ("World Shaper", not the phrase "reinforcement learning" for "Reinforcement Learning"). An
-    all-capitals name matches only in capitals: "DROP TABLE papers" names no paper that says "table"."""
-    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text,
-                         0 if " " in n or n.isupper() else re.I)
-               for n in names)
-
-
 def has_name_or_number(text: str) -> bool:
     """True when ``text`` holds a name (:data:`NAME`) or a digit-bearing token."""
     return bool(NAME.search(text) or NUMBER_TOKEN.search(text))
@@ -152,29 +144,6 @@ DEFINITION_FRAME = re.compile(
     r"\W*(?:what(?:'s| is| are)(?: the| an?)?(?: (?:main|key|core) (?:idea|contribution|point) of(?: the)?)?|"
     r"what does(?: the)?|how do(?:es)?(?: the)?|(?:explain|describe|define)(?: the)?|tell me about(?: the)?)"
     r" \W*N(?:,? (?:and |or )?\W*N)*(?: (?:stand for|mean|do|work))?\W*", re.I)
-# "How much faster…", "What share of…", "by how many points": the answer is a figure.
-QUANTITY_CUE = re.compile(
-    r"\b(how (much|many|fast|large|long|often|big)|what (share|fraction|percentage|proportion|latenc\w*|speed\w*|"
-    r"gain|number)|by how|margin|speed-?up|latenc\w*|percent\w*|times faster)\b", re.I)
-NUMBER_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|hundreds?|thousands?|millions?|billions?)"
-FIGURE = re.compile(rf"\d+(?:\.\d+)?|\b{NUMBER_WORDS}\b", re.I)
-# A count ("three abilities", "5 tasks"), not a number inside a modifier or measure ("360-degree", "3-D", "90%", "1.5").
-COUNT = re.compile(rf"(?<![\w.-])(\d+|{NUMBER_WORDS})(?![\w°%-]|\.\d)", re.I)
-# Cross-references ("Sec. 5", "Table 2", "Eq. (3)") and bracketed citations are not quantities.
-XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)?s?|appendix|app|thm|theorems?|"
-                  r"lemmas?|alg(?:orithm)?s?|chapters?|ch)\.?\s*\(?\d+(?:\.\d+)*\)?|\[\d+(?:[,\u2013-]\s*\d+)*\]", re.I)
-
-
-def figures(text: str) -> set[str]:
-    """Figures in ``text`` (numbers and number words), cross-references left out."""
-    return {m.lower() for m in FIGURE.findall(XREF.sub(" ", text))}
-
-
-def counts(text: str) -> set[str]:
-    """Counts ``text`` names ("which three abilities" → {"three"}), lower case."""
-    return {c.lower() for c in COUNT.findall(text)}
-
-
 def is_definition_question(question: str, names: list[str]) -> bool:
     """True when ``question`` asks what the named things are ("What is SyPE?", "What does CABS stand
     for?", "How does U2A work?", "What is the main contribution of OmniMoE?"), not a detail about them."""
@@ -182,82 +151,6 @@ def is_definition_question(question: str, names: list[str]) -> bool:
         return False
     masked = re.sub("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)), "N", question)
     return bool(DEFINITION_FRAME.fullmatch(" ".join(masked.split())))
-
-
-# --- the asking clause and the answer it expects ---------------------------------------------------
-# A lookup often describes its paper first, then asks a detail ("…; how many Atari games was it
-# validated on?"): the asking clause is what says which sentence answers.
-_ASKS = re.compile(r"\b(?:what|which|how|who|whom|whose|when|where|why)\b", re.I)
-
-
-def asking_clause(question: str) -> str:
-    """The part of ``question`` from its last question word on (the whole question without one):
-    "… a separate batch-norm layer per domain. Which benchmarks did it report gains on?" → "Which
-    benchmarks did it report gains on?"."""
-    starts = [m.start() for m in _ASKS.finditer(question)]
-    return question[starts[-1]:] if starts else question
-
-
-ANSWER_TYPES = ("quantity", "name", "definition", "reason", "manner", "condition", "yes_no", "other")
-"""Kinds of answer a question expects (classic QA answer typing, after Li & Roth 2002, "Learning
-question classifiers", coarsened to what an abstract's sentence can show): ``quantity`` a figure,
-share or speed-up; ``name`` a named thing (dataset, benchmark, model, method); ``reason`` a cause;
-``manner`` how something is done; ``condition`` what happens when/under …; ``yes_no``; ``other``
-(an outcome or finding: "what did it conclude?"); ``definition`` what a named thing is ("What is
-SyPE?", :func:`is_definition_question`; set by :func:`analyze`, which knows the names)."""
-# Nouns whose value is a figure: "what top-1 accuracy …", "what compute cost?", "… speedup over X".
-_QUANTITY_NOUN = (r"(?:accurac\w*|top-?\d\w*|cost|costs|time|speed-?ups?|gains?|improvements?|reductions?|errors?|scores?|"
-                  r"rates?|ratios?|complexity|sizes?|numbers?|fractions?|share|percent\w*|proportions?|margins?|"
-                  r"latenc\w*|flops|memory|bounds?|scale|mAP|FID|BLEU|AUROC|AUC|perplexity|sample\s+efficiency)")
-_HOW_QUANTITY = re.compile(r"^how\s+(?:much|many|large|big|fast|long|often|rarely|close|far|small|high|low|well|few)\b"
-                           r"|^by\s+how\b", re.I)
-_REASON = re.compile(r"^(?:why\b|what\s+(?:explains|causes|caused|drives|decides|determines|is\s+the\s+reason|"
-                     r"makes|leads?\s+to)\b)", re.I)
-_MANNER = re.compile(r"^how\b", re.I)
-_CONDITION = re.compile(r"^(?:when|where)\b|^under\s+(?:what|which)\b|^in\s+which\s+(?:setting|case|regime)", re.I)
-_AUX = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had)\b", re.I)
-# "what is that mechanism called?": the answer is a name whatever the verb.
-_CALLED = re.compile(r"\b(?:called|named|termed|dubbed|known\s+as)\W*$", re.I)
-_NAME_NOUN = re.compile(r"\b(?:datasets?|benchmarks?|corpora|corpus|baselines?|models?|architectures?|algorithms?|"
-                        r"methods?|tasks?|domains?|games?|environments?|networks?|languages?|metrics?|theorems?|"
-                        r"problems?|distributions?|functions?|systems?|tools?|techniques?)\b", re.I)
-
-
-def answer_type(text: str) -> str:
-    """The kind of answer (:data:`ANSWER_TYPES`) the asking clause (:func:`asking_clause`) of ``text``
-    expects: "How many Atari games …?" → quantity, "Which datasets did REDO use?" → name, "what
-    explains …?" → reason, "How does E3T construct …?" → manner, "when batches are small?" →
-    condition, "Is it faster?" → yes_no, "what did it conclude?" → other. A search-box question
-    without a question word ("AGVM training time and COCO mAP") is typed by its nouns."""
-    ask = asking_clause(text).strip()
-    lead = ask.lstrip("\"'(").strip()
-    if _REASON.match(lead):
-        return "reason"
-    if _HOW_QUANTITY.match(lead) or QUANTITY_CUE.match(lead):
-        return "quantity"
-    if _MANNER.match(lead):
-        return "manner"
-    if _CONDITION.match(lead):
-        return "condition"
-    head = re.match(r"^(?:what|which|whose)(?:\s+(?:kind|sort|type|class)s?\s+of)?((?:\s+[\w'-]+){1,5})", lead, re.I)
-    if head:
-        words = head.group(1).split()
-        # "which datasets did …": the noun before the verb; "what was the biggest dataset?": the subject after it.
-        first_verb = next((i for i, w in enumerate(words) if _AUX.match(w)), len(words))
-        noun = " ".join(words[:min(first_verb, 3)] if first_verb else words[1:5])
-        if noun and re.search(rf"\b{_QUANTITY_NOUN}\b", noun, re.I):
-            return "quantity"
-        if _CALLED.search(ask) or (noun and lead[:5].lower() == "which") or _NAME_NOUN.search(noun):
-            return "name"
-        return "other"
-    if re.match(r"^who", lead, re.I):
-        return "name"
-    if _AUX.match(lead) and not _ASKS.search(text):
-        return "yes_no"
-    # No question word: a search-box question ("GenSDF zero-shot reconstruction number of unseen classes").
-    if QUANTITY_CUE.search(ask) or re.search(rf"\b{_QUANTITY_NOUN}\b", ask, re.I):
-        return "quantity"
-    return "name" if _NAME_NOUN.search(ask) else "other"
 
 
 # --- references to earlier turns ------------------------------------------------------------------

@@ -102,7 +102,7 @@ class AbstentionCalibration(BaseModel):
                             "'closest match'", f"{DEV}: no 'none' question reaches it (highest 0.77)")
     follow_up_coverage: float = _tuned(0.5, "share (idf-weighted) of a follow-up's own terms its paper must hold for a name match",
                                        "set by reading follow-ups (TMD-Bench holds all, U2A none of 'its limitations')")
-    learned: str = _tuned("", "'v2': the learned judge (models/judge-v2.json) and ranker decide, not these rules", "off: on dev.jsonl it refuses answerable questions (README)", allow_inf_nan=None)
+    learned: str = _tuned("", "'v2': the learned judge (assistant/models/judge-v2.json) decides, not these rules", "off: on dev.jsonl it refuses answerable questions (README)", allow_inf_nan=None)
 
 
 class ListCalibration(BaseModel):
@@ -119,22 +119,13 @@ class ListCalibration(BaseModel):
 
 
 class SentenceCalibration(BaseModel):
-    """Weights of assistant.evidence.score_sentences (see its docstring for the formula)."""
+    """The quoted sentence: the learned evidence ranker (assistant.learned) and the term weights shared with retrieval."""
 
-    lexical_weight: float = _tuned(0.25, "weight of the idf-weighted term coverage of a sentence", DEV + " lookups")
-    number_bonus: float = _tuned(0.3, "bonus for a new figure (quantity question) or a repeated count",
-                                 DEV + " lookups")
-    result_bonus: float = _tuned(0.1, "bonus for a sentence reporting a finding", DEV + " lookups")
-    position_weight: float = _tuned(0.2, "weight of the relative position in the abstract", DEV + " lookups")
-    centrality_penalty: float = _tuned(0.5, "penalty × cosine to the abstract's centroid", DEV + " lookups")
-    brevity_penalty: float = _tuned(0.3, "penalty for few content terms and for stock claims", DEV + " lookups")
-    min_terms: int = _tuned(6, "content terms below which a sentence is short", DEV + " lookups", ge=1)
-    name_bonus: float = _tuned(0.3, "bonus for a sentence naming (×2 introducing, ×3 spelling out) a name asked",
-                               DEV + " lookups (14 of 17 gold sentences first; dense alone 6)")
-    definition_dense_scale: float = _tuned(0.5, "scale of the cosine for a question asking what a named thing is",
-                                           "dev lookups: cosines of 'What is X?' to sentences are mostly noise")
+    learned: str = _tuned("v2", "the evidence ranker's model file (assistant/models/evidence-<v>.json) that picks the quoted sentence",
+                          "fitted by `paper-assistant train` on eval/train/train.jsonl (README, Retrieval quality)",
+                          pattern=r"^v\d+$", allow_inf_nan=None)
     name_term_weight: float = _tuned(2.0, "idf multiplier of terms from names and numbers ('PEER', '73ms')",
-                                     "hand-set with the weights above")
+                                     "hand-set with the weights of the former sentence rules")
 
 
 class AnswerCalibration(BaseModel):

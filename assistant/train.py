@@ -5,9 +5,8 @@ training file is ``eval/train/train.jsonl`` over ``corpus2k.jsonl``) goes throug
 own retrieval once (:meth:`Assistant.prepare`), and :func:`collect` records the features the two
 models read. Then:
 
-- evidence ranker: pairwise logistic regression (scikit-learn, lbfgs, L2 with ``C=1``) on standardized
-  :data:`~assistant.features.SENTENCE_FEATURES` differences, gold sentence minus each other sentence
-  of the gold abstract, each lookup weighing the same;
+- evidence ranker (:func:`assistant.learned.fit_evidence`): a conditional logit (L2, ``C=1``) over the
+  sentences of each lookup's gold abstract, plus synthetic definition questions (:func:`collect_all`);
 - relevance judge (:class:`~assistant.learned.BoostedJudge`), label "the question is answerable":
   the mean probability of a logistic regression (``judge_C``) on standardized
   :data:`~assistant.features.JUDGE_FEATURES` and of a small gradient-boosted tree ensemble
@@ -31,7 +30,7 @@ import numpy as np
 
 from assistant.features import (JUDGE_FEATURES, SENTENCE_FEATURES, judge_features, question_cues,
                                 retrieved_signals, sentence_features)
-from assistant.learned import BoostedJudge, LinearModel, cutoff_for, tradeoff
+from assistant.learned import BoostedJudge, LinearModel, cutoff_for, fit_evidence, tradeoff  # noqa: F401  (fit_evidence: API)
 from assistant.relevance import Verdict
 
 
@@ -52,6 +51,10 @@ class TrainSettings:
     3 % target to leave room for the sampling error of a new question set."""
     flag_rate: float = 0.08
     """Share of answerable training questions the ``weak`` cutoff may flag (target: at most 10 %)."""
+    objective: str = "listwise"  # the evidence ranker's loss: "listwise" (softmax over an abstract) or "pairwise"
+    synthetic: int = 150  # "What is X?" questions made from the corpus (assistant.synthetic) for the ranker; 0: none
+    synthetic_share: float = 0.25
+    """Their total weight / the hand-written lookups' (1 each): they teach the definition features, not swamp."""
 
 
 @dataclass
@@ -70,6 +73,7 @@ class QuestionRow:
     gold_x: np.ndarray | None = None
     gold_label: int = -1
     """Index of the evidence sentence in the gold abstract's sentences (most characters in common), -1 if none."""
+    weight: float = 1.0  # in the evidence ranker's fit (a synthetic question weighs less)
 
 
 def _norm(s: str) -> str:
@@ -123,31 +127,23 @@ def collect(assistant, questions: list[dict], progress=None) -> list[QuestionRow
     return rows
 
 
+def collect_all(assistant, questions: list[dict], cfg: "TrainSettings", progress=None) -> tuple[list, list]:
+    """``(rows, synthetic rows)``: :func:`collect` of ``questions``, and of ``cfg.synthetic`` definition questions
+    made from the index's papers (assistant.synthetic), weighing ``cfg.synthetic_share`` × the lookups in all."""
+    from assistant.synthetic import definition_questions
+
+    rows = collect(assistant, questions, progress)
+    papers = assistant.index.store.get_papers(sorted(set(assistant.index.lexical().paper_ids)))
+    extra = collect(assistant, definition_questions(list(papers.values()), cfg.synthetic)) if cfg.synthetic > 0 else []
+    for r in extra:
+        r.weight = cfg.synthetic_share * sum(x.gold_x is not None for x in rows) / len(extra)
+    return rows, extra
+
+
 def _standardizer(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     return mean, np.where(scale > 1e-9, scale, 1.0)
-
-
-def fit_evidence(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> LinearModel:
-    """The evidence ranker fitted on the rows with a gold sentence (see module docstring)."""
-    from sklearn.linear_model import LogisticRegression
-
-    usable = [r for r in rows if r.gold_x is not None and r.gold_label >= 0 and len(r.gold_x) > 1]
-    if not usable:
-        raise ValueError("no lookup question with an evidence sentence found in its gold abstract")
-    mean, scale = _standardizer(np.vstack([r.gold_x for r in usable]).astype(np.float64))
-    diffs, weights = [], []
-    for r in usable:
-        x = (r.gold_x.astype(np.float64) - mean) / scale
-        others = np.delete(x, r.gold_label, axis=0)
-        diffs.append(x[r.gold_label] - others)
-        weights.append(np.full(len(others), 1.0 / len(others)))
-    d = np.vstack(diffs)
-    w = np.concatenate(weights)
-    lr = LogisticRegression(C=cfg.C, fit_intercept=False, max_iter=5000)
-    lr.fit(np.vstack([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))], sample_weight=np.r_[w, w])
-    return LinearModel("evidence", 1, SENTENCE_FEATURES, mean, scale, lr.coef_[0], 0.0, {})
 
 
 def _folds(rows: list[QuestionRow], k: int, seed: int) -> np.ndarray:
@@ -227,8 +223,10 @@ def _mean_importances(models: list) -> list[tuple[str, float]]:
     return sorted(((f, round(v, 3)) for f, v in mean.items()), key=lambda t: -abs(t[1]))
 
 
-def cross_validate(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> CVReport:
-    """k-fold cross-validation of both models over ``rows`` (folds stratified by kind, fixed seed)."""
+def cross_validate(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings(),
+                   extra: list[QuestionRow] = ()) -> CVReport:
+    """k-fold cross-validation of both models over ``rows`` (folds stratified by kind, fixed seed);
+    ``extra`` rows (synthetic questions) join every fold's evidence training and are never scored."""
     fold = _folds(rows, cfg.folds, cfg.seed)
     hits, dense_hits, n_ev = 0, 0, 0
     verdicts: list[tuple[bool, Verdict, float]] = []
@@ -236,7 +234,7 @@ def cross_validate(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()
     for f in range(cfg.folds):
         train = [r for r, g in zip(rows, fold) if g != f]
         test = [r for r, g in zip(rows, fold) if g == f]
-        ranker, judge = fit_evidence(train, cfg), fit_judge(train, cfg)
+        ranker, judge = fit_evidence(train + list(extra), cfg), fit_judge(train, cfg)
         ev_models.append(ranker)
         judges.append(judge)
         for r in test:
@@ -258,9 +256,10 @@ def cross_validate(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()
         evidence_importances=_mean_importances(ev_models), judge_importances=_mean_importances(judges))
 
 
-def fit_both(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> tuple[LinearModel, BoostedJudge]:
-    """``(evidence ranker, relevance judge)`` fitted on all ``rows``."""
-    return fit_evidence(rows, cfg), fit_judge(rows, cfg)
+def fit_both(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings(),
+             extra: list[QuestionRow] = ()) -> tuple[LinearModel, BoostedJudge]:
+    """``(evidence ranker, relevance judge)`` fitted on all ``rows`` (the ranker also on ``extra``)."""
+    return fit_evidence(rows + list(extra), cfg), fit_judge(rows, cfg)
 
 
 def neutral_models() -> tuple[LinearModel, LinearModel]:
@@ -271,8 +270,9 @@ def neutral_models() -> tuple[LinearModel, LinearModel]:
 def train(settings, corpus: list, questions, out_folder=None, explicit_index: bool = False,
           cfg: TrainSettings | None = None, progress=None, ingest_callbacks: dict | None = None):
     """Fit both models on ``questions`` over an index of ``corpus`` and write them to ``out_folder``
-    (default: the package's models/), as ``evidence-v1.json`` and ``judge-<v>.json`` (``<v>``:
-    ``calibration.abstention.learned``, default "v2").
+    (default: the package's models/), as ``evidence-<v>.json`` (``calibration.sentences.learned``,
+    "v2"; it also learns from :func:`collect_all`'s synthetic questions) and ``judge-<v>.json``
+    (``calibration.abstention.learned``, default "v2").
 
     Returns ``(paths written, rows, CVReport)``. Raises ValueError for a question file without
     answerable and unanswerable questions or without lookups whose evidence is in their abstract.
@@ -280,21 +280,22 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
     from pathlib import Path
 
     from assistant.evalsets import load_questions, open_corpus_index
-    from assistant.learned import EVIDENCE_MODEL, model_path
+    from assistant.learned import model_path
     from assistant.pipeline import Assistant
 
     version = settings.calibration.abstention.learned or "v2"
     cfg = cfg or TrainSettings()
     qs = load_questions(Path(questions))
     settings, idx = open_corpus_index(settings, corpus, explicit_index, ingest_callbacks)
-    rows = collect(Assistant(settings, idx, models=neutral_models()), qs, progress)
+    rows, extra = collect_all(Assistant(settings, idx, models=neutral_models()), qs, cfg, progress)
     written = []
-    for model, name in zip(fit_both(rows, cfg), (EVIDENCE_MODEL, f"judge-{version}")):
+    names = (f"evidence-{settings.calibration.sentences.learned}", f"judge-{version}")
+    for model, name in zip(fit_both(rows, cfg, extra), names):
         path = model_path(name, Path(out_folder) if out_folder else None)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(model.to_json())
         written.append(path)
-    return written, rows, cross_validate(rows, cfg)
+    return written, rows, cross_validate(rows, cfg, extra)
 
 
 def abstention_lines(a, indent: str = "") -> list[str]:

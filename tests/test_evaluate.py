@@ -33,8 +33,10 @@ def test_abstention_never_drops_answerable_questions(report):
 
 def test_evidence_accuracy_on_lookups(report):
     assert report.evidence_n == 17
-    # 14/17 measured (target 0.8); one borderline flip is tolerated, since int8 kernels differ slightly by CPU.
-    assert report.evidence_accuracy >= 13 / 17 - 1e-9
+    # The learned evidence ranker (fitted on eval/train, never on dev): 13/17 measured (the hand rules it
+    # replaced, set on these very questions, quoted 14); one borderline flip is tolerated, since int8
+    # kernels differ slightly by CPU.
+    assert report.evidence_accuracy >= 12 / 17 - 1e-9
 
 
 def test_the_learned_ranker_and_judge_on_dev(settings, index):

@@ -58,3 +58,8 @@ def test_names_the_question_does_not_hold_are_candidate_answers():
 def test_spelling_out_the_asked_name_answers_a_definition():
     q = analyze("What does CABS stand for?")
     assert "definition" in sentence_answer_types("We introduce the Clinical Abnormality Benchmarking Substrate (CABS).", q)
+
+
+def test_a_question_asking_which_paper_wants_the_paper_not_a_name_in_it():
+    assert answer_type("Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?") == "other"
+    assert answer_type("which existing ensemble method did it beat?") == "name"

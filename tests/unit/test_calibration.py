@@ -18,8 +18,9 @@ def test_the_answer_path_reads_its_numbers_from_the_calibration():
     cal = Calibration()
     assert AbstentionRule().none_dense == cal.abstention.none_dense
     assert ListBar().relative_bar == cal.listing.relative_bar
-    # The learned ranker and judge are named here and off by default (the rules still do better on dev).
-    assert cal.abstention.learned == ""
+    # The learned judge is named here and off by default (the rules still do better on dev); the learned
+    # evidence ranker is the only sentence chooser, named by its version.
+    assert cal.abstention.learned == "" and cal.sentences.learned == "v2"
 
 
 def test_calibration_is_overridable_like_any_setting(monkeypatch):

@@ -1,4 +1,4 @@
-"""Citation parsing and sentence cues (moved from tests/test_llm.py and tests/test_answer.py: no model)."""
+"""Citation parsing, sentence cues and the shipped evidence ranker on hand-made sentences (no embedding model)."""
 
 import pytest
 
@@ -20,40 +20,6 @@ def test_citation_ranges_count_and_spacing_changes_only_where_a_marker_went(text
     assert whole.feed(text) + whole.flush() == pieces == expected
 
 
-def test_code_availability_sentence_scores_below_a_claim_with_the_same_vector():
-    import numpy as np
-
-    from assistant.evidence import Sentence, score_sentences
-    from assistant.question import analyze
-    from assistant.settings import SentenceCalibration
-
-    texts = ["Our code is available at http://127.0.0.1/example/project.",
-             "We introduce a sparse router that cuts inference latency tenfold."]
-    sents = [Sentence("p", t, 0, len(t)) for t in texts]
-    vecs = np.tile(np.eye(1, 8, dtype=np.float32), (2, 1))  # same vector: only the text cues differ
-    q = np.eye(1, 8, dtype=np.float32)[0]
-    scores = score_sentences(analyze("what does it introduce"), q, sents, vecs, {}, SentenceCalibration(position_weight=0, result_bonus=0))
-    assert scores[1] > scores[0]
-
-
-def test_a_number_inside_a_modifier_is_not_a_count_the_answer_must_repeat():
-    """"360-degree" names a kind of image; only "which three …"-style numbers ask for a count."""
-    import numpy as np
-
-    from assistant.evidence import Sentence, score_sentences
-    from assistant.question import analyze
-    from assistant.settings import SentenceCalibration
-
-    texts = ["The system supports five distinct editing operations in one model.",
-             "It enables flexible 360° scene creation with unified editing control."]
-    sents = [Sentence("p", t, 0, len(t)) for t in texts]
-    vecs = np.tile(np.eye(1, 8, dtype=np.float32), (2, 1))
-    q = np.eye(1, 8, dtype=np.float32)[0]
-    question = "How many kinds of edits does the 360-degree panorama editing system handle?"
-    scores = score_sentences(analyze(question), q, sents, vecs, {}, SentenceCalibration(position_weight=0, result_bonus=0))
-    assert scores[0] > scores[1]
-
-
 def _ranked(question: str, texts: list[str]):
     """The shipped evidence ranker's scores for ``texts`` sharing one vector: only their words differ."""
     import numpy as np
@@ -61,10 +27,11 @@ def _ranked(question: str, texts: list[str]):
     from assistant.features import question_cues, sentence_features
     from assistant.learned import load_model
     from assistant.question import analyze
+    from assistant.settings import Calibration
 
     vecs = np.tile(np.eye(1, 8, dtype=np.float32), (len(texts), 1))
     q = np.eye(1, 8, dtype=np.float32)[0]
-    return load_model("evidence-v1").score(sentence_features(question_cues(analyze(question), None), q, texts, vecs))
+    return load_model(f"evidence-{Calibration().sentences.learned}").score(sentence_features(question_cues(analyze(question), None), q, texts, vecs))
 
 
 def test_the_learned_ranker_scores_a_code_pointer_below_a_claim_with_the_same_vector():
@@ -87,3 +54,19 @@ def test_the_quantity_feature_ignores_a_number_inside_a_modifier():
                           np.tile(np.eye(1, 8, dtype=np.float32), (2, 1)))
     col = SENTENCE_FEATURES.index("quantity_figure")
     assert x[0, col] == 1.0 and x[1, col] == 0.0
+
+
+def test_the_learned_ranker_quotes_the_sentence_that_spells_out_an_asked_name():
+    """Learned from the synthetic definition questions (assistant.synthetic): no hand weight says so."""
+    scores = _ranked("What does CABS stand for?", [
+        "CABS outperforms the strongest baseline by 12% on every split.",
+        "We introduce the Clinical Abnormality Benchmarking Substrate (CABS), a suite of tasks.",
+        "Results on CABS show that larger models are better calibrated."])
+    assert int(scores.argmax()) == 1
+
+
+def test_the_learned_ranker_prefers_a_new_figure_for_a_quantity_question():
+    scores = _ranked("How many Atari games was it validated on?", [
+        "We propose a constrained policy optimization method for exploration.",
+        "Experimental results across 61 Atari games validate our claim."])
+    assert int(scores.argmax()) == 1

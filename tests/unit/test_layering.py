@@ -13,7 +13,7 @@ LAYERS = [
     {"assistant.types", "assistant.settings", "assistant.prompts", "assistant.metrics", "assistant.trace",
      "assistant.sanitize", "assistant.markup"},
     # 1: pure analysis and the chat-model contract
-    {"assistant.question", "assistant.llm", "assistant.citations"},
+    {"assistant.question", "assistant.answer_types", "assistant.llm", "assistant.citations"},
     # 2: the judge, evidence, retrieval, the list bar
     {"assistant.relevance", "assistant.evidence", "assistant.retrieval", "assistant.listing", "assistant.prepared",
      "assistant.features", "assistant.learned"},
@@ -26,7 +26,8 @@ LAYERS = [
      "assistant.cli.serving", "assistant.cli.__main__", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.export",
      "assistant.render", "assistant.paper_map", "assistant.doctor", "assistant.errors", "assistant.console",
      "assistant.mcp_server", "assistant.mcp_tools",
-     "assistant.__main__", "app"},
+     "assistant.__main__", "app",
+     "assistant.synthetic"},
 ]
 
 

@@ -87,7 +87,7 @@ def test_the_boosted_judge_averages_its_linear_and_tree_halves():
 
 def test_the_shipped_models_load_with_ordered_cutoffs_and_round_trip():
     judge = load_model("judge-v2")
-    ranker = load_model("evidence-v1")
+    ranker = load_model("evidence-v2")
     assert isinstance(judge, BoostedJudge) and len(judge.trees) == 100
     assert judge.features == JUDGE_FEATURES and 0 < judge.cutoffs["none_below"] <= judge.cutoffs["weak_below"] < 1
     assert BoostedJudge.from_dict(__import__("json").loads(judge.to_json())).to_json() == judge.to_json()

@@ -1,0 +1,180 @@
+"""What kind of answer a question expects, and what kind a sentence can give (classic QA answer typing).
+
+Question side (pure text, used by assistant.question.analyze): :func:`asking_clause` (the part of a
+question that asks), :func:`answer_type` (:data:`ANSWER_TYPES`), and the figures and counts a
+quantity answer is made of. Sentence side: :func:`sentence_answer_types` (the types a sentence can
+answer for a question) and :func:`new_names`; the evidence ranker (assistant.features) weighs the
+match of the two, and the relevance judge may ask whether a paper has any sentence of the asked type.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from vectorstore.lexical import NAME
+
+if TYPE_CHECKING:
+    from assistant.question import Question
+
+# A link or a code-availability pointer states no finding ("Code is at https://github.com/x/y.").
+URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
+
+
+def names_in(names, text: str) -> bool:
+    """True when any of ``names`` occurs in ``text`` as a whole token, maybe plural ("PINN" finds
+    "PINNs"); a one-word name in any case ("SyPe" finds "SyPE"), a several-word one as capitalized
+    ("World Shaper", not the phrase "reinforcement learning" for "Reinforcement Learning"). An
+    all-capitals name matches only in capitals: "DROP TABLE papers" names no paper that says "table"."""
+    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text,
+                         0 if " " in n or n.isupper() else re.I)
+               for n in names)
+
+
+# "How much faster…", "What share of…", "by how many points": the answer is a figure.
+QUANTITY_CUE = re.compile(
+    r"\b(how (much|many|fast|large|long|often|big)|what (share|fraction|percentage|proportion|latenc\w*|speed\w*|"
+    r"gain|number)|by how|margin|speed-?up|latenc\w*|percent\w*|times faster)\b", re.I)
+NUMBER_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|hundreds?|thousands?|millions?|billions?)"
+FIGURE = re.compile(rf"\d+(?:\.\d+)?|\b{NUMBER_WORDS}\b", re.I)
+# A count ("three abilities", "5 tasks"), not a number inside a modifier or measure ("360-degree", "3-D", "90%", "1.5").
+COUNT = re.compile(rf"(?<![\w.-])(\d+|{NUMBER_WORDS})(?![\w°%-]|\.\d)", re.I)
+# Cross-references ("Sec. 5", "Table 2", "Eq. (3)") and bracketed citations are not quantities.
+XREF = re.compile(r"\b(?:sec(?:tion)?s?|fig(?:ure)?s?|eqs?|equations?|tab(?:le)?s?|appendix|app|thm|theorems?|"
+                  r"lemmas?|alg(?:orithm)?s?|chapters?|ch)\.?\s*\(?\d+(?:\.\d+)*\)?|\[\d+(?:[,\u2013-]\s*\d+)*\]", re.I)
+
+
+def figures(text: str) -> set[str]:
+    """Figures in ``text`` (numbers and number words), cross-references left out."""
+    return {m.lower() for m in FIGURE.findall(XREF.sub(" ", text))}
+
+
+def counts(text: str) -> set[str]:
+    """Counts ``text`` names ("which three abilities" → {"three"}), lower case."""
+    return {c.lower() for c in COUNT.findall(text)}
+
+
+# --- the asking clause and the answer it expects ---------------------------------------------------
+# A lookup often describes its paper first, then asks a detail ("…; how many Atari games was it
+# validated on?"): the asking clause is what says which sentence answers.
+_ASKS = re.compile(r"\b(?:what|which|how|who|whom|whose|when|where|why)\b", re.I)
+
+
+def asking_clause(question: str) -> str:
+    """The part of ``question`` from its last question word on (the whole question without one):
+    "… a separate batch-norm layer per domain. Which benchmarks did it report gains on?" → "Which
+    benchmarks did it report gains on?"."""
+    starts = [m.start() for m in _ASKS.finditer(question)]
+    return question[starts[-1]:] if starts else question
+
+
+ANSWER_TYPES = ("quantity", "name", "definition", "reason", "manner", "condition", "yes_no", "other")
+"""Kinds of answer a question expects (classic QA answer typing, after Li & Roth 2002, "Learning
+question classifiers", coarsened to what an abstract's sentence can show): ``quantity`` a figure,
+share or speed-up; ``name`` a named thing (dataset, benchmark, model, method); ``reason`` a cause;
+``manner`` how something is done; ``condition`` what happens when/under …; ``yes_no``; ``other``
+(an outcome or finding: "what did it conclude?"); ``definition`` what a named thing is ("What is
+SyPE?", :func:`is_definition_question`; set by :func:`analyze`, which knows the names)."""
+# Nouns whose value is a figure: "what top-1 accuracy …", "what compute cost?", "… speedup over X".
+_QUANTITY_NOUN = (r"(?:accurac\w*|top-?\d\w*|cost|costs|time|speed-?ups?|gains?|improvements?|reductions?|errors?|scores?|"
+                  r"rates?|ratios?|complexity|sizes?|numbers?|fractions?|share|percent\w*|proportions?|margins?|"
+                  r"latenc\w*|flops|memory|bounds?|scale|mAP|FID|BLEU|AUROC|AUC|perplexity|sample\s+efficiency)")
+_HOW_QUANTITY = re.compile(r"^how\s+(?:much|many|large|big|fast|long|often|rarely|close|far|small|high|low|well|few)\b"
+                           r"|^by\s+how\b", re.I)
+_REASON = re.compile(r"^(?:why\b|what\s+(?:explains|causes|caused|drives|decides|determines|is\s+the\s+reason|"
+                     r"makes|leads?\s+to)\b)", re.I)
+_MANNER = re.compile(r"^how\b", re.I)
+_CONDITION = re.compile(r"^(?:when|where)\b|^under\s+(?:what|which)\b|^in\s+which\s+(?:setting|case|regime)", re.I)
+_AUX = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had)\b", re.I)
+# "what is that mechanism called?": the answer is a name whatever the verb.
+_PAPER_NOUN = re.compile(r"(?:papers?|works?|stud(?:y|ies)|articles?|publications?|research)\b", re.I)
+_CALLED = re.compile(r"\b(?:called|named|termed|dubbed|known\s+as)\W*$", re.I)
+_NAME_NOUN = re.compile(r"\b(?:datasets?|benchmarks?|corpora|corpus|baselines?|models?|architectures?|algorithms?|"
+                        r"methods?|tasks?|domains?|games?|environments?|networks?|languages?|metrics?|theorems?|"
+                        r"problems?|distributions?|functions?|systems?|tools?|techniques?)\b", re.I)
+
+
+def answer_type(text: str) -> str:
+    """The kind of answer (:data:`ANSWER_TYPES`) the asking clause (:func:`asking_clause`) of ``text``
+    expects: "How many Atari games …?" → quantity, "Which datasets did REDO use?" → name, "what
+    explains …?" → reason, "How does E3T construct …?" → manner, "when batches are small?" →
+    condition, "Is it faster?" → yes_no, "what did it conclude?" → other. A search-box question
+    without a question word ("AGVM training time and COCO mAP") is typed by its nouns."""
+    ask = asking_clause(text).strip()
+    lead = ask.lstrip("\"'(").strip()
+    if _REASON.match(lead):
+        return "reason"
+    if _HOW_QUANTITY.match(lead) or QUANTITY_CUE.match(lead):
+        return "quantity"
+    if _MANNER.match(lead):
+        return "manner"
+    if _CONDITION.match(lead):
+        return "condition"
+    head = re.match(r"^(?:what|which|whose)(?:\s+(?:kind|sort|type|class)s?\s+of)?((?:\s+[\w'-]+){1,5})", lead, re.I)
+    if head:
+        words = head.group(1).split()
+        # "which datasets did …": the noun before the verb; "what was the biggest dataset?": the subject after it.
+        first_verb = next((i for i, w in enumerate(words) if _AUX.match(w)), len(words))
+        noun = " ".join(words[:min(first_verb, 3)] if first_verb else words[1:5])
+        if noun and re.search(rf"\b{_QUANTITY_NOUN}\b", noun, re.I):
+            return "quantity"
+        if _PAPER_NOUN.match(noun):  # "Which work makes …?" asks for the paper: its sentences state the gist
+            return "other"
+        if _CALLED.search(ask) or (noun and lead[:5].lower() == "which") or _NAME_NOUN.search(noun):
+            return "name"
+        return "other"
+    if re.match(r"^who", lead, re.I):
+        return "name"
+    if _AUX.match(lead) and not _ASKS.search(text):
+        return "yes_no"
+    # No question word: a search-box question ("GenSDF zero-shot reconstruction number of unseen classes").
+    if QUANTITY_CUE.search(ask) or re.search(rf"\b{_QUANTITY_NOUN}\b", ask, re.I):
+        return "quantity"
+    return "name" if _NAME_NOUN.search(ask) else "other"
+
+
+# What a sentence can answer, per answer type (assistant.question.ANSWER_TYPES).
+# A share, ratio or speed-up ("4.75$\\times$", "10x", "60%").
+_SHARE = re.compile(r"%|×|\\times|\b\d+(?:\.\d+)?\s*x\b|\btimes\b|\bfold\b|percent", re.I)
+_THING_WORDS = re.compile(r"\b(?:datasets?|benchmarks?|corpus|corpora|suites?|tasks?|games|environments?|domains?|"
+                          r"baselines?|models?|architectures?|algorithms?|networks?)\b", re.I)
+_REASON_WORDS = re.compile(r"\b(?:because|due to|since|owing to|caused? by|stems? from|attribut\w+|explain\w*|"
+                           r"reason\w*|leads? to|results? in|as a result)\b", re.I)
+_MANNER_WORDS = re.compile(r"\b(?:by|via|through|using|uses?|employs?|relies|based on|leverag\w+|consists? of|"
+                           r"combin\w+|construct\w*|comput\w+)\b", re.I)
+_CONDITION_WORDS = re.compile(r"\b(?:when|whenever|if|unless|under|once|after|provided)\b", re.I)
+_INTRO_WORDS = re.compile(r"\b(?:we (?:\w+ )?(?:propose|introduce|present|develop|design|build)|stands? for|called|"
+                          r"named|termed|dubbed|is an?|refers? to)\b", re.I)
+
+
+def new_names(text: str, question: Question) -> list[str]:
+    """Name-like tokens of ``text`` (an acronym, CamelCase or digit-bearing token, or a capitalized
+    word after its first) that ``question`` does not hold: candidate answers to a "which …?" question."""
+    asked = {t.lower() for t in re.findall(r"[\w-]+", question.text)}
+    words = re.findall(r"(?<![\w-])[A-Za-z][\w-]*", URL.sub(" ", text))
+    return [w for i, w in enumerate(words)
+            if w.lower() not in asked and (NAME.fullmatch(w) or (i > 0 and w[0].isupper() and len(w) > 2))]
+
+
+def sentence_answer_types(text: str, question: Question) -> frozenset[str]:
+    """The answer types (assistant.question.ANSWER_TYPES) ``text`` could answer for ``question``: a
+    figure, share or speed-up the question does not state → ``quantity``; a name the question does
+    not hold, or a dataset/benchmark word → ``name``; a name the question holds, introduced or spelled
+    out → ``definition``; a causal connective → ``reason``; a means ("by", "via", "using") →
+    ``manner``; a condition ("when", "if", "under") → ``condition``; ``yes_no`` and ``other`` always
+    (any statement answers them). The judge asks whether the top paper has a sentence of
+    ``question.answer_type`` at all; the evidence ranker weighs the match per type."""
+    out = {"yes_no", "other"}
+    if (figures(text) - question.figures) or _SHARE.search(text):
+        out.add("quantity")
+    if new_names(text, question) or _THING_WORDS.search(text):
+        out.add("name")
+    if question.names and names_in(question.names, URL.sub(" ", text)) and _INTRO_WORDS.search(text):
+        out.add("definition")
+    if _REASON_WORDS.search(text):
+        out.add("reason")
+    if _MANNER_WORDS.search(text):
+        out.add("manner")
+    if _CONDITION_WORDS.search(text):
+        out.add("condition")
+    return frozenset(out)
