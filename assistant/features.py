@@ -95,6 +95,10 @@ SENTENCE_FEATURES = (
     "definition_intro",  # … and introduces it ("we propose X")
     "definition_expand",  # … and spells it out ("multinomial logit (MNL)")
     "definition_cos",   # cos for a "what is X" question (whose cosines say little beyond the name)
+    "definition_position",  # position, centrality, residual_cos and result for a "what is X" question: the
+    "definition_centrality",  # detail cues of lookups, which a definition's answer need not follow
+    "definition_residual",
+    "definition_result",
     "position",         # index / (n − 1)
     "first",            # the abstract's first sentence
     "last",             # its last sentence
@@ -175,6 +179,10 @@ def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.n
         "definition_intro": d * named * np.array([bool(_INTRODUCES.search(t)) for t in texts], dtype=np.float32),
         "definition_expand": [d * float(any(e.search(t) for e in cues.expands)) for t in texts],
         "definition_cos": d * cos,
+        "definition_position": d * np.arange(n, dtype=np.float32) / max(1, n - 1),
+        "definition_centrality": d * (vecs @ centroid),
+        "definition_residual": d * res,
+        "definition_result": [d * float(bool(_RESULT_CUE.search(t))) for t in texts],
         "position": np.arange(n, dtype=np.float32) / max(1, n - 1),
         "first": np.arange(n) == 0,
         "last": np.arange(n) == n - 1,

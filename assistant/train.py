@@ -53,8 +53,9 @@ class TrainSettings:
     """Share of answerable training questions the ``weak`` cutoff may flag (target: at most 10 %)."""
     objective: str = "listwise"  # the evidence ranker's loss: "listwise" (softmax over an abstract) or "pairwise"
     synthetic: int = 150  # "What is X?" questions made from the corpus (assistant.synthetic) for the ranker; 0: none
-    synthetic_share: float = 0.25
-    """Their total weight / the hand-written lookups' (1 each): they teach the definition features, not swamp."""
+    synthetic_share: float = 1.0
+    """Their total weight / the hand-written lookups' (1 each); 0.25–2 cross-validate alike on the lookups (89/124), 1–2
+    best on held-out synthetic questions (148/150 vs 147)."""
 
 
 @dataclass
