@@ -7,7 +7,7 @@ against an index, for BM25, dense and hybrid retrieval side by side:
   flagged, against the share of answerable questions wrongly abstained / flagged; plus the trade-off
   across cutoffs of the relevance judge's probability (abstained vs wrongly abstained);
 - evidence: share of ``lookup`` questions whose first citation quotes the gold evidence sentence;
-- the shipped models' feature importances (standardized coefficients);
+- the shipped models' feature importances (the ranker's standardized coefficients, the judge's shares);
 - with ``cv``: the same evidence and abstention figures 5-fold cross-validated (assistant.train:
   both models refitted on four folds of the question file, scored on the fifth).
 ``--corpus`` alone, or with ``--distractors FILE.jsonl``, builds (once, then reuses) a separate index
@@ -208,7 +208,7 @@ def abstention_report(answerable: list[tuple[Verdict, float]], nones: list[tuple
     questions refused."""
     import numpy as np
 
-    from assistant.train import tradeoff
+    from assistant.learned import tradeoff
 
     rep = AbstentionReport(none_questions=len(nones), answerable_questions=len(answerable))
     share = lambda rows, verdicts: sum(v in verdicts for v, _ in rows) / len(rows) if rows else 0.0  # noqa: E731
@@ -240,7 +240,7 @@ def format_report(rep: EvalReport) -> str:
         lines += ["", f"evidence accuracy (lookup, first citation quotes the gold sentence): "
                       f"{rep.evidence_accuracy:.2f} ({round(rep.evidence_accuracy * rep.evidence_n)}/{rep.evidence_n})"]
     if rep.evidence_importances:
-        lines += ["", "feature importances (standardized coefficients of the learned models, largest first)"]
+        lines += ["", "feature importances, largest first (ranker: standardized coefficients; judge: share of |coefficient| and split gain)"]
         lines += importance_lines("  evidence ranker", rep.evidence_importances)
         lines += importance_lines("  relevance judge", rep.judge_importances)
     if rep.cv is not None:

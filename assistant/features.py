@@ -260,6 +260,10 @@ class PaperSignals:
     rest_coverage: float = 1.0
     """Content coverage of the question's terms outside its names (1 when it has no others): a
     question naming a paper's method but asking what the paper does not state is short of these."""
+    answer_type_missing: float = 0.0
+    """1 when the question expects a figure or a name (assistant.question.answer_type) and no sentence
+    of the paper offers one (:func:`sentence_answer_types`): "what BLEU score did it get?" over an
+    abstract that states no score."""
 
 
 def paper_signals(cues: Cues, dense: float, bm25: float, text: str, sentence_texts: list[str],
@@ -275,13 +279,16 @@ def paper_signals(cues: Cues, dense: float, bm25: float, text: str, sentence_tex
     named = set(tokenize(" ".join(cues.names)))
     rest = {t: w for t, w in cues.content.items() if t not in named}
     ask_cos = sentence_cos if ask_cos is None else ask_cos
+    typed = cues.analysis.answer_type if cues.analysis is not None else "other"
+    missing_type = typed in ("quantity", "name") and not any(
+        typed in sentence_answer_types(s, cues.analysis) for s in sentence_texts)
     return PaperSignals(
         dense=float(dense), sentence=float(np.max(sentence_cos)) if len(sentence_cos) else 0.0, bm25=float(bm25),
         name_share=len(hit) / len(cues.names) if cues.names else 0.0, coverage=coverage(terms, cues.content),
         sentence_coverage=scov, missing_idf=max(missing, default=0.0) / cues.max_idf,
         ask_coverage=coverage(terms, ask), ask_sentence=float(np.max(ask_cos)) if len(ask_cos) else 0.0,
         ask_sentence_coverage=max((coverage(set(tokenize(s)), ask) for s in sentence_texts), default=0.0),
-        rest_coverage=coverage(terms, rest) if rest else 1.0)
+        rest_coverage=coverage(terms, rest) if rest else 1.0, answer_type_missing=float(missing_type))
 
 
 # Only how well the question matches the papers; nothing about how the question is worded (its length,
@@ -302,6 +309,8 @@ JUDGE_FEATURES = (
     "ask_sentence",     # top paper: best cosine of the asking clause to a sentence
     "ask_sentence_coverage",  # top paper: the asking clause's coverage in its best-covering sentence
     "rest_coverage",    # top paper: coverage of the content terms outside the question's names
+    "spread",           # top paper's dense − the mean dense of the other retrieved papers
+    "answer_type_missing",  # top paper: the question expects a figure or a name and no sentence offers one
 )
 
 
@@ -319,6 +328,8 @@ def judge_features(cues: Cues, ranked: list[PaperSignals]) -> np.ndarray:
         "ask_coverage": top.ask_coverage, "ask_sentence": top.ask_sentence,
         "ask_sentence_coverage": top.ask_sentence_coverage, "rest_coverage": top.rest_coverage,
         "agree": float(top.dense >= max(p.dense for p in ranked) and top.bm25 >= max(p.bm25 for p in ranked)),
+        "spread": top.dense - float(np.mean([p.dense for p in ranked[1:]])) if len(ranked) > 1 else 0.0,
+        "answer_type_missing": top.answer_type_missing,
     }
     return np.array([cols[n] for n in JUDGE_FEATURES], dtype=np.float32)
 

@@ -7,15 +7,17 @@
   cross-validated one lookup worse). Always used: ``Settings.calibration.sentences.learned`` names
   its version ("v2").
 
-- The **relevance judge** (used when ``Settings.calibration.abstention.learned`` names its version,
-  "v1"; off by default: see README) gives ``P(some retrieved paper answers)`` from
-  :data:`assistant.features.JUDGE_FEATURES` (logistic regression) and two cutoffs chosen by
-  cross-validation on the training questions: below ``none_below`` "no relevant abstract found",
-  below ``weak_below`` "closest match", else answered.
+- The **relevance judge** (:class:`BoostedJudge`; used when ``Settings.calibration.abstention.learned``
+  names its version, "v2"; off by default: see README) gives ``P(some retrieved paper answers)`` from
+  :data:`assistant.features.JUDGE_FEATURES`: the mean of a logistic regression's and a small
+  gradient-boosted tree ensemble's probabilities (scikit-learn's HistGradientBoostingClassifier, after
+  LightGBM: Ke et al. 2017), and two cutoffs chosen by cross-validation on the training questions:
+  below ``none_below`` "no relevant abstract found", below ``weak_below`` "closest match", else answered.
 
 Both are fitted by ``paper-assistant train`` (:mod:`assistant.train`) on ``eval/train/train.jsonl``
 over its 2,000-paper corpus, never on ``dev.jsonl``. File format: ``{"name", "version", "features",
-"mean", "scale", "coef", "intercept", ...}`` plus ``cutoffs`` for the judge.
+"mean", "scale", "coef", "intercept", ...}``; the judge adds ``cutoffs``, ``baseline`` and ``trees``
+(each a list of nodes ``[feature, threshold, left, right, value]``, a leaf has feature −1).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class LinearModel:
     cutoffs: dict
 
     @classmethod
-    def neutral(cls, name: str, features: tuple[str, ...]) -> "LinearModel":
+    def neutral(cls, name: str, features: tuple[str, ...]) -> LinearModel:
         """A model that prefers nothing: every score 0, every verdict ``answered``."""
         k = len(features)
         return cls(name, 0, tuple(features), np.zeros(k), np.ones(k), np.zeros(k), 0.0,
@@ -88,7 +90,7 @@ class LinearModel:
         return json.dumps(data, indent=1) + "\n"
 
     @classmethod
-    def from_dict(cls, data: dict, expected: tuple[str, ...] | None = None) -> "LinearModel":
+    def from_dict(cls, data: dict, expected: tuple[str, ...] | None = None) -> LinearModel:
         feats = tuple(data["features"])
         if expected is not None and feats != tuple(expected):
             raise ModelError(f"model {data.get('name')!r} v{data.get('version')} was fitted on features "
@@ -98,19 +100,124 @@ class LinearModel:
                    float(data.get("intercept", 0.0)), dict(data.get("cutoffs", {})))
 
 
+@dataclass(frozen=True)
+class BoostedJudge:
+    """The relevance judge: ``P = (σ(linear score) + σ(baseline + Σ tree values)) / 2`` over named features.
+
+    A tree is a list of nodes ``(feature, threshold, left, right, value)``: an inner node sends a row
+    left when ``x[feature] <= threshold``; a leaf (feature −1) adds ``value`` to the raw score."""
+
+    linear: LinearModel
+    baseline: float
+    trees: tuple
+    cutoffs: dict
+    gains: tuple = ()
+    """Split gain summed per feature over all trees (the trees' share of the decision, for importances)."""
+
+    name = "judge"
+
+    @property
+    def version(self) -> int:
+        return self.linear.version
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return self.linear.features
+
+    def raw_trees(self, x: np.ndarray) -> np.ndarray:
+        rows = np.atleast_2d(np.asarray(x, dtype=np.float64))
+        out = np.full(len(rows), self.baseline)
+        for tree in self.trees:
+            for r, row in enumerate(rows):
+                node = tree[0]
+                while node[0] >= 0:
+                    node = tree[node[2] if row[node[0]] <= node[1] else node[3]]
+                out[r] += node[4]
+        return out
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        """P(answers) of feature rows ``x`` (``(n, F)`` → ``(n,)``, ``(F,)`` → scalar array)."""
+        p = (self.linear.probability(x) + 1.0 / (1.0 + np.exp(-self.raw_trees(x)))) / 2
+        return p if np.ndim(x) > 1 else p[0]
+
+    def verdict(self, x: np.ndarray) -> Verdict:
+        p = float(self.probability(x))
+        if p < self.cutoffs["none_below"]:
+            return Verdict.none
+        return Verdict.weak if p < self.cutoffs["weak_below"] else Verdict.answered
+
+    def importances(self) -> list[tuple[str, float]]:
+        """Features by the trees' share of split gain plus |standardized coefficient| / Σ|coefficients|
+        (each half of the model weighing 1), largest first."""
+        coef = np.abs(self.linear.coef) / (np.abs(self.linear.coef).sum() or 1.0)
+        gain = np.asarray(self.gains or np.zeros(len(coef)), dtype=np.float64)
+        gain = gain / (gain.sum() or 1.0)
+        return sorted(zip(self.features, ((coef + gain) / 2).round(3).tolist()), key=lambda t: -abs(t[1]))
+
+    def to_json(self) -> str:
+        """The model file's text: the linear part as :meth:`LinearModel.to_json`, then one tree a line."""
+        data = json.loads(self.linear.to_json())
+        data |= {"cutoffs": self.cutoffs, "baseline": round(float(self.baseline), 6), "gains": _rounded(self.gains)}
+        trees = [json.dumps([[int(f), round(float(t), 6), int(a), int(b), round(float(v), 6)] for f, t, a, b, v in tree],
+                            separators=(",", ":")) for tree in self.trees]
+        return json.dumps(data, indent=1)[:-2] + ',\n "trees": [\n' + ",\n".join(trees) + "\n ]\n}\n"
+
+    @classmethod
+    def from_sklearn(cls, linear: LinearModel, gb, cutoffs: dict) -> BoostedJudge:
+        """The judge of ``linear`` and a fitted binary HistGradientBoostingClassifier ``gb``, round-tripped
+        through the file format (so what training scores is what the file gives)."""
+        trees, gains = [], np.zeros(len(linear.features))
+        for (pred,) in gb._predictors:  # one tree per boosting round for a binary label
+            trees.append(tuple((-1 if n["is_leaf"] else int(n["feature_idx"]), float(n["num_threshold"]), int(n["left"]),
+                                int(n["right"]), float(n["value"]) if n["is_leaf"] else 0.0) for n in pred.nodes))
+            for n in pred.nodes:
+                gains[int(n["feature_idx"])] += 0.0 if n["is_leaf"] else float(n["gain"])
+        model = cls(linear, float(np.ravel(gb._baseline_prediction)[0]), tuple(trees), cutoffs, tuple(gains))
+        return cls.from_dict(json.loads(model.to_json()))
+
+    @classmethod
+    def from_dict(cls, data: dict, expected: tuple[str, ...] | None = None) -> BoostedJudge:
+        linear = LinearModel.from_dict(data, expected)
+        trees = tuple(tuple(tuple(n) for n in tree) for tree in data["trees"])
+        return cls(linear, float(data["baseline"]), trees, dict(data.get("cutoffs", {})), tuple(data.get("gains", ())))
+
+
+def cutoff_for(probabilities: np.ndarray, rate: float) -> float:
+    """The largest cutoff that leaves at most ``rate`` of ``probabilities`` (the answerable
+    questions') strictly below it: midway between the allowed count's value and the next one."""
+    p = np.sort(np.asarray(probabilities, dtype=np.float64))
+    if not len(p):
+        return 0.0
+    allowed = int(np.floor(rate * len(p) + 1e-9))
+    if allowed == 0:
+        return float(p[0])
+    return float((p[allowed - 1] + p[allowed]) / 2) if allowed < len(p) else float(p[-1])
+
+
+def tradeoff(p_answerable: np.ndarray, p_none: np.ndarray, rates=(0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2)) -> list[dict]:
+    """For cutoffs that refuse each ``rate`` of the answerable questions: the share of ``none``
+    questions refused at that cutoff (the abstained vs wrongly abstained trade-off)."""
+    out = []
+    for rate in rates:
+        c = cutoff_for(p_answerable, rate)
+        out.append({"cutoff": round(c, 4), "answerable_abstained": float(np.mean(p_answerable < c)) if len(p_answerable) else 0.0,
+                    "none_abstained": float(np.mean(p_none < c)) if len(p_none) else 0.0})
+    return out
+
+
 def _rounded(a: np.ndarray) -> list[float]:
     return [round(float(v), 6) for v in np.asarray(a).ravel()]
 
 
 def model_path(name: str, folder: Path | None = None) -> Path:
     """``<folder>/<name>.json`` (default folder: the package's models/); ``name`` carries the version
-    ("judge-v1", as ``Settings.calibration`` names it)."""
+    ("judge-v2", as ``Settings.calibration`` names it)."""
     return (folder or MODELS_DIR) / f"{name}.json"
 
 
 @lru_cache(maxsize=8)
-def load_model(name: str, folder: Path | None = None) -> LinearModel:
-    """The model file ``name`` ("evidence-v1", "judge-v1") from ``folder``, read once per process.
+def load_model(name: str, folder: Path | None = None) -> LinearModel | BoostedJudge:
+    """The model file ``name`` ("evidence-v1", "judge-v2") from ``folder``, read once per process.
     Raises ModelError for a missing or unreadable file, or one fitted on other features."""
     from assistant.features import JUDGE_FEATURES, SENTENCE_FEATURES
 
@@ -120,7 +227,7 @@ def load_model(name: str, folder: Path | None = None) -> LinearModel:
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot read the {name} model {path}: {exc}; run `paper-assistant train`") from exc
     expected = {"evidence": SENTENCE_FEATURES, "judge": JUDGE_FEATURES}.get(data.get("name"))
-    return LinearModel.from_dict(data, expected)
+    return (BoostedJudge if "trees" in data else LinearModel).from_dict(data, expected)
 
 
 def fit_listwise(xs: list[np.ndarray], gold: list[int], weights: np.ndarray, C: float) -> np.ndarray:

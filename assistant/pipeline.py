@@ -189,7 +189,8 @@ class Assistant:
             sig = signals[p.id]
             x = judge_features(cues, [sig, *(signals[o.id] for o in papers if o.id != p.id)])
             relevance[p.id] = RelevanceEvidence(sig.dense, sig.sentence, p.bm25, sig.name_share > 0, sig.coverage,
-                                                features=x if sents else None)
+                                                features=x if sents else None, definition=bool(
+                                                    cues.analysis is not None and cues.analysis.definition))
         return self.learned_sentences(cues, qvec, tvec, papers, cache, shown, topical), relevance
 
     @step

@@ -22,12 +22,13 @@ low against an abstract about "LLM-as-a-judge" evaluation (0.25), below the ``no
 though every content term is in it. It only lifts "nothing found" to "closest match", since short
 questions of common words ("language models in different languages") are covered by chance.
 
-:class:`LearnedJudge` is the other implementation (``calibration.abstention.learned = "v1"``): a logistic
-regression over assistant.features.JUDGE_FEATURES, fitted by ``paper-assistant train`` on
-eval/train/train.jsonl (never on dev.jsonl), with two cutoffs on its probability chosen by
-cross-validation, and the same follow-up and list rules around it. It is not the default: on
-dev.jsonl it refuses more ``none`` questions (40 % vs 20 %) but also 3 of 58 answerable ones and
-flags a third of them (README, Retrieval quality).
+:class:`LearnedJudge` is the other implementation (``calibration.abstention.learned = "v2"``): the
+fitted judge (assistant.learned.BoostedJudge: logistic regression and boosted trees over
+assistant.features.JUDGE_FEATURES), fitted by ``paper-assistant train`` on eval/train/train.jsonl
+(never on dev.jsonl), with two cutoffs on its probability chosen by cross-validation, the same
+follow-up and list rules around it, and one rule for what training lacks: a "What is X?" question
+whose paper holds X is answered. It is not the default: on dev.jsonl (other papers, more
+paraphrased questions) it refuses a quarter of the answerable questions (README, Retrieval quality).
 
 Thresholds were calibrated on ``shared/eval/dev.jsonl`` (58 answerable vs 10 ``none`` questions,
 onnx-int8 embeddings): the ``none`` thresholds are the largest that abstain on no answerable question
@@ -79,6 +80,8 @@ class RelevanceEvidence:
     bare_reference: bool = False
     list_share: float | None = None
     list_bar: float | None = None
+    definition: bool = False
+    """The question asks what a named thing is ("What is SyPE?", assistant.question.is_definition_question)."""
 
 
 class Judge(Protocol):
@@ -162,6 +165,10 @@ class LearnedJudge(_FollowUpAndListRules):
         return float(self.model.probability(ev.features)) if ev.features is not None else 0.0
 
     def _score(self, ev: RelevanceEvidence) -> tuple[Verdict, str]:
+        # The training questions hold no "What is X?" question: the model reads its few words as a weak
+        # match. A paper holding the name asked about is what the question is about.
+        if ev.definition and self.named(ev):
+            return Verdict.answered, "named, asked what it is"
         if ev.features is None:
             return Verdict.none, "no sentences"
         verdict = self.model.verdict(ev.features)
@@ -169,7 +176,7 @@ class LearnedJudge(_FollowUpAndListRules):
 
 
 JUDGE_RULES = ("nothing retrieved", "bare reference", "below the list bar", "pointed at", "no sentences",
-               "model: answered", "model: weak", "model: none", "named",
+               "model: answered", "model: weak", "model: none", "named, asked what it is", "named",
                "named, own words held", "coverage guard", "none thresholds", "weak sum", "above thresholds")
 """Every rule :meth:`AbstentionRule.explain` or :meth:`LearnedJudge.explain` names (``paper-assistant eval`` counts how often each decides)."""
 

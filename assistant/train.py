@@ -7,13 +7,18 @@ models read. Then:
 
 - evidence ranker (:func:`assistant.learned.fit_evidence`): a conditional logit (L2, ``C=1``) over the
   sentences of each lookup's gold abstract, plus synthetic definition questions (:func:`collect_all`);
-- relevance judge: logistic regression on standardized :data:`~assistant.features.JUDGE_FEATURES`,
-  label "the question is answerable"; its cutoffs are chosen on out-of-fold probabilities (5 folds)
-  so that at most ``refuse_rate`` of the answerable questions fall below ``none_below`` and at most
-  ``flag_rate`` below ``weak_below`` (:class:`TrainSettings`).
+- relevance judge (:class:`~assistant.learned.BoostedJudge`), label "the question is answerable":
+  the mean probability of a logistic regression (``judge_C``) on standardized
+  :data:`~assistant.features.JUDGE_FEATURES` and of a small gradient-boosted tree ensemble
+  (scikit-learn's HistGradientBoostingClassifier: ``trees`` trees of depth ``depth``, learning rate
+  ``learning_rate``, at least ``leaf`` questions a leaf); its cutoffs are chosen on out-of-fold
+  probabilities (5 folds) so that at most ``refuse_rate`` of the answerable questions fall below
+  ``none_below`` and at most ``flag_rate`` below ``weak_below`` (:class:`TrainSettings`). In 5-fold CV
+  the regression alone refused 15 % of ``none`` questions, the trees 30 %, their mean 43 % (README).
 
-Deterministic: folds come from a fixed seed, lbfgs has no randomness, and the files hold numbers
-rounded to 6 decimals, so a refit from the same index writes the same bytes.
+Deterministic: folds come from a fixed seed, lbfgs has no randomness, the trees are grown without
+subsampling or early stopping (``random_state`` fixed), and the files hold numbers rounded to 6
+decimals, so a refit from the same index writes the same bytes.
 :func:`cross_validate` reports what the eval prints for ``--cv``: fit on k−1 folds, score the k-th.
 """
 
@@ -25,7 +30,7 @@ import numpy as np
 
 from assistant.features import (JUDGE_FEATURES, SENTENCE_FEATURES, judge_features, question_cues,
                                 retrieved_signals, sentence_features)
-from assistant.learned import LinearModel, fit_evidence  # noqa: F401  (fit_evidence: part of this module's API)
+from assistant.learned import BoostedJudge, LinearModel, cutoff_for, fit_evidence, tradeoff  # noqa: F401  (fit_evidence: API)
 from assistant.relevance import Verdict
 
 
@@ -34,6 +39,11 @@ class TrainSettings:
     """The knobs of fitting (not of answering): regularization, folds and the judge's error budget."""
 
     C: float = 1.0
+    judge_C: float = 0.1  # the judge's regression: harder than the ranker's (251 questions, 16 features)
+    trees: int = 100  # the judge's trees: how many, how deep, learning rate, least questions a leaf
+    depth: int = 3
+    learning_rate: float = 0.05
+    leaf: int = 10
     folds: int = 5
     seed: int = 0
     refuse_rate: float = 0.02
@@ -149,28 +159,20 @@ def _folds(rows: list[QuestionRow], k: int, seed: int) -> np.ndarray:
     return fold
 
 
-def _fit_judge_lr(x: np.ndarray, y: np.ndarray, C: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def _fit_judge_model(x: np.ndarray, y: np.ndarray, cfg: TrainSettings, cutoffs: dict | None = None) -> BoostedJudge:
+    """The judge's two halves fitted on rows ``x`` (``(n, F)``) with labels ``y`` (1: answerable)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
 
     mean, scale = _standardizer(x)
-    lr = LogisticRegression(C=C, max_iter=5000)
-    lr.fit((x - mean) / scale, y)
-    return mean, scale, lr.coef_[0], float(lr.intercept_[0])
+    lr = LogisticRegression(C=cfg.judge_C, max_iter=5000).fit((x - mean) / scale, y)
+    linear = LinearModel("judge", 2, JUDGE_FEATURES, mean, scale, lr.coef_[0], float(lr.intercept_[0]), {})
+    gb = HistGradientBoostingClassifier(max_iter=cfg.trees, max_depth=cfg.depth, learning_rate=cfg.learning_rate,
+                                        min_samples_leaf=cfg.leaf, early_stopping=False, random_state=0).fit(x, y)
+    return BoostedJudge.from_sklearn(linear, gb, cutoffs or {})
 
 
-def cutoff_for(probabilities: np.ndarray, rate: float) -> float:
-    """The largest cutoff that leaves at most ``rate`` of ``probabilities`` (the answerable
-    questions') strictly below it: midway between the allowed count's value and the next one."""
-    p = np.sort(np.asarray(probabilities, dtype=np.float64))
-    if not len(p):
-        return 0.0
-    allowed = int(np.floor(rate * len(p) + 1e-9))
-    if allowed == 0:
-        return float(p[0])
-    return float((p[allowed - 1] + p[allowed]) / 2) if allowed < len(p) else float(p[-1])
-
-
-def fit_judge(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> LinearModel:
+def fit_judge(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> BoostedJudge:
     """The relevance judge with its two cutoffs (see module docstring)."""
     x = np.vstack([r.judge_x for r in rows]).astype(np.float64)
     y = np.array([r.answerable for r in rows], dtype=int)
@@ -180,14 +182,12 @@ def fit_judge(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()) -> 
     oof = np.zeros(len(rows))
     for f in range(cfg.folds):
         tr, te = fold != f, fold == f
-        mean, scale, coef, b = _fit_judge_lr(x[tr], y[tr], cfg.C)
-        oof[te] = 1 / (1 + np.exp(-(((x[te] - mean) / scale) @ coef + b)))
-    mean, scale, coef, b = _fit_judge_lr(x, y, cfg.C)
+        oof[te] = _fit_judge_model(x[tr], y[tr], cfg).probability(x[te])
     ans = oof[y == 1]
     cutoffs = {"none_below": round(cutoff_for(ans, cfg.refuse_rate), 6),
                "weak_below": round(cutoff_for(ans, cfg.flag_rate), 6),
                "refuse_rate": cfg.refuse_rate, "flag_rate": cfg.flag_rate}
-    return LinearModel("judge", 1, JUDGE_FEATURES, mean, scale, coef, b, cutoffs)
+    return _fit_judge_model(x, y, cfg, cutoffs)
 
 
 def evidence_hit(model, row: QuestionRow) -> bool:
@@ -218,20 +218,10 @@ class CVReport:
     judge_importances: list[tuple[str, float]]
 
 
-def _mean_importances(models: list[LinearModel]) -> list[tuple[str, float]]:
-    coef = np.mean([m.coef for m in models], axis=0)
-    return sorted(zip(models[0].features, [round(float(c), 3) for c in coef]), key=lambda t: -abs(t[1]))
-
-
-def tradeoff(p_answerable: np.ndarray, p_none: np.ndarray, rates=(0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2)) -> list[dict]:
-    """For cutoffs that refuse each ``rate`` of the answerable questions: the share of ``none``
-    questions refused at that cutoff (the abstained vs wrongly abstained trade-off)."""
-    out = []
-    for rate in rates:
-        c = cutoff_for(p_answerable, rate)
-        out.append({"cutoff": round(c, 4), "answerable_abstained": float(np.mean(p_answerable < c)) if len(p_answerable) else 0.0,
-                    "none_abstained": float(np.mean(p_none < c)) if len(p_none) else 0.0})
-    return out
+def _mean_importances(models: list) -> list[tuple[str, float]]:
+    """Each feature's importance (the models' ``importances()``) averaged over ``models``."""
+    mean = {f: float(np.mean([dict(m.importances())[f] for m in models])) for f in models[0].features}
+    return sorted(((f, round(v, 3)) for f, v in mean.items()), key=lambda t: -abs(t[1]))
 
 
 def cross_validate(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings(),
@@ -268,7 +258,7 @@ def cross_validate(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()
 
 
 def fit_both(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings(),
-             extra: list[QuestionRow] = ()) -> tuple[LinearModel, LinearModel]:
+             extra: list[QuestionRow] = ()) -> tuple[LinearModel, BoostedJudge]:
     """``(evidence ranker, relevance judge)`` fitted on all ``rows`` (the ranker also on ``extra``)."""
     return fit_evidence(rows + list(extra), cfg), fit_judge(rows, cfg)
 
@@ -283,7 +273,7 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
     """Fit both models on ``questions`` over an index of ``corpus`` and write them to ``out_folder``
     (default: the package's models/), as ``evidence-<v>.json`` (``calibration.sentences.learned``,
     "v2"; it also learns from :func:`collect_all`'s synthetic questions) and ``judge-<v>.json``
-    (``calibration.abstention.learned``, default "v1").
+    (``calibration.abstention.learned``, default "v2").
 
     Returns ``(paths written, rows, CVReport)``. Raises ValueError for a question file without
     answerable and unanswerable questions or without lookups whose evidence is in their abstract.
@@ -294,7 +284,7 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
     from assistant.learned import model_path
     from assistant.pipeline import Assistant
 
-    version = settings.calibration.abstention.learned or "v1"
+    version = settings.calibration.abstention.learned or "v2"
     cfg = cfg or TrainSettings()
     qs = load_questions(Path(questions))
     settings, idx = open_corpus_index(settings, corpus, explicit_index, ingest_callbacks)

@@ -293,7 +293,7 @@ def learned_assistant(settings, index):
 
     cal = settings.calibration
     return Assistant(settings.model_copy(update={"calibration": cal.model_copy(update={
-        "abstention": cal.abstention.model_copy(update={"learned": "v1"})})}), index)
+        "abstention": cal.abstention.model_copy(update={"learned": "v2"})})}), index)
 
 
 def test_an_emoji_in_front_of_a_question_changes_neither_papers_nor_verdict(assistant):

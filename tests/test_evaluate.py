@@ -40,16 +40,17 @@ def test_evidence_accuracy_on_lookups(report):
 
 
 def test_the_learned_ranker_and_judge_on_dev(settings, index):
-    """The learned judge (fitted on eval/train, never on dev) with the evidence ranker, measured: 13/17
-    gold sentences, 3/58 answerable refused, 19/58 flagged, 4/10 and 8/10 'none' refused and flagged.
-    The issue's targets (≥ 0.85, ≤ 3 %, ≤ 10 %, ≥ 50 %) are not met, so the judge is not the default."""
+    """The learned judge (fitted on eval/train, never on dev), measured with judge-v2: 11/17 gold
+    sentences, 15/58 answerable refused, 21/58 flagged, 7/10 and 8/10 'none' refused and flagged.
+    It refuses more than v1 (3/58) on dev's paraphrased questions over 38 papers, though it does
+    better in cross-validation over the training corpus: not the default (README, Known limitations)."""
     learned = settings.model_copy(update={"calibration": settings.calibration.model_copy(update={
-        "abstention": settings.calibration.abstention.model_copy(update={"learned": "v1"})})})
+        "abstention": settings.calibration.abstention.model_copy(update={"learned": "v2"})})})
     rep = run_eval(learned, DEV)
     a = rep.abstention
-    assert rep.evidence_accuracy >= 9 / 17 - 1e-9
-    assert a.answerable_abstained <= 3 / 58 + 1e-9 and a.answerable_flagged <= 0.35
-    assert a.none_abstained >= 0.3 and a.none_flagged >= 0.7
+    assert rep.evidence_accuracy >= 10 / 17 - 1e-9
+    assert a.answerable_abstained <= 17 / 58 + 1e-9 and a.answerable_flagged <= 0.40
+    assert a.none_abstained >= 0.6 and a.none_flagged >= 0.7
     assert "relevance judge: " in format_report(rep)
 
 

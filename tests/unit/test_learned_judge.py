@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 
 from assistant.features import JUDGE_FEATURES
-from assistant.learned import LinearModel, load_model
+from assistant.learned import BoostedJudge, LinearModel, load_model
 from assistant.relevance import LearnedJudge, RelevanceEvidence, Verdict
 
 _K = len(JUDGE_FEATURES)
@@ -58,8 +58,37 @@ def test_a_list_candidate_below_the_bar_is_out_unless_it_holds_the_name():
     assert JUDGE.decide(dataclasses.replace(FAR, list_share=0.9, list_bar=0.62)) == Verdict.none
 
 
+def test_a_what_is_x_question_whose_paper_holds_x_is_answered_whatever_the_model():
+    # The training questions hold no definition question; the model alone read "What is SyPE?" as weak.
+    asked = dataclasses.replace(FAR, named_hit=True, definition=True)
+    assert JUDGE.explain(asked) == (Verdict.answered, "named, asked what it is")
+    assert JUDGE.decide(dataclasses.replace(FAR, definition=True)) == Verdict.none  # X is not in the paper
+    assert JUDGE.decide(dataclasses.replace(FAR, named_hit=True)) == Verdict.none  # a detail of X, not what X is
+
+
+def _stump(feature: int, threshold: float, low: float, high: float) -> tuple:
+    return ((feature, threshold, 1, 2, 0.0), (-1, 0.0, 0, 0, low), (-1, 0.0, 0, 0, high))
+
+
+def test_the_boosted_judge_averages_its_linear_and_tree_halves():
+    linear = LinearModel("judge", 2, JUDGE_FEATURES, np.zeros(_K), np.ones(_K), np.zeros(_K), 0.0, {})  # σ(0) = 0.5
+    d = JUDGE_FEATURES.index("dense")
+    model = BoostedJudge(linear, -1.0, (_stump(d, 0.3, -1.0, 3.0), _stump(d, 0.6, 0.0, 1.0)),
+                         {"none_below": 0.35, "weak_below": 0.6}, tuple(float(i == d) for i in range(_K)))
+    x = np.zeros((3, _K))
+    x[:, d] = [0.1, 0.5, 0.9]  # raw tree scores −2, 2, 3
+    sig = 1 / (1 + np.exp(-np.array([-2.0, 2.0, 3.0])))
+    assert np.allclose(model.probability(x), (0.5 + sig) / 2)
+    assert [model.verdict(r) for r in x] == [Verdict.none, Verdict.answered, Verdict.answered]
+    assert model.importances()[0][0] == "dense"
+    again = BoostedJudge.from_dict(__import__("json").loads(model.to_json()))
+    assert again.to_json() == model.to_json() and np.allclose(again.probability(x), model.probability(x))
+
+
 def test_the_shipped_models_load_with_ordered_cutoffs_and_round_trip():
-    judge = load_model("judge-v1")
+    judge = load_model("judge-v2")
     ranker = load_model("evidence-v2")
+    assert isinstance(judge, BoostedJudge) and len(judge.trees) == 100
     assert judge.features == JUDGE_FEATURES and 0 < judge.cutoffs["none_below"] <= judge.cutoffs["weak_below"] < 1
+    assert BoostedJudge.from_dict(__import__("json").loads(judge.to_json())).to_json() == judge.to_json()
     assert LinearModel.from_dict(__import__("json").loads(ranker.to_json())).to_json() == ranker.to_json()
