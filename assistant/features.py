@@ -324,12 +324,11 @@ def judge_features(cues: Cues, ranked: list[PaperSignals]) -> np.ndarray:
         "dense_gap": top.dense - second.dense, "sentence_gap": top.sentence - second.sentence,
         "bm25_share": top.bm25 / best_possible if best_possible > 0 else 0.0,
         "coverage": top.coverage, "sentence_coverage": top.sentence_coverage, "missing_idf": top.missing_idf,
-        "name_share": top.name_share,
+        "name_share": top.name_share, "answer_type_missing": top.answer_type_missing,
         "ask_coverage": top.ask_coverage, "ask_sentence": top.ask_sentence,
         "ask_sentence_coverage": top.ask_sentence_coverage, "rest_coverage": top.rest_coverage,
         "agree": float(top.dense >= max(p.dense for p in ranked) and top.bm25 >= max(p.bm25 for p in ranked)),
         "spread": top.dense - float(np.mean([p.dense for p in ranked[1:]])) if len(ranked) > 1 else 0.0,
-        "answer_type_missing": top.answer_type_missing,
     }
     return np.array([cols[n] for n in JUDGE_FEATURES], dtype=np.float32)
 
