@@ -242,7 +242,8 @@ def format_report(rep: EvalReport) -> str:
     if rep.evidence_importances:
         lines += ["", "feature importances, largest first (ranker: standardized coefficients; judge: share of |coefficient| and split gain)"]
         lines += importance_lines("  evidence ranker", rep.evidence_importances)
-        lines += importance_lines("  relevance judge", rep.judge_importances)
+        lines += (importance_lines("  relevance judge", rep.judge_importances) if rep.judge_importances else
+                  ["  relevance judge: the rules decide (AbstentionRule); the learned judge is opt-in (calibration.abstention.learned)"])
     if rep.cv is not None:
         lines += [""] + format_cv(rep.cv)
     if rep.rules:

@@ -306,10 +306,13 @@ def abstention_lines(a, indent: str = "") -> list[str]:
         f"abstract found', {a.none_flagged:.0%} at least flagged",
         f"{indent}            answerable ({a.answerable_questions}): {a.answerable_abstained:.1%} wrongly abstained, "
         f"{a.answerable_flagged:.1%} flagged 'closest match'",
-        f"{indent}  trade-off (learned judge's P(answers) cutoff; the lines above are the judge in use):",
+        f"{indent}  trade-off (cutoffs on the judge's score: the learned judge's P(answers), the rules' dense + sentence;"
+        f" the lines above are the judge in use):",
         f"{indent}{'':>27}cutoff  answerable-abstained  none-abstained",
     ]
-    for t in a.tradeoff:
+    for i, t in enumerate(a.tradeoff):
+        if i and t == a.tradeoff[i - 1]:  # few questions: two rates can fall on the same cutoff
+            continue
         lines.append(f"{indent}{'':>27}{t['cutoff']:>6.3f}{t['answerable_abstained']:>22.1%}{t['none_abstained']:>16.0%}")
     return lines
 
