@@ -120,7 +120,11 @@ LIST_LEAD = re.compile(
     rf"|(?:any\s+)?{_WORKS}\s+(?:about|on)\s+)", re.I)
 # "Which papers study X?", "List all works on Y", "papers about Z": every paper with a property;
 # any question with a list lead-in is one too.
-LIST_QUESTION = re.compile(rf"\b(which|what|list|all|any|find)\b[^?]*\b{_WORKS}\b|"
+# "works" is also a verb ("What learning rate schedule works best …?"): in the words test it names
+# papers only right after a word that introduces a noun ("which works", "prior works").
+_WORKS_NOUN = (r"(?:papers|studies|approaches|methods|articles|abstracts|(?:(?<=which )|(?<=what )|(?<=all )|"
+               r"(?<=any )|(?<=the )|(?<=other )|(?<=prior )|(?<=related )|(?<=recent )|(?<=previous )|(?<=existing ))works)")
+LIST_QUESTION = re.compile(rf"\b(which|what|list|all|any|find)\b[^?]*\b{_WORKS_NOUN}\b|"
                            r"\bpapers\b[^?]*\b(that|which|on|about)\b", re.I)
 
 

@@ -105,6 +105,9 @@ TABLE = [
     ('How often do agents fail at web tasks?', 'quantity', [], None, None),
     ('What is a sparse autoencoder?', 'lookup', [], None, None),
     ('Which works propose new optimizers for transformers?', 'list', [], 'propose new optimizers for transformers', None),
+    ('What learning rate schedule works best for protein folding?', 'lookup', [], None, None),
+    ('Which training trick works for sparse experts, and in which paper?', 'lookup', [], None, None),
+    ('Find related works on diffusion caching', 'list', [], 'Find related works on diffusion caching', None),
     ('Any studies on carbon footprint?', 'list', [], 'carbon footprint', None),
 ]
 
