@@ -572,15 +572,16 @@ def parse_auth(auth: str | None) -> tuple[str, str] | None:
 
 def prepare_assistant(settings: Settings, ingest_default: bool = True) -> Assistant:
     """Ingest the configured corpus if the index is missing or stale, then open the Assistant."""
-    from assistant.service import get_assistant, get_index
+    from assistant.service import corpus_to_refresh, get_assistant, get_index
     from vectorstore.ingest import ingest
 
     if ingest_default:
         from vectorstore.lease import IndexInUseError
 
+        was_new = not settings.index.exists()
         index = get_index(settings, create=True)
         try:
-            report = ingest(settings.corpus, index, write_batch=settings.store.write_batch)
+            report = ingest(corpus_to_refresh(settings, index, was_new), index, write_batch=settings.store.write_batch)
         except IndexInUseError as exc:
             if not index.store.counts()[0]:
                 raise

@@ -98,18 +98,32 @@ def _converter():
     return conv
 
 
+# Short forms flatlatex does not know, and operator names whose spacing it drops.
+_MATH_ALIASES = {"le": r"\leq", "ge": r"\geq", "ne": r"\neq", "to": r"\rightarrow", "gets": r"\leftarrow",
+                 "lvert": "|", "rvert": "|", "lVert": "‖", "rVert": "‖"}
+_MATH_ALIAS = re.compile(r"\\(" + "|".join(_MATH_ALIASES) + r")(?![A-Za-z])")
+_OPERATOR_NAME = re.compile(r"\\(log|ln|exp|sin|cos|tan|det|dim|ker)(?![A-Za-z_^])")
+_TEXT_IN_MATH = re.compile(r"\\(?:text|mathrm|textrm|operatorname)\{[^{}]*\}")
+
+
 @lru_cache(maxsize=4096)
 def math_plain(tex: str) -> str:
-    """One math span (without its ``$``) as Unicode, e.g. ``\\mathcal{O}(r^2)`` → ``𝓞(r²)``; what the
-    converter cannot read loses its backslashes instead of raising."""
-    body = tex.strip()
+    """One math span (without its ``$``) as Unicode, e.g. ``\\mathcal{O}(r^2)`` → ``𝓞(r²)``,
+    ``R_T \\le C\\sqrt{T \\log T}`` → ``R[T]≤C√(T log T)``; a span the converter cannot read whole is
+    kept as written (a reader can read LaTeX; a half-converted formula can mislead)."""
+    raw = tex.strip()
+    body = _MATH_ALIAS.sub(lambda m: _MATH_ALIASES[m.group(1)], raw)
+    body = _OPERATOR_NAME.sub(r"\\,\1\\,", body)  # flatlatex drops math spaces: "n \log n" → "nlog n"
+    body = _TEXT_IN_MATH.sub(lambda m: m.group(0).replace(" ", "\u00a0"), body)
     body = body.replace(r"\{", "\ue000").replace(r"\}", "\ue001")  # literal braces, not groups
     try:
         out = _converter().convert(body)
-    except Exception:  # noqa: BLE001 - flatlatex raises on what it does not know (or recurses): degrade
-        out = re.sub(r"\\([A-Za-z]+)\s*", r"\1", body).replace("{", "").replace("}", "")
-    out = out.replace("\ue000", "{").replace("\ue001", "}").replace("\\,", " ").replace("\\", "")
-    return re.sub(r",(?=\S)", ", ", out)  # (ε,δ) → (ε, δ): flatlatex drops the spaces math would set
+    except Exception:  # noqa: BLE001 - flatlatex raises on what it does not know (or recurses)
+        return raw
+    out = out.replace("\ue000", "{").replace("\ue001", "}").replace("\\,", " ").replace("\u00a0", " ")
+    if re.search(r"\\[A-Za-z]", out):  # a command it left as it was: the LaTeX as written says more than a guess
+        return raw
+    return re.sub(r",(?=\S)", ", ", " ".join(out.split()))  # (ε,δ) → (ε, δ): flatlatex drops the spaces math would set
 
 
 def _text_mode(text: str, em: str, strong: str, code: str) -> str:

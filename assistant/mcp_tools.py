@@ -159,15 +159,17 @@ class Backend:
             return self._assistant
 
     def _open(self):
-        from assistant.service import get_assistant, get_index
+        from assistant.service import corpus_to_refresh, get_assistant, get_index
 
         if self.ingest_default:
             from vectorstore.ingest import ingest
             from vectorstore.lease import IndexInUseError
 
+            was_new = not self.settings.index.exists()
             index = get_index(self.settings, create=True)
             try:
-                report = ingest(self.settings.corpus, index, write_batch=self.settings.store.write_batch)
+                report = ingest(corpus_to_refresh(self.settings, index, was_new), index,
+                                write_batch=self.settings.store.write_batch)
             except IndexInUseError as exc:
                 if not index.store.counts()[0]:
                     raise

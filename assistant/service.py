@@ -77,3 +77,18 @@ def forget_indexes() -> None:
     """Drop cached indexes (tests that delete index folders call this)."""
     with _lock:
         _indexes.clear()
+
+
+def corpus_to_refresh(settings: Settings, index: Index, was_new: bool) -> list:
+    """The corpus files a start (``serve``, ``mcp``) ingests: all of ``settings.corpus`` into the
+    default index or into an index that did not exist before this start (``was_new``); into any other
+    index only the corpus files it already holds (refreshed when edited). So a start never adds the
+    bundled papers to a user's own index, nor undoes a ``remove`` there. Returns paths."""
+    from assistant.settings import DEFAULT_INDEX
+    from vectorstore.papers import iter_paper_files
+
+    files = list(iter_paper_files(settings.corpus))
+    if was_new or settings.index.resolve() == DEFAULT_INDEX.resolve():
+        return files
+    held = {str(s) for s in index.store.field_values("source")}
+    return [f for f in files if f.name in held]

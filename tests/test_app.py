@@ -99,3 +99,23 @@ def test_a_paper_ingested_while_the_app_runs_can_be_picked_for_related_work(sett
         assert md.startswith("Related to **") and "(later#1)" in md.split("\n")[0] and "first#1" in md
     finally:
         demo.close()
+
+
+def test_a_start_refreshes_only_the_corpus_files_an_own_index_holds(settings, encoder, tmp_path):
+    """`serve`/`mcp` on a user's own index never add the bundled papers to it (nor undo a remove);
+    a corpus file the index holds is refreshed."""
+    from assistant.service import corpus_to_refresh
+    from vectorstore.index import open_index
+    from vectorstore.papers import iter_paper_files
+    from vectorstore.ingest import ingest
+
+    own = tmp_path / "own.txt"
+    own.write_text("ICML 2026\nWe route tokens to sparse experts for faster inference.\n", encoding="utf-8")
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([own], idx)
+    cfg = settings.model_copy(update={"index": tmp_path / "idx"})
+    assert corpus_to_refresh(cfg, idx, was_new=False) == []
+    assert corpus_to_refresh(cfg, idx, was_new=True) == list(iter_paper_files(cfg.corpus))  # a new index: all
+    assert len(corpus_to_refresh(cfg, idx, was_new=True)) == 2
+    mine = cfg.model_copy(update={"corpus": [own, *cfg.corpus]})
+    assert corpus_to_refresh(mine, idx, was_new=False) == [own]

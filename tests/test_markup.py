@@ -24,8 +24,10 @@ def test_plain_drops_emphasis_marks_and_text_mode_latex():
 
 
 def test_plain_never_raises_on_latex_it_cannot_read():
+    """A span with a command the converter does not know stays as written (stripping its backslash
+    turned "R_T \\le C" into "R[T]leC"); the others are converted."""
     out = markup.plain(r"radii $\{r/2^k\}_{k=0}^R$ and $\unknowncmd{x}$")
-    assert "\\" not in out and "r/2ᵏ" in out
+    assert "r/2ᵏ" in out and r"\unknowncmd{x}" in out
 
 
 def test_split_math_keeps_delimiters_and_ignores_escaped_dollars():
@@ -98,3 +100,13 @@ def test_image_syntax_is_not_taken_for_a_link():
     out = markup.markdown("![chart](http://127.0.0.1/p.png)")
     assert "chart (http" not in out and "![" not in out and "](" not in out  # still inert, shown literally
     assert "<a " not in markup.html("![chart](http://127.0.0.1/p.png)")
+
+
+def test_math_the_converter_half_reads_is_kept_as_written_and_common_forms_read_right():
+    from assistant.markup import math_plain
+
+    assert math_plain(r"R_T \le C\sqrt{T \log T}") == "R[T]≤C√(T log T)"  # \le, and the space before log
+    assert math_plain(r"f: \mathcal{X} \to \mathcal{Y}") == "f:𝓧→𝓨"
+    assert math_plain(r"O(n \log n)") == "O(n log n)"
+    assert math_plain(r"\text{foo bar}") == "foo bar"
+    assert math_plain(r"\frobnicate{x} + 1") == r"\frobnicate{x} + 1"  # unknown: as written, not "frobnicatex + 1"
