@@ -199,7 +199,10 @@ Source = Annotated[str | None, Field(description="only papers from this ingested
 def search_papers(backend: Backend, query: str, k: int = 5, venue: str | None = None, year: int | None = None,
                   source: str | None = None) -> SearchResult:
     """Ranked papers for ``query`` (hybrid retrieval, as ``ask`` retrieves), each with its best sentence."""
+    from assistant.service import require_papers
+
     a = backend.assistant()
+    require_papers(a.index)
     prep = a.prepare(query, filters=_filters(venue, year, source), k=k)
     hits = []
     for i, p in enumerate(prep.papers[:k], 1):
@@ -232,8 +235,11 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
     from assistant.related import related_work
     from assistant.render import related_records
 
+    from assistant.service import require_papers
+
     text = text if text and text.strip() else (None if paper_id else text)
     a = backend.assistant()
+    require_papers(a.index)
     items = related_work(a.retriever, a.sentences, text=text, paper_id=paper_id or None, k=k, bar=min_similarity)
     if a.llm is not None and explain and items:
         from assistant.related_llm import add_llm_summaries
@@ -252,7 +258,9 @@ def list_matching(backend: Backend, topic: str, venue: str | None = None, year: 
                   source: str | None = None) -> ListResult:
     """What ``paper-assistant list --json`` gives: every paper above the bar, with the count."""
     from assistant.listing import list_papers
+    from assistant.service import require_papers
 
+    require_papers(backend.assistant().index)
     result = list_papers(backend.assistant(), topic, filters=_filters(venue, year, source))
     return ListResult(**result.to_dict())
 

@@ -164,3 +164,9 @@ def test_ask_and_doctor_on_an_empty_index_say_how_to_add_papers(tmp_path):
     assert "No relevant abstract found" not in out.stdout
     doc = run_cli("doctor", "--index", idx)
     assert "holds no papers" in doc.stdout + doc.stderr and "paper-assistant ingest" in doc.stdout + doc.stderr
+    for args in (["list", "graph coloring"], ["related", "graph coloring networks"],
+                 ["map", "--out", str(tmp_path / "m.png")]):
+        out = run_cli(*args, "--index", idx)
+        assert out.returncode == 2, args
+        assert "holds no papers" in out.stderr, args
+        assert len(out.stderr.strip().splitlines()) == 1, (args, out.stderr)

@@ -84,12 +84,13 @@ def related(
     """Rank indexed papers related to a text or a paper: what each shares with it and where it differs."""
     from assistant.related import related_work
     from assistant.render import related_json, related_text
-    from assistant.service import get_assistant
+    from assistant.service import get_assistant, require_papers
 
     if (text is None) == (paper is None):
         fail("give a text or --paper ID (one of them)")
     text = sys.stdin.read() if text == "-" else text
     a = get_assistant(settings_for(ctx, index))
+    require_papers(a.index)
     items = related_work(a.retriever, a.sentences, text=text, paper_id=paper, k=k, bar=min_similarity)  # None: calibrated
     if a.llm is not None and explain and items:
         from assistant.related_llm import add_llm_summaries
@@ -147,10 +148,11 @@ def list_cmd(
     from assistant.listing import list_papers
     from assistant.render import list_json, list_text
     from assistant.retrieval import Filters
-    from assistant.service import get_assistant
+    from assistant.service import get_assistant, require_papers
 
     _check_export(export, force)
     a = get_assistant(settings_for(ctx, index))
+    require_papers(a.index)
     result = list_papers(a, question, filters=Filters(venue=venue, year=year, source=source))
     typer.echo(list_json(result) if as_json else list_text(result))
     _write_export(export, items_from_list(result), f"Papers for: {result.question}")
@@ -168,11 +170,12 @@ def map_cmd(
     import json
 
     from assistant.paper_map import index_map, save_png
-    from assistant.service import get_assistant
+    from assistant.service import get_assistant, require_papers
 
     if out.suffix.lower() != ".png":
         fail(f"--out must be a .png file, not {out.name!r}")
     a = get_assistant(settings_for(ctx, index))
+    require_papers(a.index)
     pmap = index_map(a.index.store, clusters)
     hits = []
     if question:

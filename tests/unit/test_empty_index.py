@@ -51,3 +51,22 @@ def test_page_shows_the_fix_as_one_line():
     import app
 
     assert app.ui_error(EmptyIndexError(EMPTY_INDEX)) == EMPTY_INDEX  # a user error: shown as it is, not "request failed"
+
+
+@pytest.mark.parametrize("tool, args", [("search_papers", ("graph coloring",)), ("related_papers", ("graph coloring",)),
+                                        ("list_matching", ("graph coloring",))])
+def test_every_mcp_tool_that_reads_papers_raises_the_fix_on_an_empty_index(tool, args):
+    import assistant.mcp_tools as tools
+
+    class _Assistant:
+        index = _Index(0)
+
+        def __getattr__(self, name):  # never reached: the empty index is caught first
+            raise AssertionError(f"used {name} on an empty index")
+
+    class _Backend:
+        def assistant(self):
+            return _Assistant()
+
+    with pytest.raises(EmptyIndexError, match="paper-assistant ingest"):
+        getattr(tools, tool)(_Backend(), *args)
