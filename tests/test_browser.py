@@ -247,13 +247,16 @@ def test_related_work_tab(browser, page_url, assistant):
     page.locator("#pa-related-go").click()
     rows = page.locator("#pa-related-out table tbody tr")
     rows.first.wait_for(state="visible")
-    assert rows.count() == len(expected) and 1 <= len(expected) <= 10
+    assert rows.count() == len(expected)
+    assert len(expected) >= 1
+    assert len(expected) <= 10
     assert expected[0].paper.id in rows.first.inner_text()
     shot(page, "5-related-work")
     # A specific query: fewer than 10 papers, each with a percentage, and the count of the others.
     q = "gradient-based certified unlearning with formal guarantees"
     specific = related_work(assistant.retriever, assistant.sentences, text=q, k=10)
-    assert 1 <= len(specific) < 10
+    assert len(specific) >= 1  # the paper the query paraphrases clears the bar
+    assert len(specific) < 10  # and some of the 10 considered do not
     assert "others were below the bar" in specific.headline()
     box.fill(q)
     page.locator("#pa-related-go").click()

@@ -41,7 +41,8 @@ def test_related_work_says_what_differs(assistant):
 def test_a_specific_query_lists_only_papers_above_the_bar_with_percentages(assistant):
     q = "gradient-based certified unlearning with formal guarantees"
     items = related_work(assistant.retriever, assistant.sentences, text=q, k=10)
-    assert 1 <= len(items) < 10
+    assert len(items) >= 1  # the paper the query paraphrases clears the bar
+    assert len(items) < 10  # and some of the 10 considered do not
     assert items.considered == 10
     assert items.below_bar == 10 - len(items)
     assert items[0].paper.id == "000_12a0d7b1c5c902c5#6"  # VRU: (ε, δ)-unlearning with guarantees
