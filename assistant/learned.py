@@ -73,10 +73,7 @@ class LinearModel:
 
     def verdict(self, x: np.ndarray) -> Verdict:
         """The judge's verdict for one feature row (needs ``cutoffs``)."""
-        p = float(self.probability(x))
-        if p < self.cutoffs["none_below"]:
-            return Verdict.none
-        return Verdict.weak if p < self.cutoffs["weak_below"] else Verdict.answered
+        return verdict_for(float(self.probability(x)), self.cutoffs)
 
     def importances(self) -> list[tuple[str, float]]:
         """Features by |standardized coefficient|, largest first: what carries the decision."""
@@ -141,10 +138,8 @@ class BoostedJudge:
         return p if np.ndim(x) > 1 else p[0]
 
     def verdict(self, x: np.ndarray) -> Verdict:
-        p = float(self.probability(x))
-        if p < self.cutoffs["none_below"]:
-            return Verdict.none
-        return Verdict.weak if p < self.cutoffs["weak_below"] else Verdict.answered
+        """The judge's verdict for one feature row."""
+        return verdict_for(float(self.probability(x)), self.cutoffs)
 
     def importances(self) -> list[tuple[str, float]]:
         """Features by the trees' share of split gain plus |standardized coefficient| / Σ|coefficients|
@@ -180,6 +175,13 @@ class BoostedJudge:
         linear = LinearModel.from_dict(data, expected)
         trees = tuple(tuple(tuple(n) for n in tree) for tree in data["trees"])
         return cls(linear, float(data["baseline"]), trees, dict(data.get("cutoffs", {})), tuple(data.get("gains", ())))
+
+
+def verdict_for(p: float, cutoffs: dict) -> Verdict:
+    """The verdict of P(answers) ``p`` under a judge's two cutoffs (``none_below`` ≤ ``weak_below``)."""
+    if p < cutoffs["none_below"]:
+        return Verdict.none
+    return Verdict.weak if p < cutoffs["weak_below"] else Verdict.answered
 
 
 def cutoff_for(probabilities: np.ndarray, rate: float) -> float:
