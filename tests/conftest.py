@@ -56,6 +56,17 @@ def wait_until_serving(proc: subprocess.Popen, url: str, log_path: Path, name: s
         time.sleep(poll_s)
 
 
+def stop_server(proc: subprocess.Popen, log, timeout_s: float) -> None:
+    """Stop a server a fixture started: SIGTERM, SIGKILL after ``timeout_s`` seconds; close its log."""
+    os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    log.close()
+
+
 @pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory):
     """(host, port) of a fresh `chroma run` server; killed by its PID at the end of the session."""
@@ -67,13 +78,7 @@ def chroma_server(tmp_path_factory):
                             stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, ANONYMIZED_TELEMETRY="False"))
     wait_until_serving(proc, f"http://127.0.0.1:{port}/api/v2/heartbeat", data / "server.log", "chroma server", 60)
     yield "127.0.0.1", port
-    os.kill(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    log.close()
+    stop_server(proc, log, 10)
 
 
 @pytest.fixture(scope="session")

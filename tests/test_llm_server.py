@@ -15,7 +15,6 @@ Needs the ``llm`` extra (``make test-llm`` installs it: llama.cpp builds from so
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ import pytest
 from pydantic import SecretStr
 
 from assistant.settings import LLMSettings
-from tests.conftest import ROOT, free_port, wait_until_serving
+from tests.conftest import ROOT, free_port, stop_server, wait_until_serving
 
 pytestmark = pytest.mark.llm_server
 
@@ -67,13 +66,7 @@ def llama_server(gguf_model, tmp_path_factory) -> str:
     url = f"http://127.0.0.1:{port}/v1"
     wait_until_serving(proc, f"{url}/models", log_path, "llama.cpp server", 180, poll_s=0.5)
     yield url
-    os.kill(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    log.close()
+    stop_server(proc, log, 20)
 
 
 def llm_cfg(url: str, **fields) -> LLMSettings:
