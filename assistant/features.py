@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from assistant.evidence import _URL, is_generic_claim
-from assistant.answer_types import _SHARE, new_names, sentence_answer_types  # noqa: F401  (re-exported)
+from assistant.answer_types import _SHARE, new_names, sentence_answer_types
 from assistant.question import FRAMING_TERMS, Question, asking_clause, counts, figures, names_in
 from vectorstore.lexical import LexicalIndex, tokenize
 
