@@ -54,7 +54,7 @@ def test_ingest_then_related(tmp_path):
     assert "0 added, 0 updated, 3 unchanged" in again.stdout
     rel = run_cli("related", "--paper", "mini#1", "--index", str(tmp_path / "idx"), "--json")
     assert rel.returncode == 0, rel.stderr
-    ranked = [r["paper_id"] for r in json.loads(rel.stdout)]
+    ranked = [r["paper_id"] for r in json.loads(rel.stdout)["papers"]]
     assert ranked[0] == "mini#3" and "mini#1" not in ranked
     unknown = run_cli("related", "--paper", "mini#9", "--index", str(tmp_path / "idx"))
     assert unknown.returncode == 2 and "no indexed paper has id 'mini#9'" in unknown.stderr
