@@ -49,8 +49,10 @@ def test_bibtex_escapes_latex_specials_and_balances_braces():
     assert bib_value("a {b") == "a b"
     # _ and # typeset only inside math: escaped around it, kept inside it, undone on reading.
     assert bib_value("net_work #1 with $x_i$") == r"net\_work \#1 with $x_i$"
-    # "$5 … $3" looks like math: % and # are still escaped inside it (a comment or an error in LaTeX).
-    assert bib_value("It costs $5 per run, 10% of_runs and $3 for #2") == r"It costs $5 per run, 10\% of_runs and $3 for \#2"
+    # "$5 … $3" is not math (pandoc's rule: no space before a closing $): both dollars are escaped.
+    assert bib_value("It costs $5 per run, 10% of_runs and $3 for #2") == r"It costs \$5 per run, 10\% of\_runs and \$3 for \#2"
+    # % and # inside math are still escaped (a comment or an error in LaTeX).
+    assert bib_value("a $50\\% #x$ b") == r"a $50\% \#x$ b"
 
 
 def test_markdown_shows_titles_and_links_literally():
