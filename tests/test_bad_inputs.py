@@ -239,3 +239,14 @@ def test_a_short_sentence_is_not_taken_for_a_heading(tmp_path, first_line, venue
     else:
         (paper,) = load_paper_list(f)
         assert paper.venue == venue and paper.text.startswith("We present OmegaBench")
+
+
+def test_doctor_says_an_ingest_is_running_while_one_holds_the_writer_lock(index, settings):
+    from assistant.doctor import run_doctor
+
+    first = next(run_doctor(settings))
+    assert first[0] and "an ingest is running" not in first[1] and "38 papers in" in first[1]
+    with index.writer_lock():
+        ok, line = next(run_doctor(settings))
+    assert ok and "an ingest is running (another process on this machine)" in line
+    assert next(run_doctor(settings))[1] == first[1]  # released: the plain line again
