@@ -20,7 +20,7 @@ import numpy as np
 
 from vectorstore.chunking import Chunk, Chunker, ChunkingConfig
 from vectorstore.index import Index
-from vectorstore.papers import CorpusError, Paper, iter_paper_files, load_file
+from vectorstore.papers import CorpusError, Paper, counted, iter_paper_files, load_file
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
 from vectorstore.store import text_key
 
@@ -41,7 +41,8 @@ class IngestReport:
 
     def summary(self) -> str:
         s = (f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged, {self.removed} removed, "
-             f"{len(self.skipped)} skipped; index holds {self.papers_total} papers in {self.chunks_total} chunks")
+             f"{len(self.skipped)} skipped; index holds {counted(self.papers_total, 'paper')} in "
+             f"{counted(self.chunks_total, 'chunk')}")
         return s
 
 

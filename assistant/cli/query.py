@@ -186,7 +186,9 @@ def map_cmd(
     if as_json:
         typer.echo(json.dumps(pmap.to_dict() | {"out": str(out), "highlighted": hits}, indent=2, ensure_ascii=False))
         return
-    typer.echo(f"wrote {out}: {len(pmap.points)} papers in {len(pmap.clusters)} clusters"
+    from vectorstore.papers import counted
+
+    typer.echo(f"wrote {out}: {counted(len(pmap.points), 'paper')} in {counted(len(pmap.clusters), 'cluster')}"
                + (f", {len(hits)} highlighted" if question else ""))
     for c in pmap.clusters:
-        typer.echo(f"  {c.id + 1}. {', '.join(c.keywords)} ({c.size} papers)")
+        typer.echo(f"  {c.id + 1}. {', '.join(c.keywords)} ({counted(c.size, 'paper')})")
