@@ -348,6 +348,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         from assistant.related import related_work
         from assistant.render import related_markdown
 
+        paper_id = (paper_id or "").strip() or None
         use_paper = bool(paper_id) and (last == "paper" or not (text or "").strip())
         try:
             require_papers(assistant.index)

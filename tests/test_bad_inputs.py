@@ -250,3 +250,23 @@ def test_doctor_says_an_ingest_is_running_while_one_holds_the_writer_lock(index,
         ok, line = next(run_doctor(settings))
     assert ok and "an ingest is running (another process on this machine)" in line
     assert next(run_doctor(settings))[1] == first[1]  # released: the plain line again
+
+
+def test_map_out_refuses_an_existing_file_unless_forced(index, index_dir, monkeypatch, capsys, tmp_path):
+    """As --export: an existing file is left alone with one line; --force overwrites it."""
+    out_file = tmp_path / "map.png"
+    out_file.write_bytes(b"my picture")
+    code, out, err = run_main(monkeypatch, capsys, "map", "--out", str(out_file), "--index", str(index_dir))
+    assert (code, out, err) == (2, "", f"error: {out_file} already exists: pass --force to overwrite it, or "
+                                       "choose another file name\n")
+    assert out_file.read_bytes() == b"my picture"
+    code, out, err = run_main(monkeypatch, capsys, "map", "--out", str(out_file), "--force", "--index", str(index_dir))
+    assert code == 0 and out.startswith(f"wrote {out_file}: 38 papers in") and out_file.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_related_paper_id_with_spaces_around_it_is_the_same_paper(index, index_dir, monkeypatch, capsys):
+    code, out, err = run_main(monkeypatch, capsys, "related", "--paper", f"  {OMNIMOE} ", "--json", "-k", "3",
+                              "--index", str(index_dir))
+    assert code == 0, err
+    plain = run_main(monkeypatch, capsys, "related", "--paper", OMNIMOE, "--json", "-k", "3", "--index", str(index_dir))[1]
+    assert json.loads(out)["papers"] == json.loads(plain)["papers"] and OMNIMOE not in out
