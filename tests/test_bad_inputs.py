@@ -270,3 +270,16 @@ def test_related_paper_id_with_spaces_around_it_is_the_same_paper(index, index_d
     assert code == 0, err
     plain = run_main(monkeypatch, capsys, "related", "--paper", OMNIMOE, "--json", "-k", "3", "--index", str(index_dir))[1]
     assert json.loads(out)["papers"] == json.loads(plain)["papers"] and OMNIMOE not in out
+
+
+def test_ingesting_an_empty_file_or_folder_warns_instead_of_a_silent_0_added(monkeypatch, capsys, tmp_path):
+    (tmp_path / "nothing").mkdir()
+    (tmp_path / "nothing" / "notes.pdf").write_bytes(b"%PDF")
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "heading.txt").write_text("ICML 2026\n\n")
+    code, out, err = run_main(monkeypatch, capsys, "ingest", str(tmp_path / "nothing"), str(tmp_path / "empty.jsonl"),
+                              str(tmp_path / "heading.txt"), "--index", str(tmp_path / "idx"))
+    assert code == 0 and out.startswith("0 added, 0 updated, 0 unchanged, 0 removed, 0 skipped")
+    assert err.splitlines() == [f"warning: {tmp_path / 'nothing'}: no paper files (.txt, .jsonl) in this folder",
+                                "warning: empty.jsonl: no papers in this file",
+                                "warning: heading.txt: no papers in this file"]

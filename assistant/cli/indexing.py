@@ -25,6 +25,8 @@ def ingest(
         report = run_ingest(paths, idx, write_batch=settings.store.write_batch, **callbacks)
     for reason in report.skipped:
         typer.echo(f"skipped: {reason}", err=True)
+    for warning in report.empty:
+        typer.echo(f"warning: {warning}", err=True)
     typer.echo(report.summary())
     if report.skipped:
         raise typer.Exit(1)
