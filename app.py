@@ -339,7 +339,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     def ask_api(question: str) -> dict:
         try:
             require_papers(assistant.index)
-            return assistant.ask(question).model_dump(mode="json")
+            return assistant.ask(question).model_dump(mode="json", by_alias=True)  # "citations", as ask --json
         except Exception as exc:  # noqa: BLE001 - the client gets the line, the log no traceback
             raise gr.Error(ui_error(exc), print_exception=False) from None
 

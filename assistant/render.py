@@ -44,7 +44,8 @@ def _answer_text(ans: CitedAnswer, show_abstract: bool) -> str:
 
 
 def answer_json(ans: CitedAnswer) -> str:
-    return ans.model_dump_json(indent=2)
+    """``ask --json``: the answer record, its cited papers under ``citations`` (as HTTP ``/ask`` and MCP)."""
+    return ans.model_dump_json(indent=2, by_alias=True)
 
 
 def related_records(items: list[RelatedPaper]) -> list[dict]:

@@ -123,7 +123,7 @@ def test_nothing_the_cli_prints_holds_a_control_sequence(scratch, ingested, monk
         elif name not in ("nothing found", "ask --json"):  # JSON escapes them (\\u001b): kept as data
             assert code == 0 and "ZetaNet" in out and "planar graphs in linear time" in out + err, (name, out, err)
     assert json.loads(run_main(monkeypatch, capsys, "ask", "What is ZetaNet?", "--json", "--index", str(idx))[1])[
-        "sources"][0]["paper_id"] == "zeta-1"
+        "citations"][0]["paper_id"] == "zeta-1"
 
 
 # --- invalid UTF-8 in a question ---------------------------------------------------------------

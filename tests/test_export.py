@@ -94,7 +94,7 @@ def test_cli_ask_export_bib_matches_the_cited_sources(assistant, index_dir, tmp_
     runner = CliRunner()
     out = runner.invoke(cli.app, ["ask", ASK_Q, "--index", str(index_dir), "--json", "--export", str(tmp_path / "a.bib")])
     assert out.exit_code == 0, out.output
-    sources = [s["paper_id"] for s in json.loads(out.stdout)["sources"]]
+    sources = [s["paper_id"] for s in json.loads(out.stdout)["citations"]]
     back = read_bibtex((tmp_path / "a.bib").read_text())
     assert [r["paperid"] for r in back] == sources and sources[0] == "000_12a0d7b1c5c902c5#13"
     bad = runner.invoke(cli.app, ["ask", ASK_Q, "--index", str(index_dir), "--export", str(tmp_path / "a.pdf")])
