@@ -101,6 +101,10 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(",;:") + "…"
 
 
+RELATED_ORDER_NOTE = ("Order: embedding similarity and shared terms together (reciprocal rank fusion with BM25), so a "
+                      "paper sharing rare terms can rank above a more similar one; % is the embedding similarity.")
+
+
 def related_text(items: list[RelatedPaper]) -> str:
     """Related work as plain text (math as Unicode)."""
     return markup.plain(_related_text(items))
@@ -124,6 +128,7 @@ def _related_text(items: list[RelatedPaper]) -> str:
         if differs:
             lines.append("      differs:")
             lines += [f"        {x}" for x in differs]
+    lines.append(RELATED_ORDER_NOTE)
     return "\n".join(lines)
 
 
@@ -211,7 +216,7 @@ def related_markdown(items: list[RelatedPaper]) -> str:
     if not items:
         return head if getattr(items, "below_bar", 0) else "No related papers found."
     rows = [f"**{head}** Similarity: cosine of the two texts' embeddings; shares and differs by facet "
-            "(task, method, results).", "",
+            "(task, method, results).", "", f"_{RELATED_ORDER_NOTE}_", "",
             "| # | paper | similarity | shares (yours ↔ this paper) | differs |", "|---|---|---|---|---|"]
     for r in related_records(items):
         shares, differs = [], []

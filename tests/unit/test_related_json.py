@@ -27,3 +27,13 @@ def test_related_json_over_the_bar_is_not_marked():
     out = json.loads(related_json(items))
     assert out["nearest_only"] is False and out["below_bar"] == 9
     assert out["headline"] == "1 related paper; 9 others were below the bar (similarity under 52%)."
+
+
+def test_text_and_page_say_why_the_order_can_differ_from_the_similarity_shown():
+    from assistant.render import RELATED_ORDER_NOTE, related_markdown, related_text
+
+    items = RelatedList([_near(1, 0.40), _near(2, 0.45)], considered=10, below_bar=8, bar=0.52, nearest_only=True)
+    text = related_text(items)
+    assert text.index("40% similar") < text.index("45% similar")
+    assert text.endswith(RELATED_ORDER_NOTE) and "reciprocal rank fusion" in RELATED_ORDER_NOTE
+    assert RELATED_ORDER_NOTE in related_markdown(items)
