@@ -237,6 +237,10 @@ BEYOND_ABSTRACTS: list[tuple[str, re.Pattern]] = [
         r"\btables?\s*\d+\b|\b(in|from) (the|their|its) tables?\b|\btable values?\b|\bper[- ](dataset|task|benchmark|language|class) (results?|scores?|numbers|accuracy)\b"
         r"|\bexact (numbers?|values?|scores?|figures?|results?|accuracy|numbers)\b|\bfull (results?|table|numbers)\b"
         r"|\b(ablation|results?) tables?\b|\bfigure\s*\d+\b|\bappendix\b", re.I)),
+    ("author names", re.compile(
+        r"\bwho\s+(?:are|were|is|was)\s+(?:the\s+)?(?:authors?|researchers|people)\b|\bwho\s+(?:wrote|authored|co-?authored)\b"
+        r"|\b(?:which|what|list\s+the|name\s+the)\s+(?:authors?|labs?|institutions?|universit(?:y|ies)|affiliations?)\b"
+        r"|\bauthors?(?:'s?)?\s+(?:names?|affiliations?|institutions?)\b", re.I)),
     ("code details", re.compile(
         r"\bpseudo-?\s?code\b|\bsource code\b|\bcode (snippet|example|listing|details|structure)\b"
         r"|\b(which|what) (library|libraries|framework|frameworks|programming language)\b"

@@ -31,7 +31,12 @@ CASES = [
     ("Show me the pseudocode of LightningRL", "code details"),
     ("How is CacheEdit implemented?", "code details"),
     ("Which library did they use for MapGR?", "code details"),
+    ("Who are the authors of OmniMoE?", "author names"),
+    ("Who wrote Tiny Experts?", "author names"),
+    ("Which lab proposed SyPE?", "author names"),
     # Abstracts answer these: no caveat.
+    ("Do the authors of OmniMoE compare to PEER?", None),
+    ("Who benefits from CacheEdit?", None),
     ("What is OmniMoE?", None),
     ("What is dropout?", None),  # a definition: abstracts say what things are
     ("What is weight decay?", None),
@@ -71,3 +76,9 @@ def test_caveat_points_to_the_cited_papers():
     two = caveat_text("proofs", [(1, "SyPE"), (2, "U2A")])
     assert two.endswith("see the full text of the cited papers: [1] SyPE; [2] U2A.")
     assert caveat_text("table values", []).endswith("The full papers, not their abstracts, would give them.")
+
+
+def test_an_author_question_gets_the_names_the_paper_records_hold():
+    named = caveat_text("author names", [(1, "Tiny Experts"), (2, "SyPE")], {1: ["A. Lovelace", "C. Babbage"], 2: []})
+    assert named.endswith("The paper records name them: [1] Tiny Experts: A. Lovelace, C. Babbage.")
+    assert caveat_text("author names", [(1, "SyPE")], {1: []}).endswith("see the full text of the cited paper: [1] SyPE.")
