@@ -237,6 +237,12 @@ BEYOND_ABSTRACTS: list[tuple[str, re.Pattern]] = [
         r"\btables?\s*\d+\b|\b(in|from) (the|their|its) tables?\b|\btable values?\b|\bper[- ](dataset|task|benchmark|language|class) (results?|scores?|numbers|accuracy)\b"
         r"|\bexact (numbers?|values?|scores?|figures?|results?|accuracy|numbers)\b|\bfull (results?|table|numbers)\b"
         r"|\b(ablation|results?) tables?\b|\bfigure\s*\d+\b|\bappendix\b", re.I)),
+    ("the method's own limitations", re.compile(
+        # Not "which limitation of existing methods does X address?": abstracts state those.
+        r"\b(?:its|their|the\s+(?:method|paper|model|approach)'s)\s+(?:own\s+|main\s+|key\s+)?(?:limitations?|weakness(?:es)?|drawbacks?"
+        r"|shortcomings?|failure\s+(?:cases|modes))\b|\b(?:what|which)\s+(?:are|were|is)\s+(?:the\s+)?(?:main\s+|key\s+)?"
+        r"(?:limitations?|weakness(?:es)?|drawbacks?|shortcomings?)\s+of\s+(?!prior|previous|existing|current|earlier|standard"
+        r"|conventional|traditional|other)", re.I)),
     ("author names", re.compile(
         r"\bwho\s+(?:are|were|is|was)\s+(?:the\s+)?(?:authors?|researchers|people)\b|\bwho\s+(?:wrote|authored|co-?authored)\b"
         r"|\b(?:which|what|list\s+the|name\s+the)\s+(?:authors?|labs?|institutions?|universit(?:y|ies)|affiliations?)\b"

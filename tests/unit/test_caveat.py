@@ -34,7 +34,11 @@ CASES = [
     ("Who are the authors of OmniMoE?", "author names"),
     ("Who wrote Tiny Experts?", "author names"),
     ("Which lab proposed SyPE?", "author names"),
+    ("What about its limitations?", "the method's own limitations"),
+    ("What are the limitations of OmniMoE?", "the method's own limitations"),
     # Abstracts answer these: no caveat.
+    ("Which limitation of existing methods does OmniMoE address?", None),
+    ("What are the limitations of prior positional encodings?", None),
     ("Do the authors of OmniMoE compare to PEER?", None),
     ("Who benefits from CacheEdit?", None),
     ("What is OmniMoE?", None),
