@@ -53,6 +53,7 @@ class CVFigures(BaseModel):
     abstention: AbstentionReport
     evidence_importances: list[tuple[str, float]]
     judge_importances: list[tuple[str, float]]
+    by_index: list[dict] = Field(default_factory=list, description="abstention per simulated small index")
 
 
 class EvalReport(BaseModel):
@@ -145,8 +146,8 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
     if cv:
         from assistant.train import TrainSettings, collect_all, cross_validate, neutral_models
 
-        rows, extra = collect_all(Assistant(settings, idx, models=neutral_models()), qs, TrainSettings(folds=cv))
-        report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv), extra))
+        rows, extra, variants = collect_all(Assistant(settings, idx, models=neutral_models()), qs, TrainSettings(folds=cv))
+        report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv), extra, variants))
     return report
 
 
@@ -166,7 +167,8 @@ def cv_figures(res) -> CVFigures:
                           answerable_flagged=res.answerable_flagged, tradeoff=res.tradeoff)
     return CVFigures(folds=res.folds, evidence_n=res.evidence_n, evidence_accuracy=res.evidence_accuracy,
                      evidence_dense_only=res.evidence_dense_only, abstention=ab,
-                     evidence_importances=res.evidence_importances, judge_importances=res.judge_importances)
+                     evidence_importances=res.evidence_importances, judge_importances=res.judge_importances,
+                     by_index=res.by_index)
 
 
 RULES = (
