@@ -2,11 +2,11 @@
 
 ``paper-assistant train`` runs :func:`train`: every question of a ``dev.jsonl``-format file (the
 training file is ``eval/train/train.jsonl`` over ``corpus2k.jsonl``) goes through the answer path's
-own retrieval once (:meth:`Assistant.prepare`), and :func:`collect` records the features the two
-models read. Then:
+own retrieval once, over the whole index and over simulated small ones, and :mod:`assistant.trainset`
+records the features the two models read. Then:
 
 - evidence ranker (:func:`assistant.learned.fit_evidence`): a conditional logit (L2, ``C=1``) over the
-  sentences of each lookup's gold abstract, plus synthetic definition questions (:func:`collect_all`);
+  sentences of each lookup's gold abstract, plus synthetic definition questions (:func:`assistant.trainset.collect_all`);
 - relevance judge (:class:`~assistant.learned.BoostedJudge`), label "the question is answerable":
   the mean probability of a logistic regression (``judge_C``) on standardized
   :data:`~assistant.features.JUDGE_FEATURES` and of a small gradient-boosted tree ensemble
@@ -17,14 +17,9 @@ models read. Then:
   index and on each simulated small index alike (:func:`choose_cutoffs`). In 5-fold CV the regression
   alone refused 15 % of ``none`` questions, the trees 30 %, their mean 43 % (README).
 
-The judge must carry across index sizes (the bundled index holds 38 papers, a user's may hold 23,000):
-:func:`collect_variants` asks every question again over simulated indexes (:class:`SubsetIndex`: the
-stored vectors and chunks, dense search masked to a subset and BM25 rebuilt over it) of
-``small_indexes`` papers, each holding its questions' gold and near papers and random others
-(:func:`simulated_indexes`); and, with ``held_out``, every answerable question with its gold papers
-hidden (an unanswerable question of the absent-topic kind). A copy shares its question's fold. The
-small-index copies set the cutoffs and are cross-validated (``CVReport.by_index``); neither kind is
-trained on by default: in 5-fold CV neither improved the share of ``none`` refused at 3 % of answerable
+The small-index copies (:func:`assistant.trainset.collect_variants`) set the cutoffs and are
+cross-validated (``CVReport.by_index``); neither they nor the gold-held-out copies are trained on by
+default: in 5-fold CV neither improved the share of ``none`` refused at 3 % of answerable
 refused on any index size (whole / 300 / 40 papers: 54 / 57 / 56 % without, 46 / 52 / 54 % with both;
 monotonic trees, the regression alone and scale-free features alone were no better either).
 
@@ -40,10 +35,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.features import (JUDGE_FEATURES, SENTENCE_FEATURES, judge_features, question_cues,
-                                retrieved_signals, sentence_features)
+from assistant.features import JUDGE_FEATURES, SENTENCE_FEATURES
 from assistant.learned import BoostedJudge, LinearModel, cutoff_for, fit_evidence, tradeoff  # noqa: F401  (fit_evidence: API)
 from assistant.relevance import Verdict
+from assistant.trainset import QuestionRow, _index_of, _norm, _xy, collect_all, neutral_models, trains_on
 
 
 @dataclass(frozen=True)
@@ -81,220 +76,6 @@ class TrainSettings:
     best on held-out synthetic questions (148/150 vs 147)."""
 
 
-@dataclass
-class QuestionRow:
-    """What one training question contributes: judge features, and sentence features of the top and gold abstracts."""
-
-    qid: str
-    kind: str
-    answerable: bool
-    judge_x: np.ndarray
-    gold: list[str]
-    evidence: str = ""
-    top_id: str = ""
-    top_texts: list[str] = field(default_factory=list)
-    top_x: np.ndarray | None = None
-    gold_x: np.ndarray | None = None
-    gold_label: int = -1
-    """Index of the evidence sentence in the gold abstract's sentences (most characters in common), -1 if none."""
-    weight: float = 1.0  # in the evidence ranker's fit (a synthetic question weighs less)
-    origin: str = ""
-    """For a simulated copy (:func:`collect_variants`): the qid of the question it copies, whose fold it shares."""
-    variant: str = ""
-    """"" for the question over the whole index; "held-out" (its gold papers hidden), "small-N" (an index of N papers)."""
-
-
-def _norm(s: str) -> str:
-    return " ".join(s.split())
-
-def _evidence_index(sentences, evidence: str, text: str) -> int:
-    """The sentence of ``sentences`` (with .start/.end into ``text``) that overlaps ``evidence`` most."""
-    at = text.find(evidence)
-    if at < 0:
-        at = _norm(text).find(_norm(evidence))
-        if at < 0:
-            return -1
-    end = at + len(evidence)
-    overlaps = [max(0, min(end, s.end) - max(at, s.start)) for s in sentences]
-    best = int(np.argmax(overlaps)) if overlaps else -1
-    return best if best >= 0 and overlaps[best] > 0 else -1
-
-
-class _SubsetStore:
-    """``store`` whose dense search sees only the ``allowed`` papers; everything else is the store's."""
-
-    def __init__(self, store, allowed: set[str]):
-        self._store, self._where = store, {"paper_id": {"$in": sorted(allowed)}}
-
-    def query(self, embedding, n: int, where: dict | None = None):
-        return self._store.query(embedding, n, {"$and": [where, self._where]} if where else self._where)
-
-    def __getattr__(self, name):
-        return getattr(self._store, name)
-
-
-class _SubsetLexical:
-    """The whole index's BM25 (its idf) searching only the ``allowed`` papers."""
-
-    def __init__(self, lexical, allowed: set[str]):
-        self._lexical, self._allowed = lexical, allowed
-
-    def search(self, query: str, n: int, allowed: set[str] | None = None):
-        return self._lexical.search(query, n, self._allowed if allowed is None else allowed & self._allowed)
-
-    def __getattr__(self, name):
-        return getattr(self._lexical, name)
-
-
-class SubsetIndex:
-    """``index`` as retrieval would see it holding only the ``allowed`` paper ids: dense search masked to
-    them, and BM25 either rebuilt over their chunks (``own_lexical``: idf and max idf as a small index's)
-    or the whole index's restricted to them (hiding a question's gold papers from 2,000 changes no idf).
-    Training's simulated indexes (:func:`collect_variants`); nothing is written."""
-
-    def __init__(self, index, allowed: set[str], own_lexical: bool):
-        from vectorstore.lexical import LexicalIndex
-
-        self._index, self.store = index, _SubsetStore(index.store, allowed)
-        if own_lexical:
-            full = index.lexical()
-            titles = index.store.titles()
-            texts = _chunk_texts(index.store)
-            chunks = [(cid, pid, f"{titles[pid]}\n{texts[cid]}" if pid in titles else texts[cid])
-                      for cid, pid in zip(full.chunk_ids, full.paper_ids) if pid in allowed]
-            self._lexical = LexicalIndex.build(chunks, "subset")
-        else:
-            self._lexical = _SubsetLexical(index.lexical(), allowed)
-
-    def lexical(self):
-        return self._lexical
-
-    def __getattr__(self, name):
-        return getattr(self._index, name)
-
-
-_TEXTS: dict = {}
-
-
-def _chunk_texts(store) -> dict[str, str]:
-    """``{chunk id: text}`` of every chunk of ``store``, read once per store."""
-    if id(store) not in _TEXTS:
-        _TEXTS.clear()
-        _TEXTS[id(store)] = {cid: text for cid, _, text in store.iter_chunks()}
-    return _TEXTS[id(store)]
-
-
-def simulated_indexes(questions: list[dict], paper_ids: list[str], size: int, group: int,
-                      seed: int = 0) -> list[tuple[set[str], list[int]]]:
-    """Small indexes like the bundled one: ``[(paper ids, indices of the questions asked over them)]``.
-    The questions, shuffled with ``seed``, go ``group`` at a time; each group's index holds its
-    questions' gold and ``near`` papers, filled with random others up to ``size`` papers."""
-    rng = np.random.RandomState(seed)
-    order = rng.permutation(len(questions))
-    ids = sorted(paper_ids)
-    out = []
-    for start in range(0, len(order), group):
-        members = sorted(int(i) for i in order[start:start + group])
-        allowed = {p for i in members for p in list(questions[i].get("gold") or []) + list(questions[i].get("near") or [])}
-        allowed &= set(ids)
-        rest = [p for p in ids if p not in allowed]
-        fill = max(0, size - len(allowed))
-        allowed |= {rest[j] for j in rng.permutation(len(rest))[:fill]}
-        out.append((allowed, members))
-    return out
-
-
-def collect_variants(assistant_for, index, questions: list[dict], cfg: "TrainSettings",
-                     progress=None) -> list[QuestionRow]:
-    """Simulated copies of ``questions`` (each row's ``origin`` its question's qid, so it shares its fold):
-
-    - ``held-out``: every answerable question with its gold papers hidden from retrieval, labelled
-      unanswerable: from the index's point of view an absent topic or a near miss;
-    - ``small-N`` for each N of ``cfg.small_indexes``: every question over an index of N papers
-      (:func:`simulated_indexes`: its gold and near papers plus random others; BM25 rebuilt over them),
-      and the answerable ones again with their gold hidden. The bundled index holds 38 papers.
-
-    ``assistant_for(index)`` gives the Assistant (neutral models) over a (subset) index."""
-    all_ids = sorted(set(index.lexical().paper_ids))
-    out: list[QuestionRow] = []
-
-    def run(sub, qs, variant, hide):
-        shared = None if callable(sub) else assistant_for(sub)
-        for q in qs:
-            q2 = dict(q, gold=[], evidence="") if hide else q
-            rows = collect(shared or assistant_for(sub(q)), [q2])
-            for r in rows:
-                r.origin, r.variant, r.kind = q.get("qid", ""), variant, q.get("kind", "")
-            out.extend(rows)
-            if progress:
-                progress()
-
-    answerable = [q for q in questions if q.get("gold")]
-    if cfg.held_out:
-        run(lambda q: SubsetIndex(index, set(all_ids) - set(q["gold"]), own_lexical=False), answerable, "held-out", True)
-    for size in cfg.small_indexes:
-        for allowed, members in simulated_indexes(questions, all_ids, size, cfg.small_group, cfg.seed):
-            sub = SubsetIndex(index, allowed, own_lexical=True)
-            qs = [questions[i] for i in members]
-            run(sub, qs, f"small-{size}", False)
-            if cfg.held_out:
-                run(lambda q: SubsetIndex(index, allowed - set(q["gold"]), own_lexical=True),
-                    [q for q in qs if q.get("gold")], f"small-{size} held-out", True)
-    return out
-
-
-def collect(assistant, questions: list[dict], progress=None) -> list[QuestionRow]:
-    """Features of every question in ``questions`` (dev.jsonl format) on ``assistant``'s index, through
-    the answer path's own retrieval (:meth:`Assistant.prepare`)."""
-    lexical = assistant.index.lexical()
-    rows = []
-    for q in questions:
-        prep = assistant.prepare(q["question"])
-        cues = question_cues(prep.analysis, lexical)
-        cues.ask_vec = assistant.index.encoder.encode_one(cues.ask) if cues.ask != prep.query else prep.qvec
-        rvec = prep.topic_vec if prep.topic_vec is not None else prep.qvec
-        gold = list(q.get("gold") or [])
-        gold_papers = assistant.index.store.get_papers(gold[:1]) if q.get("evidence") else {}
-        cache = assistant.sentences.get([p.paper for p in prep.papers] + list(gold_papers.values()))
-        row = QuestionRow(q.get("qid", ""), q.get("kind", ""), bool(gold),
-                          np.zeros(len(JUDGE_FEATURES), np.float32), gold, q.get("evidence") or "")
-        if prep.papers:
-            signals = retrieved_signals(cues, prep.papers, cache, prep.qvec, rvec)
-            row.judge_x = judge_features(cues, [signals[p.id] for p in prep.papers])
-            top = prep.papers[0]
-            sents, vecs = cache[top.id]
-            row.top_id, row.top_texts = top.id, [s.text for s in sents]
-            row.top_x = sentence_features(cues, prep.qvec, row.top_texts, vecs)
-        for pid, paper in gold_papers.items():
-            sents, vecs = cache[pid]
-            row.gold_x = sentence_features(cues, prep.qvec, [s.text for s in sents], vecs)
-            row.gold_label = _evidence_index(sents, row.evidence, paper.text)
-        # Rounded to 1e-4: the encoder's float sums vary in the last bits, and a refit must write the same bytes.
-        for name in ("judge_x", "top_x", "gold_x"):
-            setattr(row, name, None if getattr(row, name) is None else np.round(getattr(row, name), 4))
-        rows.append(row)
-        if progress:
-            progress()
-    return rows
-
-
-def collect_all(assistant, questions: list[dict], cfg: "TrainSettings", progress=None) -> tuple[list, list, list]:
-    """``(rows, synthetic rows, simulated rows)``: :func:`collect` of ``questions``; of ``cfg.synthetic``
-    definition questions made from the index's papers (assistant.synthetic), weighing ``cfg.synthetic_share``
-    × the lookups in all; and :func:`collect_variants` of ``questions`` (the judge's held-out and small-index copies)."""
-    from assistant.pipeline import Assistant
-    from assistant.synthetic import definition_questions
-
-    rows = collect(assistant, questions, progress)
-    papers = assistant.index.store.get_papers(sorted(set(assistant.index.lexical().paper_ids)))
-    extra = collect(assistant, definition_questions(list(papers.values()), cfg.synthetic)) if cfg.synthetic > 0 else []
-    for r in extra:
-        r.weight = cfg.synthetic_share * sum(x.gold_x is not None for x in rows) / len(extra)
-    variants = collect_variants(lambda idx: Assistant(assistant.settings, idx, models=neutral_models()),
-                                assistant.index, questions, cfg)
-    return rows, extra, variants
-
-
 def _standardizer(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
@@ -328,16 +109,6 @@ def _fit_judge_model(x: np.ndarray, y: np.ndarray, cfg: TrainSettings, cutoffs: 
     return BoostedJudge.from_sklearn(linear, gb, cutoffs or {})
 
 
-def _xy(rows: list[QuestionRow]) -> tuple[np.ndarray, np.ndarray]:
-    return (np.vstack([r.judge_x for r in rows]).astype(np.float64) if rows else np.zeros((0, len(JUDGE_FEATURES))),
-            np.array([r.answerable for r in rows], dtype=int))
-
-
-def _index_of(row: QuestionRow) -> str:
-    """The (simulated) index a row was collected over: "" for the whole one, else "small-N"."""
-    return row.variant.replace(" held-out", "") if row.variant.startswith("small-") else ""
-
-
 def choose_cutoffs(rows: list[QuestionRow], p: np.ndarray, cfg: TrainSettings) -> dict:
     """The judge's cutoffs from out-of-fold probabilities ``p`` of ``rows``: on each (simulated) index
     the largest that refuses at most ``refuse_rate`` (flags at most ``flag_rate``) of its answerable
@@ -369,14 +140,6 @@ def fit_judge(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings(),
         tr, te = (fold != f) & fits, fold == f
         oof[te] = _fit_judge_model(x[tr], y[tr], cfg).probability(x[te])
     return _fit_judge_model(x[fits], y[fits], cfg, choose_cutoffs(both, oof, cfg))
-
-
-def trains_on(row: QuestionRow, cfg: TrainSettings) -> bool:
-    """Whether the judge is fitted on a simulated copy (held-out copies: ``cfg.held_out``; small-index
-    ones: ``cfg.train_on_small``); the others only set the cutoffs and are cross-validated."""
-    if row.variant == "held-out":
-        return cfg.held_out
-    return cfg.train_on_small and (cfg.held_out or not row.variant.endswith("held-out"))
 
 
 def evidence_hit(model, row: QuestionRow) -> bool:
@@ -477,11 +240,6 @@ def fit_both(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings(),
     """``(evidence ranker, relevance judge)`` fitted on all ``rows`` (the ranker also on ``extra``, the
     judge also on ``variants``)."""
     return fit_evidence(rows + list(extra), cfg), fit_judge(rows, cfg, variants)
-
-
-def neutral_models() -> tuple[LinearModel, LinearModel]:
-    """Models that prefer nothing, for an Assistant that only collects features."""
-    return LinearModel.neutral("evidence", SENTENCE_FEATURES), LinearModel.neutral("judge", JUDGE_FEATURES)
 
 
 def train(settings, corpus: list, questions, out_folder=None, explicit_index: bool = False,

@@ -42,7 +42,7 @@ def slice_index(tmp_path_factory, encoder):
 def slice_rows(slice_index):
     """Features of the 90 training questions of :func:`slice_index`."""
     from assistant.answer import Assistant
-    from assistant.train import collect, neutral_models
+    from assistant.trainset import collect, neutral_models
 
     settings, idx, chosen = slice_index
     return collect(Assistant(settings, idx, models=neutral_models()), chosen)
@@ -50,7 +50,8 @@ def slice_rows(slice_index):
 
 def test_simulated_indexes_hide_papers_from_retrieval(slice_index):
     from assistant.answer import Assistant
-    from assistant.train import TrainSettings, collect_variants, neutral_models, simulated_indexes
+    from assistant.train import TrainSettings
+    from assistant.trainset import collect_variants, neutral_models, simulated_indexes
 
     settings, idx, chosen = slice_index
     qs = [q for q in chosen if q["gold"]][:4] + [q for q in chosen if not q["gold"]][:2]

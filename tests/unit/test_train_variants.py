@@ -4,7 +4,8 @@ near papers, a copy shares its question's fold, and the cutoffs hold the refusal
 import numpy as np
 
 from assistant.features import JUDGE_FEATURES
-from assistant.train import QuestionRow, TrainSettings, _folds, choose_cutoffs, simulated_indexes, trains_on
+from assistant.train import TrainSettings, _folds, choose_cutoffs
+from assistant.trainset import QuestionRow, simulated_indexes, trains_on
 
 IDS = [f"p{i:03d}" for i in range(200)]
 QS = [{"qid": f"q{i}", "kind": "lookup" if i % 3 else "none", "gold": [f"p{i:03d}"] if i % 3 else [],
