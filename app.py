@@ -339,7 +339,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     def ask_api(question: str) -> dict:
         try:
             require_papers(assistant.index)
-            return assistant.ask(question).model_dump(mode="json")
+            return assistant.ask(question).model_dump(mode="json", by_alias=True)  # "citations", as ask --json
         except Exception as exc:  # noqa: BLE001 - the client gets the line, the log no traceback
             raise gr.Error(ui_error(exc), print_exception=False) from None
 
@@ -348,8 +348,10 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         from assistant.related import related_work
         from assistant.render import related_markdown
 
+        paper_id = (paper_id or "").strip() or None
         use_paper = bool(paper_id) and (last == "paper" or not (text or "").strip())
         try:
+            require_papers(assistant.index)
             items = related_work(assistant.retriever, assistant.sentences, text=None if use_paper else text,
                                  paper_id=paper_id if use_paper else None, k=10)  # the calibrated bar
             query = assistant.index.store.get_papers([paper_id])[paper_id] if use_paper else None
@@ -384,6 +386,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         message = valid_text(message or "")
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
         try:
+            require_papers(assistant.index)
             result = list_papers(assistant, message, filters=make_filters(venue, year, source))
         except Exception as exc:  # noqa: BLE001
             history.append({"role": "assistant", "content": f"⚠ {inert(ui_error(exc))}"})
@@ -429,6 +432,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
 
         hits, what, question = [], "", valid_text(question or "")
         try:
+            require_papers(assistant.index)
             pmap = index_map(assistant.index.store)
             if question and question.strip():
                 hits, what = [p.id for p in list_papers(assistant, question).papers], question.strip()

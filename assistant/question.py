@@ -215,7 +215,9 @@ def _reference(text: str, terms: list[str], names: list[str], bare: bool, max_ow
 # topic ("the learning-rate schedule paper …") does not fire; asking for one ("what learning rate …") does.
 BEYOND_ABSTRACTS: list[tuple[str, re.Pattern]] = [
     ("exact hyper-parameters", re.compile(
-        r"\b(?:what|which)\s+(?:(?:were|was|are|is)\s+)?(?:the\s+)?(?:exact\s+|specific\s+)?"
+        # "What is dropout?" asks what it is, which abstracts say: a present-tense "is/are" counts only
+        # before "the"/"exact"/"specific" ("What is the learning rate?", "What are the exact settings?").
+        r"\b(?:what|which)\s+(?:(?:were|was)\s+|(?:are|is)\s+(?=the\b|exact\b|specific\b))?(?:the\s+)?(?:exact\s+|specific\s+)?"
         r"(?:hyper-?\s?parameters?|learning[- ]rates?|batch[- ]sizes?|weight[- ]decay|warm-?up\s+(?:steps|schedule|ratio)"
         r"|dropout(?:\s+rate)?|optimi[sz]er(?:\s+settings)?|random\s+seeds?|(?:adam|sgd)\s+(?:betas?|momentum))\b"
         r"|\bhyper-?\s?parameter\s+(?:settings|values|choices|configurations?|config)\b"

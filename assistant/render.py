@@ -44,7 +44,8 @@ def _answer_text(ans: CitedAnswer, show_abstract: bool) -> str:
 
 
 def answer_json(ans: CitedAnswer) -> str:
-    return ans.model_dump_json(indent=2)
+    """``ask --json``: the answer record, its cited papers under ``citations`` (as HTTP ``/ask`` and MCP)."""
+    return ans.model_dump_json(indent=2, by_alias=True)
 
 
 def related_records(items: list[RelatedPaper]) -> list[dict]:
@@ -127,7 +128,13 @@ def _related_text(items: list[RelatedPaper]) -> str:
 
 
 def related_json(items: list[RelatedPaper]) -> str:
-    return json.dumps(related_records(items), indent=2, ensure_ascii=False)
+    """``related --json``: the object the MCP ``related`` tool returns — ``count``, ``papers`` (records),
+    ``below_bar`` (ranked but too dissimilar), ``bar`` (cosine) and ``nearest_only`` (none cleared the bar:
+    ``papers`` are the nearest few, all below it) — plus ``headline``, the line the text output starts with."""
+    return json.dumps({"count": len(items), "papers": related_records(items),
+                       "below_bar": getattr(items, "below_bar", 0), "bar": round(getattr(items, "bar", 0.0), 4),
+                       "nearest_only": bool(getattr(items, "nearest_only", False)),
+                       "headline": related_headline(items)}, indent=2, ensure_ascii=False)
 
 
 # --- "all papers that…" lists -------------------------------------------------------------------

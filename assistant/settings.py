@@ -52,7 +52,7 @@ class EmbeddingSettings(BaseModel):
 class StoreSettings(BaseModel):
     collection: str = Field("abstracts", min_length=3, max_length=512)
     host: str | None = Field(None, description="Chroma server host; None = embedded PersistentClient")
-    port: int = 8000
+    port: int = Field(8000, ge=1, le=65535)
     ssl: bool = False
     headers: dict[str, str] = Field(default_factory=dict, description="extra HTTP headers (auth) for the server")
     write_batch: int = Field(4096, ge=1, description="records per Chroma write (capped by the client's limit)")

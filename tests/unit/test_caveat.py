@@ -16,6 +16,9 @@ CASES = [
     ("What are the hyperparameters of MapGR?", "exact hyper-parameters"),
     ("how many epochs did they train for", "exact hyper-parameters"),
     ("What is the value of the learning rate in PsumQuant?", "exact hyper-parameters"),
+    ("What was the dropout rate in VLA?", "exact hyper-parameters"),
+    ("What is the learning rate of MapGR?", "exact hyper-parameters"),
+    ("What dropout did SyPE use?", "exact hyper-parameters"),
     ("How many GPUs did they train on?", "exact training details"),
     ("What are the training details of OmniMoE?", "exact training details"),
     ("How long did it take to train LightningRL?", "exact training details"),
@@ -30,6 +33,10 @@ CASES = [
     ("Which library did they use for MapGR?", "code details"),
     # Abstracts answer these: no caveat.
     ("What is OmniMoE?", None),
+    ("What is dropout?", None),  # a definition: abstracts say what things are
+    ("What is weight decay?", None),
+    ("What are hyperparameters?", None),
+    ("What is an optimizer?", None),
     ("How much faster is OmniMoE than PEER?", None),
     ("Which papers study learning rate schedules?", None),  # a list question: which papers, not details
     ("Which papers give proofs of convergence?", None),
