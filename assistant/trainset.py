@@ -96,23 +96,17 @@ class _SubsetLexical:
 
 class SubsetIndex:
     """``index`` as retrieval would see it holding only the ``allowed`` paper ids: dense search masked to
-    them, and BM25 either rebuilt over their chunks (``own_lexical``: idf and max idf as a small index's)
-    or the whole index's restricted to them (hiding a question's gold papers from 2,000 changes no idf).
+    them, and BM25 either rebuilt over their ``chunks`` (``(chunk id, paper id, title + text)`` of the
+    whole index, :func:`lexical_chunks`: idf and max idf as a small index's) or, without ``chunks``, the
+    whole index's restricted to them (hiding a question's gold papers from 2,000 changes no idf).
     Training's simulated indexes (:func:`collect_variants`); nothing is written."""
 
-    def __init__(self, index, allowed: set[str], own_lexical: bool):
+    def __init__(self, index, allowed: set[str], chunks: list[tuple[str, str, str]] | None = None):
         from vectorstore.lexical import LexicalIndex
 
         self._index, self.store = index, _SubsetStore(index.store, allowed)
-        if own_lexical:
-            full = index.lexical()
-            titles = index.store.titles()
-            texts = _chunk_texts(index.store)
-            chunks = [(cid, pid, f"{titles[pid]}\n{texts[cid]}" if pid in titles else texts[cid])
-                      for cid, pid in zip(full.chunk_ids, full.paper_ids) if pid in allowed]
-            self._lexical = LexicalIndex.build(chunks, "subset")
-        else:
-            self._lexical = _SubsetLexical(index.lexical(), allowed)
+        self._lexical = (_SubsetLexical(index.lexical(), allowed) if chunks is None
+                         else LexicalIndex.build([c for c in chunks if c[1] in allowed], "subset"))
 
     def lexical(self):
         return self._lexical
@@ -121,15 +115,11 @@ class SubsetIndex:
         return getattr(self._index, name)
 
 
-_TEXTS: dict = {}
-
-
-def _chunk_texts(store) -> dict[str, str]:
-    """``{chunk id: text}`` of every chunk of ``store``, read once per store."""
-    if id(store) not in _TEXTS:
-        _TEXTS.clear()
-        _TEXTS[id(store)] = {cid: text for cid, _, text in store.iter_chunks()}
-    return _TEXTS[id(store)]
+def lexical_chunks(store) -> list[tuple[str, str, str]]:
+    """Every chunk of ``store`` as BM25 reads it: ``(chunk id, paper id, title + newline + text)``
+    (as vectorstore.index.Index.lexical builds it)."""
+    titles = store.titles()
+    return [(cid, pid, f"{titles[pid]}\n{text}" if pid in titles else text) for cid, pid, text in store.iter_chunks()]
 
 
 def simulated_indexes(questions: list[dict], paper_ids: list[str], size: int, group: int,
@@ -179,14 +169,15 @@ def collect_variants(assistant_for, index, questions: list[dict], cfg: TrainSett
 
     answerable = [q for q in questions if q.get("gold")]
     if cfg.held_out:
-        run(lambda q: SubsetIndex(index, set(all_ids) - set(q["gold"]), own_lexical=False), answerable, "held-out", True)
+        run(lambda q: SubsetIndex(index, set(all_ids) - set(q["gold"])), answerable, "held-out", True)
+    chunks = lexical_chunks(index.store) if cfg.small_indexes else []
     for size in cfg.small_indexes:
         for allowed, members in simulated_indexes(questions, all_ids, size, cfg.small_group, cfg.seed):
-            sub = SubsetIndex(index, allowed, own_lexical=True)
+            sub = SubsetIndex(index, allowed, chunks)
             qs = [questions[i] for i in members]
             run(sub, qs, f"small-{size}", False)
             if cfg.held_out:
-                run(lambda q, allowed=allowed: SubsetIndex(index, allowed - set(q["gold"]), own_lexical=True),
+                run(lambda q, allowed=allowed: SubsetIndex(index, allowed - set(q["gold"]), chunks),
                     [q for q in qs if q.get("gold")], f"small-{size} held-out", True)
     return out
 
