@@ -32,6 +32,22 @@ def load_questions(path: Path) -> list[dict]:
     return out
 
 
+def load_question_files(paths) -> list[dict]:
+    """Questions of one or several dev.jsonl-format files (a path or a list of paths), in order, each
+    tagged ``source`` (its file's name, for figures per file). A qid already taken by an earlier file
+    is prefixed with its file's stem (folds and simulated copies key on qids). Raises as :func:`load_questions`."""
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    out, seen = [], set()
+    for path in paths:
+        for q in load_questions(Path(path)):
+            q["source"] = Path(path).name
+            if q["qid"] in seen:
+                q["qid"] = f"{Path(path).stem}:{q['qid']}"
+            seen.add(q["qid"])
+            out.append(q)
+    return out
+
+
 def corpus_settings(settings: Settings, corpus: list[Path], distractors: Path | None = None) -> Settings:
     """Settings for a separate evaluation index (corpus, plus distractors if given), keyed by their
     names: a folder beside the index and, on a Chroma server (shared by every folder), its own collection."""

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from assistant.evalsets import corpus_settings, distractor_settings, load_questions  # noqa: F401  (re-exported)
+from assistant.evalsets import corpus_settings, distractor_settings, load_question_files, load_questions  # noqa: F401  (re-exported)
 from assistant.metrics import ranking_metrics
 from assistant.question import validate_question
 from assistant.relevance import JUDGE_RULES, Verdict
@@ -54,6 +54,7 @@ class CVFigures(BaseModel):
     evidence_importances: list[tuple[str, float]]
     judge_importances: list[tuple[str, float]]
     by_index: list[dict] = Field(default_factory=list, description="abstention per simulated small index")
+    by_file: list[dict] = Field(default_factory=list, description="abstention on the whole index per question file")
 
 
 class EvalReport(BaseModel):
@@ -79,10 +80,11 @@ def _norm(s: str) -> str:
     return " ".join(s.split())
 
 
-def run_eval(settings: Settings, questions: Path, distractors: Path | None = None,
+def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path | None = None,
              corpus: list[Path] | None = None, progress=None, ingest_callbacks: dict | None = None,
              cv: int = 0) -> EvalReport:
-    """Evaluate ``questions`` on the configured index (or on an index of ``corpus``, plus distractors).
+    """Evaluate ``questions`` (a question file, or several: :func:`load_question_files`) on the configured
+    index (or on an index of ``corpus``, plus distractors).
 
     ``ingest_callbacks``: ``on_total`` / ``progress`` for building that index (see
     vectorstore.ingest.ingest); ``progress()`` is called after each question. ``cv`` ≥ 2 adds
@@ -93,7 +95,7 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
 
     if cv == 1:
         raise ValueError("--cv needs at least 2 folds")
-    qs = load_questions(questions)
+    qs = load_question_files(questions)
     if distractors is not None or corpus:
         from vectorstore.ingest import ingest
 
@@ -105,7 +107,8 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
     else:
         idx = get_index(settings)
     assistant = Assistant(settings, idx)
-    report = EvalReport(questions=str(questions), index=str(settings.index), papers=idx.store.counts()[0])
+    names = [questions] if isinstance(questions, (str, Path)) else list(questions)
+    report = EvalReport(questions=", ".join(map(str, names)), index=str(settings.index), papers=idx.store.counts()[0])
     gold = sorted({g for q in qs for g in q["gold"]})
     held = idx.store.get_papers(gold)
     report.missing_gold = [g for g in gold if g not in held]  # scored as misses: say so, it is likely a wrong index
@@ -165,7 +168,8 @@ def cv_figures(res) -> CVFigures:
     ab = AbstentionReport(**{name: getattr(res, name) for name in AbstentionReport.model_fields})
     return CVFigures(folds=res.folds, evidence_n=res.evidence_n, evidence_accuracy=res.evidence_accuracy,
                      evidence_dense_only=res.evidence_dense_only, abstention=ab,
-                     evidence_importances=res.evidence_importances, judge_importances=res.judge_importances, by_index=res.by_index)
+                     evidence_importances=res.evidence_importances, judge_importances=res.judge_importances, by_index=res.by_index,
+                     by_file=res.by_file)
 
 
 RULES = (
@@ -255,7 +259,7 @@ def format_report(rep: EvalReport) -> str:
     return "\n".join(lines)
 
 
-def eval_command(settings: Settings, questions: Path | None, distractors: Path | None = None,
+def eval_command(settings: Settings, questions: Path | list[Path] | None, distractors: Path | None = None,
                  corpus: list[Path] | None = None, csfcube: Path | None = None, cv: int = 0, as_json: bool = False,
                  ingest_callbacks: dict | None = None) -> str:
     """``paper-assistant eval``: the CSFCube re-ranking figures, or the report on a question file
@@ -266,7 +270,7 @@ def eval_command(settings: Settings, questions: Path | None, distractors: Path |
         e = settings.embedding
         return format_csfcube(run_csfcube(get_encoder(e.model, e.batch_size, resolve_backend(e.model, e.backend)),
                                           csfcube), as_json)
-    if questions is None:
+    if not questions:
         raise ValueError("give --questions FILE (or --csfcube DIR)")
     report = run_eval(settings, questions, distractors=distractors, corpus=corpus, ingest_callbacks=ingest_callbacks,
                       cv=cv)

@@ -170,6 +170,9 @@ class CVReport:
     judge_importances: list[tuple[str, float]]
     by_index: list[dict] = field(default_factory=list)
     """Abstention per simulated index (:func:`_shares`: "whole", then "small-N" smallest first)."""
+    by_file: list[dict] = field(default_factory=list)
+    """Abstention on the whole index per question file (:func:`_shares`, "index" the file's name), when
+    the questions came from more than one file (:func:`assistant.evalsets.load_question_files`)."""
 
 
 def _mean_importances(models: list) -> list[tuple[str, float]]:
@@ -223,6 +226,9 @@ def cross_validate(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()
             scored.append((r, judge.verdict(r.judge_x), float(judge.probability(r.judge_x))))
     whole = _shares([s for s in scored if not s[0].variant], "")
     by_index = [_shares(scored, i) for i in sorted({_index_of(r) for r in variants}, key=lambda i: (len(i), i))]
+    sources = sorted({r.source for r in rows})
+    by_file = ([dict(_shares([s for s in scored if not s[0].variant and s[0].source == src], ""), index=src)
+                for src in sources] if len(sources) > 1 else [])
     plain = [(r.answerable, p) for r, _, p in scored if not r.variant]
     return CVReport(
         folds=cfg.folds, evidence_n=n_ev, evidence_accuracy=hits / n_ev if n_ev else 0.0,
@@ -232,7 +238,7 @@ def cross_validate(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()
         answerable_abstained=whole["answerable_abstained"], answerable_flagged=whole["answerable_flagged"],
         tradeoff=tradeoff(np.array([p for a, p in plain if a]), np.array([p for a, p in plain if not a])),
         evidence_importances=_mean_importances(ev_models), judge_importances=_mean_importances(judges),
-        by_index=by_index)
+        by_index=by_index, by_file=by_file)
 
 
 def fit_both(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings(),
@@ -244,7 +250,8 @@ def fit_both(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings(),
 
 def train(settings, corpus: list, questions, out_folder=None, explicit_index: bool = False,
           cfg: TrainSettings | None = None, progress=None, ingest_callbacks: dict | None = None):
-    """Fit both models on ``questions`` over an index of ``corpus`` and write them to ``out_folder``
+    """Fit both models on ``questions`` (a question file or a list of them:
+    :func:`assistant.evalsets.load_question_files`) over an index of ``corpus`` and write them to ``out_folder``
     (default: the package's models/), as ``evidence-<v>.json`` (``calibration.sentences.learned``,
     "v2"; it also learns from :func:`collect_all`'s synthetic questions) and ``judge-<v>.json``
     (``calibration.abstention.learned``, default "v2").
@@ -254,13 +261,13 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
     """
     from pathlib import Path
 
-    from assistant.evalsets import load_questions, open_corpus_index
+    from assistant.evalsets import load_question_files, open_corpus_index
     from assistant.learned import model_path
     from assistant.pipeline import Assistant
 
     version = settings.calibration.abstention.learned or "v2"
     cfg = cfg or TrainSettings()
-    qs = load_questions(Path(questions))
+    qs = load_question_files(questions)
     settings, idx = open_corpus_index(settings, corpus, explicit_index, ingest_callbacks)
     rows, extra, variants = collect_all(Assistant(settings, idx, models=neutral_models()), qs, cfg, progress)
     written = []
@@ -305,6 +312,13 @@ def index_lines(by_index: list[dict], indent: str = "") -> list[str]:
     return lines
 
 
+def file_lines(by_file: list[dict], indent: str = "") -> list[str]:
+    """One line per question file of the cross-validated abstention on the whole index (:attr:`CVReport.by_file`)."""
+    return [f"{indent}  {b['index']}: answerable ({b['answerable']}) {b['answerable_abstained']:.1%} refused; "
+            f"'none' ({b['none']}) {b['none_abstained']:.0%} refused, {b['none_flagged']:.0%} at least flagged"
+            for b in by_file]
+
+
 def importance_lines(title: str, pairs: list[tuple[str, float]]) -> list[str]:
     return [f"{title}: " + ", ".join(f"{f} {c:+.2f}" for f, c in pairs if abs(c) >= 0.005)]
 
@@ -317,6 +331,7 @@ def format_cv(c) -> list[str]:
              f"{c.evidence_n}); dense similarity alone: {c.evidence_dense_only:.2f}"]
     lines += abstention_lines(getattr(c, "abstention", c), "  ")
     lines += index_lines(getattr(c, "by_index", []), "  ")
+    lines += file_lines(getattr(c, "by_file", []), "  ")
     lines += importance_lines("  evidence ranker (mean over folds)", c.evidence_importances)
     lines += importance_lines("  relevance judge (mean over folds)", c.judge_importances)
     return lines

@@ -50,6 +50,8 @@ class QuestionRow:
     """For a simulated copy (:func:`collect_variants`): the qid of the question it copies, whose fold it shares."""
     variant: str = ""
     """"" for the question over the whole index; "held-out" (its gold papers hidden), "small-N" (an index of N papers)."""
+    source: str = ""
+    """The question file the question came from (``load_question_files``' tag), for figures per file."""
 
 
 def _norm(s: str) -> str:
@@ -162,7 +164,7 @@ def collect_variants(assistant_for, index, questions: list[dict], cfg: TrainSett
             q2 = dict(q, gold=[], evidence="") if hide else q
             rows = collect(shared or assistant_for(sub(q)), [q2], judge_only=True)
             for r in rows:
-                r.origin, r.variant, r.kind = q.get("qid", ""), variant, q.get("kind", "")
+                r.origin, r.variant, r.kind, r.source = q.get("qid", ""), variant, q.get("kind", ""), q.get("source", "")
             out.extend(rows)
             if progress:
                 progress()
@@ -197,7 +199,8 @@ def collect(assistant, questions: list[dict], progress=None, judge_only: bool = 
         gold_papers = assistant.index.store.get_papers(gold[:1]) if q.get("evidence") and not judge_only else {}
         cache = assistant.sentences.get([p.paper for p in prep.papers] + list(gold_papers.values()))
         row = QuestionRow(q.get("qid", ""), q.get("kind", ""), bool(gold),
-                          np.zeros(len(JUDGE_FEATURES), np.float32), gold, q.get("evidence") or "")
+                          np.zeros(len(JUDGE_FEATURES), np.float32), gold, q.get("evidence") or "",
+                          source=q.get("source", ""))
         if prep.papers:
             signals = retrieved_signals(cues, prep.papers, cache, prep.qvec, rvec)
             row.judge_x = judge_features(cues, [signals[p.id] for p in prep.papers])

@@ -12,13 +12,13 @@ from assistant.cli.common import IndexOpt, JsonOpt, embedding_bar, settings_for
 
 def evaluate(
     ctx: typer.Context,
-    questions: Annotated[Optional[Path], typer.Option("--questions", help="questions in the dev.jsonl format")] = None,
+    questions: Annotated[Optional[list[Path]], typer.Option("--questions", help="questions in the dev.jsonl format (repeat for several files; the CV also reports each)")] = None,
     index: IndexOpt = None,
     as_json: JsonOpt = False,
     distractors: Annotated[Optional[Path], typer.Option("--distractors", help="JSONL collection mixed into a separate eval index")] = None,
     corpus: Annotated[Optional[list[Path]], typer.Option("--corpus", help="papers of the eval index (default: the bundled corpus)")] = None,
     csfcube: Annotated[Optional[Path], typer.Option("--csfcube", help="CSFCube folder: score related-work re-ranking instead")] = None,
-    cv: Annotated[int, typer.Option("--cv", min=0, help="also cross-validate the learned models with N folds over this question file")] = 0,
+    cv: Annotated[int, typer.Option("--cv", min=0, help="also cross-validate the learned models with N folds over these questions")] = 0,
 ):
     """Score retrieval (recall@k, MRR, nDCG@10), abstention and evidence on a question file."""
     from assistant.evaluate import eval_command
@@ -29,7 +29,7 @@ def evaluate(
 
 def train(ctx: typer.Context,
           corpus: Annotated[list[Path], typer.Option("--corpus", help="papers the questions are about (e.g. corpus2k.jsonl)")],
-          questions: Annotated[Path, typer.Option("--questions", help="training questions (dev.jsonl format; never dev.jsonl)")],
+          questions: Annotated[list[Path], typer.Option("--questions", help="training questions (dev.jsonl format; never dev.jsonl); repeat for several files")],
           index: IndexOpt = None, out: Annotated[Optional[Path], typer.Option("--out", help="folder for the models")] = None):
     """Fit the evidence ranker and the relevance judge on training questions (deterministic)."""
     from assistant.train import train_report

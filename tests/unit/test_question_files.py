@@ -1,0 +1,48 @@
+"""Several question files for `train` and `eval --cv` (assistant.evalsets.load_question_files): read in
+order, each question tagged with its file, a qid taken by an earlier file made unique; the CV prints a
+line per file (assistant.train.file_lines)."""
+
+import json
+
+import pytest
+
+from assistant.evalsets import load_question_files
+from assistant.train import file_lines
+
+
+def _write(path, *qs):
+    path.write_text("".join(json.dumps(q) + "\n" for q in qs), encoding="utf-8")
+    return path
+
+
+def test_several_files_are_read_in_order_and_each_question_is_tagged_with_its_file(tmp_path):
+    a = _write(tmp_path / "train.jsonl", {"qid": "c1", "kind": "concept", "question": "Which paper?", "gold": ["p1"]},
+               {"qid": "n1", "kind": "none", "question": "Nothing?", "gold": []})
+    b = _write(tmp_path / "written.jsonl", {"qid": "c1", "kind": "concept", "question": "Another?", "gold": ["p2"]},
+               {"qid": "w2", "question": "Absent?", "gold": []})
+    qs = load_question_files([a, b])
+    assert [(q["qid"], q["source"], q["kind"]) for q in qs] == [
+        ("c1", "train.jsonl", "concept"), ("n1", "train.jsonl", "none"),
+        ("written:c1", "written.jsonl", "concept"), ("w2", "written.jsonl", "none")]
+    assert len({q["qid"] for q in qs}) == len(qs)  # folds and simulated copies key on qids
+    one = load_question_files(a)  # the single-file form still works (a path, not a list)
+    assert [q["qid"] for q in one] == ["c1", "n1"] and {q["source"] for q in one} == {"train.jsonl"}
+    assert load_question_files([a]) == one
+
+
+def test_a_missing_or_empty_file_among_several_is_named(tmp_path):
+    a = _write(tmp_path / "a.jsonl", {"question": "Which?", "gold": ["p1"]})
+    with pytest.raises(FileNotFoundError, match="nope.jsonl"):
+        load_question_files([a, tmp_path / "nope.jsonl"])
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(ValueError, match="no questions"):
+        load_question_files([a, empty])
+
+
+def test_the_cv_prints_one_line_per_file():
+    b = {"index": "written.jsonl", "answerable": 90, "none": 60, "answerable_abstained": 0.1,
+         "none_abstained": 0.5, "none_flagged": 0.75}
+    assert file_lines([b], "  ") == ["    written.jsonl: answerable (90) 10.0% refused; 'none' (60) 50% refused, "
+                                     "75% at least flagged"]
+    assert file_lines([]) == []
