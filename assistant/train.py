@@ -314,9 +314,12 @@ def index_lines(by_index: list[dict], indent: str = "") -> list[str]:
 
 def file_lines(by_file: list[dict], indent: str = "") -> list[str]:
     """One line per question file of the cross-validated abstention on the whole index (:attr:`CVReport.by_file`)."""
-    return [f"{indent}  {b['index']}: answerable ({b['answerable']}) {b['answerable_abstained']:.1%} refused; "
-            f"'none' ({b['none']}) {b['none_abstained']:.0%} refused, {b['none_flagged']:.0%} at least flagged"
-            for b in by_file]
+    if not by_file:
+        return []
+    return [f"{indent}per question file (whole index):"] + [
+        f"{indent}  {b['index']}: answerable ({b['answerable']}) {b['answerable_abstained']:.1%} refused; "
+        f"'none' ({b['none']}) {b['none_abstained']:.0%} refused, {b['none_flagged']:.0%} at least flagged"
+        for b in by_file]
 
 
 def importance_lines(title: str, pairs: list[tuple[str, float]]) -> list[str]:

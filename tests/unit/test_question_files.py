@@ -43,6 +43,6 @@ def test_a_missing_or_empty_file_among_several_is_named(tmp_path):
 def test_the_cv_prints_one_line_per_file():
     b = {"index": "written.jsonl", "answerable": 90, "none": 60, "answerable_abstained": 0.1,
          "none_abstained": 0.5, "none_flagged": 0.75}
-    assert file_lines([b], "  ") == ["    written.jsonl: answerable (90) 10.0% refused; 'none' (60) 50% refused, "
+    assert file_lines([b], "  ") == ["  per question file (whole index):", "    written.jsonl: answerable (90) 10.0% refused; 'none' (60) 50% refused, "
                                      "75% at least flagged"]
     assert file_lines([]) == []
