@@ -6,7 +6,8 @@ own retrieval once (:meth:`Assistant.prepare`), and :func:`collect` records the 
 models read. Then:
 
 - evidence ranker (:func:`assistant.learned.fit_evidence`): a conditional logit (L2, ``C=1``) over the
-  sentences of each lookup's gold abstract, plus synthetic definition questions (:func:`collect_all`);
+  sentences of each lookup's gold abstract plus gradient-boosted trees (assistant.ranker), on the lookups
+  and synthetic definition and quantity questions (:func:`collect_all`);
 - relevance judge (:class:`~assistant.learned.BoostedJudge`), label "the question is answerable":
   the mean probability of a logistic regression (``judge_C``) on standardized
   :data:`~assistant.features.JUDGE_FEATURES` and of a small gradient-boosted tree ensemble
@@ -28,8 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.features import (JUDGE_FEATURES, SENTENCE_FEATURES, judge_features, question_cues,
-                                retrieved_signals, sentence_features)
+from assistant.evidence_features import SENTENCE_FEATURES, sentence_features
+from assistant.features import JUDGE_FEATURES, judge_features, question_cues, retrieved_signals
 from assistant.learned import BoostedJudge, LinearModel, cutoff_for, fit_evidence, tradeoff  # noqa: F401  (fit_evidence: API)
 from assistant.relevance import Verdict
 
@@ -53,9 +54,13 @@ class TrainSettings:
     """Share of answerable training questions the ``weak`` cutoff may flag (target: at most 10 %)."""
     objective: str = "listwise"  # the evidence ranker's loss: "listwise" (softmax over an abstract) or "pairwise"
     synthetic: int = 150  # "What is X?" questions made from the corpus (assistant.synthetic) for the ranker; 0: none
-    synthetic_share: float = 1.0
-    """Their total weight / the hand-written lookups' (1 each); 0.25–2 cross-validate alike on the lookups (89/124), 1–2
-    best on held-out synthetic questions (148/150 vs 147)."""
+    quantity: int = 100  # "What speedup does X achieve?" questions made from the corpus for the ranker; 0: none
+    evidence_trees: int = 200  # the ranker's trees (assistant.ranker; 0: the logit alone): how many, how deep,
+    evidence_depth: int = 3  # learning rate, least sentences a leaf; and the logit's weight beside them
+    evidence_learning_rate: float = 0.05
+    evidence_leaf: int = 20
+    evidence_blend: float = 0.5
+    synthetic_share: float = 1.0  # their total weight / the hand-written lookups' (1 each): 0.25–2 cross-validated alike
 
 
 @dataclass
@@ -129,13 +134,15 @@ def collect(assistant, questions: list[dict], progress=None) -> list[QuestionRow
 
 
 def collect_all(assistant, questions: list[dict], cfg: "TrainSettings", progress=None) -> tuple[list, list]:
-    """``(rows, synthetic rows)``: :func:`collect` of ``questions``, and of ``cfg.synthetic`` definition questions
-    made from the index's papers (assistant.synthetic), weighing ``cfg.synthetic_share`` × the lookups in all."""
-    from assistant.synthetic import definition_questions
+    """``(rows, synthetic rows)``: :func:`collect` of ``questions``, and of ``cfg.synthetic`` definition and
+    ``cfg.quantity`` quantity questions made from the index's papers (assistant.synthetic.synthetic_questions),
+    weighing ``cfg.synthetic_share`` × the lookups in all."""
+    from assistant.synthetic import synthetic_questions
 
     rows = collect(assistant, questions, progress)
     papers = assistant.index.store.get_papers(sorted(set(assistant.index.lexical().paper_ids)))
-    extra = collect(assistant, definition_questions(list(papers.values()), cfg.synthetic)) if cfg.synthetic > 0 else []
+    made = synthetic_questions(list(papers.values()), questions, cfg.synthetic, cfg.quantity)
+    extra = collect(assistant, made) if made else []
     for r in extra:
         r.weight = cfg.synthetic_share * sum(x.gold_x is not None for x in rows) / len(extra)
     return rows, extra
@@ -272,7 +279,7 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
           cfg: TrainSettings | None = None, progress=None, ingest_callbacks: dict | None = None):
     """Fit both models on ``questions`` over an index of ``corpus`` and write them to ``out_folder``
     (default: the package's models/), as ``evidence-<v>.json`` (``calibration.sentences.learned``,
-    "v2"; it also learns from :func:`collect_all`'s synthetic questions) and ``judge-<v>.json``
+    "v3"; it also learns from :func:`collect_all`'s synthetic questions) and ``judge-<v>.json``
     (``calibration.abstention.learned``, default "v2").
 
     Returns ``(paths written, rows, CVReport)``. Raises ValueError for a question file without
