@@ -29,6 +29,7 @@ def run_doctor(settings: Settings) -> Iterator[tuple[bool, str]]:
 
 def _check_index(settings: Settings) -> tuple[bool, str]:
     from assistant.service import get_index
+    from vectorstore.papers import counted
 
     try:
         idx = get_index(settings)
@@ -40,7 +41,15 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
         from assistant.service import EMPTY_INDEX
 
         return False, f"index at {where}: {EMPTY_INDEX}"
-    return True, f"index at {where}: {papers} papers in {chunks} chunks (embedding model {idx.encoder.model_name}, backend {idx.encoder.backend})"
+    line = (f"index at {where}: {counted(papers, 'paper')} in {counted(chunks, 'chunk')} (embedding model "
+            f"{idx.encoder.model_name}, backend {idx.encoder.backend})")
+    try:
+        writer = idx.writer_busy()
+    except Exception:  # noqa: BLE001 - the lease is unreadable: the store check above passed, say nothing
+        writer = None
+    if writer:
+        line += f"; an ingest is running ({writer}): answers use the papers written so far"
+    return True, line
 
 
 PROBE_ABSTRACT = ("We propose SparseRoute, a mixture-of-experts layer that routes each token to two of 64 experts. "

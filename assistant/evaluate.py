@@ -53,6 +53,7 @@ class CVFigures(BaseModel):
     abstention: AbstentionReport
     evidence_importances: list[tuple[str, float]]
     judge_importances: list[tuple[str, float]]
+    by_index: list[dict] = Field(default_factory=list, description="abstention per simulated small index")
 
 
 class EvalReport(BaseModel):
@@ -143,10 +144,11 @@ def run_eval(settings: Settings, questions: Path, distractors: Path | None = Non
     if getattr(assistant.judge, "model", None) is not None:  # the learned judge
         report.judge_importances = [(f, round(c, 3)) for f, c in assistant.judge.model.importances()]
     if cv:
-        from assistant.train import TrainSettings, collect_all, cross_validate, neutral_models
+        from assistant.train import TrainSettings, cross_validate
+        from assistant.trainset import collect_all, neutral_models
 
-        rows, extra = collect_all(Assistant(settings, idx, models=neutral_models()), qs, TrainSettings(folds=cv))
-        report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv), extra))
+        rows, extra, variants = collect_all(Assistant(settings, idx, models=neutral_models()), qs, TrainSettings(folds=cv))
+        report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv), extra, variants))
     return report
 
 
@@ -160,13 +162,10 @@ def judge_score(judge, top) -> float:
 
 def cv_figures(res) -> CVFigures:
     """The report's form of an :class:`assistant.train.CVReport`."""
-    ab = AbstentionReport(none_questions=res.none_questions, answerable_questions=res.answerable_questions,
-                          none_abstained=res.none_abstained, none_flagged=res.none_flagged,
-                          answerable_abstained=res.answerable_abstained,
-                          answerable_flagged=res.answerable_flagged, tradeoff=res.tradeoff)
+    ab = AbstentionReport(**{name: getattr(res, name) for name in AbstentionReport.model_fields})
     return CVFigures(folds=res.folds, evidence_n=res.evidence_n, evidence_accuracy=res.evidence_accuracy,
                      evidence_dense_only=res.evidence_dense_only, abstention=ab,
-                     evidence_importances=res.evidence_importances, judge_importances=res.judge_importances)
+                     evidence_importances=res.evidence_importances, judge_importances=res.judge_importances, by_index=res.by_index)
 
 
 RULES = (

@@ -2,8 +2,8 @@
 
 BibTeX is written and read with bibtexparser (v2 API: ``Library``, ``model.Entry``, ``write_string``,
 ``parse_string``). Each entry carries the paper's index id in a ``paperid`` field, so an export can be
-matched back to the index. ``&``, ``%`` and ``#`` are escaped in text fields, and ``_`` outside inline
-math (abstracts carry math such as ``$x_i$``) and unbalanced braces dropped, so the file
+matched back to the index. ``&``, ``%`` and ``#`` are escaped in text fields, ``_`` and a ``$`` that opens no math outside inline
+math (abstracts carry math such as ``$x_i$``; a title may say "$5"), and unbalanced braces dropped, so the file
 is valid BibTeX and typesets; :func:`read_bibtex` undoes the escaping. Markdown escapes the characters
 that would make links, emphasis or HTML of a title or quote.
 """
@@ -20,10 +20,12 @@ from bibtexparser import model
 from vectorstore.papers import Paper
 
 FORMATS = {".bib": "bibtex", ".bibtex": "bibtex", ".md": "markdown", ".markdown": "markdown"}
-_SPECIAL = re.compile(r"(?<!\\)([&%_#])")
+_SPECIAL = re.compile(r"(?<!\\)([&%_#$])")
 _IN_MATH = re.compile(r"(?<!\\)([&%#])")
-_UNESCAPE = re.compile(r"\\([&%_#])")
-_MATH = re.compile(r"(?<!\\)(\$[^$]+\$)")
+_UNESCAPE = re.compile(r"\\([&%_#$])")
+# Inline math by pandoc's rule: the opening $ has a non-space on its right, the closing $ one on its left
+# and no digit after it, so "costs $5 per run and $3" is two dollar signs, not math.
+_MATH = re.compile(r"(?<!\\)(\$\$[^$]+\$\$|\$(?=[^\s$])[^$]*?(?<=[^\s\\])\$(?!\d))")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 _VERBATIM = {"paperid", "url"}
 
@@ -71,7 +73,7 @@ def _balanced(text: str) -> str:
 
 def bib_value(text: str, verbatim: bool = False) -> str:
     """A field value safe for BibTeX and LaTeX: one line, balanced braces, ``& % #`` escaped and ``_``
-    too outside ``$…$`` (not for ``verbatim`` fields such as ids and URLs)."""
+    and a lone ``$`` too outside ``$…$`` (not for ``verbatim`` fields such as ids and URLs)."""
     value = " ".join(_balanced(str(text)).split())
     if verbatim:
         return value

@@ -37,11 +37,16 @@ CUT_HIDDEN_NOTE = ("No citation in the cut reply is supported by the abstracts, 
                    "(it is kept, shown on request); the extractive answer follows.")
 
 
-def caveat_text(kind: str, cited: list[tuple[int, str]]) -> str:
+def caveat_text(kind: str, cited: list[tuple[int, str]], authors: dict[int, list[str]] | None = None) -> str:
     """The abstract-only caveat for a question asking for what abstracts rarely state (``kind``, from
     :attr:`assistant.question.Question.beyond_abstracts`, e.g. "proofs"): the answer is limited to the
-    abstracts; see the full text of ``cited`` (``[(n, label)]``, the answer's sources; may be empty)."""
+    abstracts; see the full text of ``cited`` (``[(n, label)]``, the answer's sources; may be empty).
+    For "author names", the authors the paper records hold (``authors``: n → names) are given instead."""
     head = f"Abstracts rarely give {kind}: this answer is limited to what the abstracts say."
+    listed = {n: names for n, names in (authors or {}).items() if names}
+    if kind == "author names" and listed:
+        return f"{head} The paper records name them: " + "; ".join(
+            f"[{n}] {label}: {', '.join(listed[n])}" for n, label in cited if n in listed) + "."
     if not cited:
         return f"{head} The full papers, not their abstracts, would give them."
     papers = "; ".join(f"[{n}] {label}" for n, label in cited)
@@ -270,7 +275,8 @@ class Generator:
         # Every retrieved paper (`-k` sets how many); a list question retrieves a pool of 20, shown 5.
         also = [self._source(0, p, prep, []) for p in prep.papers if p.id not in cited_ids][: self.calibration.listing.also_shown if prep.multi else None]
         kind = (prep.analysis or analyze(prep.query)).beyond_abstracts
-        caveat = caveat_text(kind, [(s.n, s.title or s.label) for s in sources]) if kind else ""
+        caveat = caveat_text(kind, [(s.n, s.title or s.label) for s in sources],
+                             {n: p.paper.authors for n, p in numbered.items()}) if kind else ""
         return CitedAnswer(
             question=prep.question, standalone_question=prep.query if prep.query != prep.question else "",
             answer=text.strip(), sources=sources, also_retrieved=also, verdict=prep.verdict, mode=run.mode,

@@ -12,7 +12,8 @@
   :data:`assistant.features.JUDGE_FEATURES`: the mean of a logistic regression's and a small
   gradient-boosted tree ensemble's probabilities (scikit-learn's HistGradientBoostingClassifier, after
   LightGBM: Ke et al. 2017), and two cutoffs chosen by cross-validation on the training questions:
-  below ``none_below`` "no relevant abstract found", below ``weak_below`` "closest match", else answered.
+  below ``none_below`` "no relevant abstract found", below ``weak_below`` "closest match", else answered
+  (each holding its refusal budget on the whole training index and on simulated small ones).
 
 Both are fitted by ``paper-assistant train`` (:mod:`assistant.train`) on ``eval/train/train.jsonl``
 over its 2,000-paper corpus, never on ``dev.jsonl``. File format: ``{"name", "version", "features",
@@ -272,7 +273,7 @@ def fit_pairwise(xs: list[np.ndarray], gold: list[int], weights: np.ndarray, C: 
 
 
 def fit_evidence(rows: list, cfg=None):
-    """The evidence ranker fitted on ``rows`` (assistant.train.QuestionRow) that have a gold sentence,
+    """The evidence ranker fitted on ``rows`` (assistant.trainset.QuestionRow) that have a gold sentence,
     with ``cfg`` (assistant.train.TrainSettings: ``objective``, ``C``, ``evidence_trees`` …; default
     listwise, C = 1, no trees). Standardized features, then :func:`fit_listwise` or :func:`fit_pairwise`;
     with trees, :func:`assistant.ranker.fit_boosted` over that logit. Raises ValueError when no row has

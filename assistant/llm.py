@@ -19,14 +19,15 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from langchain_core.messages import BaseMessage
 from langchain_core.output_parsers import StrOutputParser
 
-from langchain_openai import ChatOpenAI
-
 from assistant.settings import LLMSettings
+
+if TYPE_CHECKING:  # imported when a chat model is made: langchain-openai and openai take about 1 s to import
+    from langchain_openai import ChatOpenAI
 
 T = TypeVar("T")
 
@@ -127,6 +128,8 @@ def make_chat_model(cfg: LLMSettings, stream_usage: bool = True) -> ChatOpenAI:
     """
     if not cfg.model:
         raise ValueError("no LLM model configured (set OPENAI_MODEL or --model)")
+    from langchain_openai import ChatOpenAI
+
     return ChatOpenAI(
         model=cfg.model,
         base_url=cfg.base_url,

@@ -237,6 +237,7 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
 
     from assistant.service import require_papers
 
+    paper_id = paper_id.strip() if paper_id else paper_id
     text = text if text and text.strip() else (None if paper_id else text)
     a = backend.assistant()
     require_papers(a.index)

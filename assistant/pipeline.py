@@ -27,7 +27,7 @@ from assistant.prepared import Prepared
 from assistant.learned import load_model
 from assistant.question import Question, analyze, validate_question
 from assistant.relevance import AbstentionRule, Judge, LearnedJudge, RelevanceEvidence
-from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, resolve_filters
+from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, filtered_note, resolve_filters
 from assistant.settings import Settings
 from assistant.trace import step
 from assistant.types import CitedAnswer, History, Verdict
@@ -98,6 +98,9 @@ class Assistant:
         prep = Prepared(asked.text, follow.query, qvec, papers, evidence, relevance, verdict,
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
                         note=follow.anchor.note if follow.anchor else "", topic_vec=tvec, analysis=analysis)
+        if verdict == Verdict.none and filters is not None and filters.active():
+            # The paper that answers may be one the filters leave out: say so, or "nothing found" misleads.
+            prep.note = " ".join(x for x in (prep.note, filtered_note(filters)) if x)
         if prep.multi and verdict != Verdict.none:
             prep.listing = self.listing(prep)
             if prep.listing.loose:

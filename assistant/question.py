@@ -215,7 +215,9 @@ def _reference(text: str, terms: list[str], names: list[str], bare: bool, max_ow
 # topic ("the learning-rate schedule paper …") does not fire; asking for one ("what learning rate …") does.
 BEYOND_ABSTRACTS: list[tuple[str, re.Pattern]] = [
     ("exact hyper-parameters", re.compile(
-        r"\b(?:what|which)\s+(?:(?:were|was|are|is)\s+)?(?:the\s+)?(?:exact\s+|specific\s+)?"
+        # "What is dropout?" asks what it is, which abstracts say: a present-tense "is/are" counts only
+        # before "the"/"exact"/"specific" ("What is the learning rate?", "What are the exact settings?").
+        r"\b(?:what|which)\s+(?:(?:were|was)\s+|(?:are|is)\s+(?=the\b|exact\b|specific\b))?(?:the\s+)?(?:exact\s+|specific\s+)?"
         r"(?:hyper-?\s?parameters?|learning[- ]rates?|batch[- ]sizes?|weight[- ]decay|warm-?up\s+(?:steps|schedule|ratio)"
         r"|dropout(?:\s+rate)?|optimi[sz]er(?:\s+settings)?|random\s+seeds?|(?:adam|sgd)\s+(?:betas?|momentum))\b"
         r"|\bhyper-?\s?parameter\s+(?:settings|values|choices|configurations?|config)\b"
@@ -235,6 +237,16 @@ BEYOND_ABSTRACTS: list[tuple[str, re.Pattern]] = [
         r"\btables?\s*\d+\b|\b(in|from) (the|their|its) tables?\b|\btable values?\b|\bper[- ](dataset|task|benchmark|language|class) (results?|scores?|numbers|accuracy)\b"
         r"|\bexact (numbers?|values?|scores?|figures?|results?|accuracy|numbers)\b|\bfull (results?|table|numbers)\b"
         r"|\b(ablation|results?) tables?\b|\bfigure\s*\d+\b|\bappendix\b", re.I)),
+    ("the method's own limitations", re.compile(
+        # Not "which limitation of existing methods does X address?": abstracts state those.
+        r"\b(?:its|their|the\s+(?:method|paper|model|approach)'s)\s+(?:own\s+|main\s+|key\s+)?(?:limitations?|weakness(?:es)?|drawbacks?"
+        r"|shortcomings?|failure\s+(?:cases|modes))\b|\b(?:what|which)\s+(?:are|were|is)\s+(?:the\s+)?(?:main\s+|key\s+)?"
+        r"(?:limitations?|weakness(?:es)?|drawbacks?|shortcomings?)\s+of\s+(?!prior|previous|existing|current|earlier|standard"
+        r"|conventional|traditional|other)", re.I)),
+    ("author names", re.compile(
+        r"\bwho\s+(?:are|were|is|was)\s+(?:the\s+)?(?:authors?|researchers|people)\b|\bwho\s+(?:wrote|authored|co-?authored)\b"
+        r"|\b(?:which|what|list\s+the|name\s+the)\s+(?:authors?|labs?|institutions?|universit(?:y|ies)|affiliations?)\b"
+        r"|\bauthors?(?:'s?)?\s+(?:names?|affiliations?|institutions?)\b", re.I)),
     ("code details", re.compile(
         r"\bpseudo-?\s?code\b|\bsource code\b|\bcode (snippet|example|listing|details|structure)\b"
         r"|\b(which|what) (library|libraries|framework|frameworks|programming language)\b"

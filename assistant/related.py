@@ -242,6 +242,7 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     """
     if (text is None) == (paper_id is None):
         raise ValueError("give either a text or a paper id")
+    paper_id = paper_id.strip() if paper_id is not None else None  # a pasted id: spaces around it are no part of it
     store = retriever.index.store
     exclude = set()
     if paper_id is not None:

@@ -44,7 +44,8 @@ def _answer_text(ans: CitedAnswer, show_abstract: bool) -> str:
 
 
 def answer_json(ans: CitedAnswer) -> str:
-    return ans.model_dump_json(indent=2)
+    """``ask --json``: the answer record, its cited papers under ``citations`` (as HTTP ``/ask`` and MCP)."""
+    return ans.model_dump_json(indent=2, by_alias=True)
 
 
 def related_records(items: list[RelatedPaper]) -> list[dict]:
@@ -100,6 +101,10 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(",;:") + "…"
 
 
+RELATED_ORDER_NOTE = ("Order: embedding similarity and shared terms together (reciprocal rank fusion with BM25), so a "
+                      "paper sharing rare terms can rank above a more similar one; % is the embedding similarity.")
+
+
 def related_text(items: list[RelatedPaper]) -> str:
     """Related work as plain text (math as Unicode)."""
     return markup.plain(_related_text(items))
@@ -123,11 +128,18 @@ def _related_text(items: list[RelatedPaper]) -> str:
         if differs:
             lines.append("      differs:")
             lines += [f"        {x}" for x in differs]
+    lines.append(RELATED_ORDER_NOTE)
     return "\n".join(lines)
 
 
 def related_json(items: list[RelatedPaper]) -> str:
-    return json.dumps(related_records(items), indent=2, ensure_ascii=False)
+    """``related --json``: the object the MCP ``related`` tool returns — ``count``, ``papers`` (records),
+    ``below_bar`` (ranked but too dissimilar), ``bar`` (cosine) and ``nearest_only`` (none cleared the bar:
+    ``papers`` are the nearest few, all below it) — plus ``headline``, the line the text output starts with."""
+    return json.dumps({"count": len(items), "papers": related_records(items),
+                       "below_bar": getattr(items, "below_bar", 0), "bar": round(getattr(items, "bar", 0.0), 4),
+                       "nearest_only": bool(getattr(items, "nearest_only", False)),
+                       "headline": related_headline(items)}, indent=2, ensure_ascii=False)
 
 
 # --- "all papers that…" lists -------------------------------------------------------------------
@@ -204,7 +216,7 @@ def related_markdown(items: list[RelatedPaper]) -> str:
     if not items:
         return head if getattr(items, "below_bar", 0) else "No related papers found."
     rows = [f"**{head}** Similarity: cosine of the two texts' embeddings; shares and differs by facet "
-            "(task, method, results).", "",
+            "(task, method, results).", "", f"_{RELATED_ORDER_NOTE}_", "",
             "| # | paper | similarity | shares (yours ↔ this paper) | differs |", "|---|---|---|---|---|"]
     for r in related_records(items):
         shares, differs = [], []

@@ -77,6 +77,16 @@ class Filters:
         return any(v is not None for v in (self.venue, self.year, self.source))
 
 
+def filtered_note(filters: Filters) -> str:
+    """The note of an answer that found nothing while ``filters`` narrowed the search."""
+    shown = []
+    for name in ("venue", "year", "source"):
+        value = getattr(filters, name)
+        if value is not None:
+            shown.append(f"{name} {value[0] if isinstance(value, list) and value else value}")
+    return f"Only papers matching the filters ({', '.join(shown)}) were searched: clear them to search every paper."
+
+
 class FilterError(ValueError):
     """A metadata filter matches no indexed paper; the message lists the values the index holds."""
 

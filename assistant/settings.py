@@ -52,7 +52,7 @@ class EmbeddingSettings(BaseModel):
 class StoreSettings(BaseModel):
     collection: str = Field("abstracts", min_length=3, max_length=512)
     host: str | None = Field(None, description="Chroma server host; None = embedded PersistentClient")
-    port: int = 8000
+    port: int = Field(8000, ge=1, le=65535)
     ssl: bool = False
     headers: dict[str, str] = Field(default_factory=dict, description="extra HTTP headers (auth) for the server")
     write_batch: int = Field(4096, ge=1, description="records per Chroma write (capped by the client's limit)")
@@ -102,7 +102,7 @@ class AbstentionCalibration(BaseModel):
                             "'closest match'", f"{DEV}: no 'none' question reaches it (highest 0.77)")
     follow_up_coverage: float = _tuned(0.5, "share (idf-weighted) of a follow-up's own terms its paper must hold for a name match",
                                        "set by reading follow-ups (TMD-Bench holds all, U2A none of 'its limitations')")
-    learned: str = _tuned("", "'v2': the learned judge (assistant/models/judge-v2.json) decides, not these rules", "off: on dev.jsonl it refuses answerable questions (README)", allow_inf_nan=None)
+    learned: str = _tuned("", "'v2': the learned judge (assistant/models/judge-v2.json) decides, not these rules", "off: on dev.jsonl it refuses 19% of the answerable questions (assistant.relevance docstring)", allow_inf_nan=None)
 
 
 class ListCalibration(BaseModel):

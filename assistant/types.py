@@ -59,7 +59,8 @@ class CitedAnswer(BaseModel):
     question: str
     standalone_question: str = ""
     answer: str
-    sources: list[Source] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list, serialization_alias="citations")
+    """The cited papers, [n] order; named ``citations`` in JSON (``ask --json``, HTTP ``/ask``, the MCP tool)."""
     also_retrieved: list[Source] = Field(default_factory=list)
     verdict: Verdict = Verdict.answered
     mode: str = "extractive"

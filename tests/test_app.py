@@ -24,7 +24,7 @@ def test_app_answers_through_gradio_client(app_url):
     client = Client(app_url, verbose=False)
     data = client.predict("Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?",
                           api_name="/ask")
-    assert data["sources"][0]["paper_id"] == "000_12a0d7b1c5c902c5#13"
+    assert data["citations"][0]["paper_id"] == "000_12a0d7b1c5c902c5#13"
     assert "[1]" in data["answer"]
 
 

@@ -123,7 +123,7 @@ def test_nothing_the_cli_prints_holds_a_control_sequence(scratch, ingested, monk
         elif name not in ("nothing found", "ask --json"):  # JSON escapes them (\\u001b): kept as data
             assert code == 0 and "ZetaNet" in out and "planar graphs in linear time" in out + err, (name, out, err)
     assert json.loads(run_main(monkeypatch, capsys, "ask", "What is ZetaNet?", "--json", "--index", str(idx))[1])[
-        "sources"][0]["paper_id"] == "zeta-1"
+        "citations"][0]["paper_id"] == "zeta-1"
 
 
 # --- invalid UTF-8 in a question ---------------------------------------------------------------
@@ -239,3 +239,47 @@ def test_a_short_sentence_is_not_taken_for_a_heading(tmp_path, first_line, venue
     else:
         (paper,) = load_paper_list(f)
         assert paper.venue == venue and paper.text.startswith("We present OmegaBench")
+
+
+def test_doctor_says_an_ingest_is_running_while_one_holds_the_writer_lock(index, settings):
+    from assistant.doctor import run_doctor
+
+    first = next(run_doctor(settings))
+    assert first[0] and "an ingest is running" not in first[1] and "38 papers in" in first[1]
+    with index.writer_lock():
+        ok, line = next(run_doctor(settings))
+    assert ok and "an ingest is running (another process on this machine)" in line
+    assert next(run_doctor(settings))[1] == first[1]  # released: the plain line again
+
+
+def test_map_out_refuses_an_existing_file_unless_forced(index, index_dir, monkeypatch, capsys, tmp_path):
+    """As --export: an existing file is left alone with one line; --force overwrites it."""
+    out_file = tmp_path / "map.png"
+    out_file.write_bytes(b"my picture")
+    code, out, err = run_main(monkeypatch, capsys, "map", "--out", str(out_file), "--index", str(index_dir))
+    assert (code, out, err) == (2, "", f"error: {out_file} already exists: pass --force to overwrite it, or "
+                                       "choose another file name\n")
+    assert out_file.read_bytes() == b"my picture"
+    code, out, err = run_main(monkeypatch, capsys, "map", "--out", str(out_file), "--force", "--index", str(index_dir))
+    assert code == 0 and out.startswith(f"wrote {out_file}: 38 papers in") and out_file.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_related_paper_id_with_spaces_around_it_is_the_same_paper(index, index_dir, monkeypatch, capsys):
+    code, out, err = run_main(monkeypatch, capsys, "related", "--paper", f"  {OMNIMOE} ", "--json", "-k", "3",
+                              "--index", str(index_dir))
+    assert code == 0, err
+    plain = run_main(monkeypatch, capsys, "related", "--paper", OMNIMOE, "--json", "-k", "3", "--index", str(index_dir))[1]
+    assert json.loads(out)["papers"] == json.loads(plain)["papers"] and OMNIMOE not in out
+
+
+def test_ingesting_an_empty_file_or_folder_warns_instead_of_a_silent_0_added(monkeypatch, capsys, tmp_path):
+    (tmp_path / "nothing").mkdir()
+    (tmp_path / "nothing" / "notes.pdf").write_bytes(b"%PDF")
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "heading.txt").write_text("ICML 2026\n\n")
+    code, out, err = run_main(monkeypatch, capsys, "ingest", str(tmp_path / "nothing"), str(tmp_path / "empty.jsonl"),
+                              str(tmp_path / "heading.txt"), "--index", str(tmp_path / "idx"))
+    assert code == 0 and out.startswith("0 added, 0 updated, 0 unchanged, 0 removed, 0 skipped")
+    assert err.splitlines() == [f"warning: {tmp_path / 'nothing'}: no paper files (.txt, .jsonl) in this folder",
+                                "warning: empty.jsonl: no papers in this file",
+                                "warning: heading.txt: no papers in this file"]

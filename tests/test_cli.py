@@ -17,8 +17,8 @@ def test_ask_json_end_to_end(index, index_dir):
                   "--index", str(index_dir), "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert data["sources"][0]["paper_id"] == "000_12a0d7b1c5c902c5#13"
-    assert "6.7ms" in data["sources"][0]["sentence"]
+    assert data["citations"][0]["paper_id"] == "000_12a0d7b1c5c902c5#13"
+    assert "6.7ms" in data["citations"][0]["sentence"]
 
 
 def test_ask_text_prints_math_as_unicode_and_json_keeps_the_stored_quote(index, index_dir):
@@ -28,7 +28,7 @@ def test_ask_text_prints_math_as_unicode_and_json_keeps_the_stored_quote(index, 
     assert "(a 10.9× speedup)" in out.stdout and "$" not in out.stdout
     assert not out.stdout.startswith("- ")  # one cited paper: a sentence, not a one-item list
     data = json.loads(run_cli("ask", q, "--index", str(index_dir), "--json").stdout)
-    assert "10.9$\\times$" in data["sources"][0]["sentence"]  # quotes match the stored text
+    assert "10.9$\\times$" in data["citations"][0]["sentence"]  # quotes match the stored text
 
 
 def test_ask_text_and_errors_are_one_line(index, index_dir):
@@ -54,7 +54,7 @@ def test_ingest_then_related(tmp_path):
     assert "0 added, 0 updated, 3 unchanged" in again.stdout
     rel = run_cli("related", "--paper", "mini#1", "--index", str(tmp_path / "idx"), "--json")
     assert rel.returncode == 0, rel.stderr
-    ranked = [r["paper_id"] for r in json.loads(rel.stdout)]
+    ranked = [r["paper_id"] for r in json.loads(rel.stdout)["papers"]]
     assert ranked[0] == "mini#3" and "mini#1" not in ranked
     unknown = run_cli("related", "--paper", "mini#9", "--index", str(tmp_path / "idx"))
     assert unknown.returncode == 2 and "no indexed paper has id 'mini#9'" in unknown.stderr
@@ -82,7 +82,7 @@ def test_usage_errors_are_one_line_and_k_comes_from_the_settings(index, index_di
     out = run_cli("ask", "What is SyPE?", "--index", str(index_dir), "--json",
                   env_extra={"PAPER_ASSISTANT_RETRIEVAL__K": "2"})
     data = json.loads(out.stdout)
-    assert len(data["sources"]) + len(data["also_retrieved"]) == 2
+    assert len(data["citations"]) + len(data["also_retrieved"]) == 2
 
 
 def test_corpus_setting_takes_a_plain_path_or_several(monkeypatch, tmp_path):

@@ -49,8 +49,10 @@ def test_bibtex_escapes_latex_specials_and_balances_braces():
     assert bib_value("a {b") == "a b"
     # _ and # typeset only inside math: escaped around it, kept inside it, undone on reading.
     assert bib_value("net_work #1 with $x_i$") == r"net\_work \#1 with $x_i$"
-    # "$5 … $3" looks like math: % and # are still escaped inside it (a comment or an error in LaTeX).
-    assert bib_value("It costs $5 per run, 10% of_runs and $3 for #2") == r"It costs $5 per run, 10\% of_runs and $3 for \#2"
+    # "$5 … $3" is not math (pandoc's rule: no space before a closing $): both dollars are escaped.
+    assert bib_value("It costs $5 per run, 10% of_runs and $3 for #2") == r"It costs \$5 per run, 10\% of\_runs and \$3 for \#2"
+    # % and # inside math are still escaped (a comment or an error in LaTeX).
+    assert bib_value("a $50\\% #x$ b") == r"a $50\% \#x$ b"
 
 
 def test_markdown_shows_titles_and_links_literally():
@@ -92,7 +94,7 @@ def test_cli_ask_export_bib_matches_the_cited_sources(assistant, index_dir, tmp_
     runner = CliRunner()
     out = runner.invoke(cli.app, ["ask", ASK_Q, "--index", str(index_dir), "--json", "--export", str(tmp_path / "a.bib")])
     assert out.exit_code == 0, out.output
-    sources = [s["paper_id"] for s in json.loads(out.stdout)["sources"]]
+    sources = [s["paper_id"] for s in json.loads(out.stdout)["citations"]]
     back = read_bibtex((tmp_path / "a.bib").read_text())
     assert [r["paperid"] for r in back] == sources and sources[0] == "000_12a0d7b1c5c902c5#13"
     bad = runner.invoke(cli.app, ["ask", ASK_Q, "--index", str(index_dir), "--export", str(tmp_path / "a.pdf")])

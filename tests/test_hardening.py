@@ -178,7 +178,7 @@ def test_cli_ingest_reports_each_bad_file_in_one_line_and_keeps_the_good_one(tmp
         f"skipped: {tmp_path / 'a_empty.txt'}: file is empty (expected a heading line, then abstracts separated by blank lines)",
         f"skipped: {tmp_path / 'b_bad.txt'}: invalid UTF-8 at byte 11 (line 3); re-save the file as UTF-8",
     ]
-    assert out.strip() == "1 added, 0 updated, 0 unchanged, 0 removed, 2 skipped; index holds 1 papers in 1 chunks"
+    assert out.strip() == "1 added, 0 updated, 0 unchanged, 0 removed, 2 skipped; index holds 1 paper in 1 chunk"
 
 
 # --- text that must survive byte for byte -------------------------------------------------------

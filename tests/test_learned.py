@@ -15,13 +15,11 @@ TRAIN = SHARED / "eval" / "train"
 
 
 @pytest.fixture(scope="module")
-def slice_rows(tmp_path_factory, encoder):
-    """Features of 90 training questions over an index of the papers they need plus 60 distractors."""
+def slice_index(tmp_path_factory, encoder):
+    """``(settings, index, questions)``: 90 training questions over an index of the papers they need plus 60 distractors."""
     # The shared training files are part of the workplace (CI has them): missing is a failure, not a skip.
     assert (TRAIN / "train.jsonl").is_file(), f"{TRAIN}/train.jsonl is missing: set PAPER_ASSISTANT_SHARED"
-    from assistant.answer import Assistant
     from assistant.settings import load_settings
-    from assistant.train import collect, neutral_models
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 
@@ -37,7 +35,42 @@ def slice_rows(tmp_path_factory, encoder):
     idx = open_index(tmp / "idx", encoder)
     ingest([tmp / "slice.jsonl"], idx)
     settings = load_settings(index=tmp / "idx")
+    return settings, idx, chosen
+
+
+@pytest.fixture(scope="module")
+def slice_rows(slice_index):
+    """Features of the 90 training questions of :func:`slice_index`."""
+    from assistant.answer import Assistant
+    from assistant.trainset import collect, neutral_models
+
+    settings, idx, chosen = slice_index
     return collect(Assistant(settings, idx, models=neutral_models()), chosen)
+
+
+def test_simulated_indexes_hide_papers_from_retrieval(slice_index):
+    from assistant.answer import Assistant
+    from assistant.train import TrainSettings
+    from assistant.trainset import collect_variants, neutral_models, simulated_indexes
+
+    settings, idx, chosen = slice_index
+    qs = [q for q in chosen if q["gold"]][:4] + [q for q in chosen if not q["gold"]][:2]
+    cfg = TrainSettings(held_out=True, small_indexes=(12,), small_group=3)
+    rows = collect_variants(lambda i: Assistant(settings, i, models=neutral_models()), idx, qs, cfg)
+    held = [r for r in rows if r.variant == "held-out"]
+    assert [r.origin for r in held] == [q["qid"] for q in qs[:4]] and not any(r.answerable for r in held)
+    assert all(r.top_id and r.top_id not in q["gold"] for r, q in zip(held, qs))  # the gold is hidden
+    allowed = {i: a for a, members in simulated_indexes(qs, sorted(set(idx.lexical().paper_ids)), 12, 3, cfg.seed)
+               for i in members}
+    small = [r for r in rows if r.variant == "small-12"]
+    assert sorted(r.origin for r in small) == sorted(q["qid"] for q in qs)
+    for r in small:
+        i = next(j for j, q in enumerate(qs) if q["qid"] == r.origin)
+        assert r.top_id in allowed[i] and r.answerable == bool(qs[i]["gold"])
+    # A lookup over its small index finds its gold paper first (12 papers, 60 distractors gone).
+    assert sum(r.top_id in r.gold for r in small if r.answerable) >= 3
+    hidden = [r for r in rows if r.variant == "small-12 held-out"]
+    assert len(hidden) == 4 and all(r.top_id not in qs[[q["qid"] for q in qs].index(r.origin)]["gold"] for r in hidden)
 
 
 def test_fitted_ranker_beats_dense_similarity_on_held_out_questions(slice_rows):

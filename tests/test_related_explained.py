@@ -1,5 +1,7 @@
 """Related work explained: shared sentence pairs, unmatched sentences on either side, optional LLM paragraph."""
 
+import json
+
 import numpy as np
 from pydantic import SecretStr
 
@@ -144,6 +146,8 @@ def test_no_paper_over_the_bar_shows_the_nearest_three_marked_below_it(assistant
     assert text.startswith("None is closely related (similarity under") and "the nearest are:" in text
     assert " 1. " in text and " 3. " in text
     assert "None is closely related" in related_markdown(items)
+    as_json = json.loads(related_json(items))
+    assert as_json["nearest_only"] is True and as_json["count"] == 3 and as_json["headline"].startswith("None is closely")
     res = RelatedResult(query="x", count=3, papers=related_records(items), below_bar=items.below_bar,
                         nearest_only=items.nearest_only)
     assert res.nearest_only and res.count == 3

@@ -93,3 +93,12 @@ def test_titles_of_jsonl_papers_are_searchable(tmp_path, encoder, settings):
     a = Assistant(settings.model_copy(update={"index": tmp_path / "idx"}), idx)
     assert [p.id for p in a.retriever.search("binaural", k=1, mode="bm25")] == ["a"]  # a word of the title alone
     assert a.retriever.search('Which paper is titled "Learning to Traverse Image Manifolds"?', k=1)[0].id == "b"
+
+
+def test_nothing_found_under_a_filter_says_the_filter_narrowed_the_search(assistant):
+    from assistant.types import Verdict
+
+    ans = assistant.ask("What is OmniMoE?", filters=Filters(source="004_9268713af81d21d3.txt"))
+    assert ans.verdict == Verdict.none
+    assert "Only papers matching the filters (source 004_9268713af81d21d3.txt) were searched" in ans.note
+    assert "filters" not in assistant.ask("What is the capital of France?").note

@@ -84,7 +84,7 @@ def test_cli_ask_with_server_settings_from_the_environment(chroma_server, server
     out = subprocess.run([sys.executable, "-m", "assistant", "ask", OMNIMOE_Q, "--json", "--index", str(server_settings.index)],
                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["sources"][0]["paper_id"] == OMNIMOE
+    assert json.loads(out.stdout)["citations"][0]["paper_id"] == OMNIMOE
 
 
 def test_eval_matches_the_embedded_store(server_settings, server_index, settings, index, tmp_path):
@@ -110,7 +110,7 @@ def test_ui_against_the_server(server_settings, server_assistant):
     demo.launch(server_name="127.0.0.1", server_port=cfg.ui.port, prevent_thread_lock=True, share=False)
     try:
         data = Client(f"http://127.0.0.1:{cfg.ui.port}/", verbose=False).predict(OMNIMOE_Q, api_name="/ask")
-        assert data["sources"][0]["paper_id"] == OMNIMOE
+        assert data["citations"][0]["paper_id"] == OMNIMOE
     finally:
         demo.close()
 

@@ -96,6 +96,26 @@ class Index:
             self._lexical = loaded
             return loaded
 
+    def writer_busy(self) -> str | None:
+        """Who is writing this index now (``"another process on this machine"``, or the server lease's
+        holder), or None. Takes the file lock for an instant to find out (an ingest starting in that
+        instant is refused as "index in use"); reads the server lease without taking it."""
+        lock_file = self.directory / "ingest.lock"
+        if lock_file.exists():
+            lock = FileLock(str(lock_file))
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:
+                return "another process on this machine"
+            lock.release()
+        if self.remote:
+            import time
+
+            holder = WriterLease(self.store.client, self.store.name, ttl=self.lease_ttl).holder()
+            if holder is not None and holder.expires > time.time():
+                return holder.describe()
+        return None
+
     def writer_lock(self) -> WriterLock:
         """An acquired exclusive writer lock; raises IndexInUseError when another writer holds it.
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from vectorstore.chunking import SENTENCE_SPLITTER, Chunk, Chunker, ChunkingConfig
 from vectorstore.index import Index
-from vectorstore.papers import CorpusError, Paper, iter_paper_files, load_file
+from vectorstore.papers import CorpusError, Paper, counted, iter_paper_files, load_file
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
 from vectorstore.store import text_key
 
@@ -36,12 +36,15 @@ class IngestReport:
     chunks_written: int = 0
     chunks_reused: int = 0
     skipped: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
+    """Warnings, not errors: a file read without a paper in it, a folder without a paper file."""
     papers_total: int = 0
     chunks_total: int = 0
 
     def summary(self) -> str:
         s = (f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged, {self.removed} removed, "
-             f"{len(self.skipped)} skipped; index holds {self.papers_total} papers in {self.chunks_total} chunks")
+             f"{len(self.skipped)} skipped; index holds {counted(self.papers_total, 'paper')} in "
+             f"{counted(self.chunks_total, 'chunk')}")
         return s
 
 
@@ -103,6 +106,15 @@ def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = Non
     return by_file, skipped
 
 
+def _empty_inputs(paths: list[str | Path], by_file: dict[str, list[Paper]]) -> list[str]:
+    """One warning per folder holding no .txt or .jsonl file and per file read without a paper (its
+    papers, if it had any indexed, are removed: an emptied file is a legitimate way to drop them)."""
+    out = [f"{p}: no paper files (.txt, .jsonl) in this folder" for p in map(Path, paths)
+           if p.is_dir() and next(iter_paper_files([p]), None) is None]
+    out += [f"{name}: no papers in this file" for name, papers in by_file.items() if not papers]
+    return out
+
+
 def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = None, paper_batch: int = 256,
            progress: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None,
            write_batch: int = 4096, build_lexical: bool = True) -> IngestReport:
@@ -126,8 +138,9 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     lock = index.writer_lock()
     try:
         stored = store.paper_hashes()
+        paths = list(paths)
         by_file, skipped = load_files(paths, {pid: src for pid, (_, src) in stored.items()})
-        report = IngestReport(skipped=skipped)
+        report = IngestReport(skipped=skipped, empty=_empty_inputs(paths, by_file))
         todo: list[tuple[Paper, str]] = []
         loaded_ids: set[str] = set()
         for papers in by_file.values():

@@ -308,6 +308,11 @@ def _jsonl_paper(rec: dict, pid, abstract: str, title: str, year, path: Path) ->
 SUPPORTED_SUFFIXES = (".txt", ".jsonl")
 
 
+def counted(n: int, noun: str) -> str:
+    """``"1 paper"``, ``"3 papers"``: a count with its noun (plural by an added s)."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
     """Expand files and folders (with their subfolders, hidden ones left out) into supported paper
     files (sorted within a folder), each file once

@@ -8,7 +8,7 @@ imports what it runs."""
 from __future__ import annotations
 
 from assistant.cli import indexing, query, serving, tools
-from assistant.cli.common import app
+from assistant.cli.common import _Command, app
 
 COMMANDS = {"ingest": indexing.ingest, "remove": indexing.remove, "ask": query.ask, "list": query.list_cmd,
             "related": query.related, "map": query.map_cmd, "serve": serving.serve, "mcp": serving.mcp,
@@ -16,7 +16,7 @@ COMMANDS = {"ingest": indexing.ingest, "remove": indexing.remove, "ask": query.a
 """Each command's function by name, in the order `--help` lists them: a user's order (build the index,
 query it, serve it), then the operator's and developer's tools."""
 for _name, _command in COMMANDS.items():
-    app.command(_name)(_command)
+    app.command(_name, cls=_Command)(_command)
 
 
 def main() -> None:

@@ -13,11 +13,59 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+_METAVARS = {"index": "DIR", "csfcube": "DIR", "out": "FILE", "export": "FILE", "questions": "FILE",
+             "distractors": "FILE", "corpus": "FILE", "paper": "ID", "auth": "USER:PASS", "port": "PORT",
+             "chroma_port": "PORT", "chroma_host": "HOST", "host": "HOST", "base_url": "URL", "model": "NAME",
+             "embedding_model": "NAME", "timeout": "SECONDS", "first_token_timeout": "SECONDS"}
+"""Metavars in a user's words, by parameter name; others follow their type (:func:`_user_metavars`)."""
+_BY_TYPE = {"int": "N", "float": "X", "Path": "PATH", "str": "TEXT", "list[Path]": "PATH", "list[str]": "NAME"}
+
+
+def _user_metavars(params: list) -> list:
+    """Give each parameter without one a metavar a user reads (``FILE``, ``N``, ``PATH...``; none on a
+    flag) instead of typer's type names (``<bool>``, ``<list[Path]>``); ``--help`` shows them. Choices
+    keep their list (``<hybrid|dense|bm25>``)."""
+    for p in params:
+        if p.metavar is not None or not hasattr(p, "type_descriptor"):
+            continue
+        if getattr(p, "is_flag", False):
+            p.metavar = ""
+            continue
+        if p.type_descriptor.is_choice:
+            continue
+        bare = p.bare_type()
+        if p.param_type_name == "argument":  # the usage line adds "..." to a list; the name says the type
+            p.metavar = p.name.upper() if bare == "str" else _METAVARS.get(p.name) or _BY_TYPE.get(bare, p.name.upper())
+            p.display_type_rich = lambda ctx: None
+        elif p.name in _METAVARS or bare in _BY_TYPE:
+            p.metavar = _METAVARS.get(p.name) or _BY_TYPE[bare] + ("..." if bare.startswith("list[") else "")
+    return params
+
+
+class _Command(TyperCommand):
+    def get_params(self, ctx):
+        return _user_metavars(super().get_params(ctx))
+
+
+class _Group(TyperGroup):
+    def get_params(self, ctx):
+        return _user_metavars(super().get_params(ctx))
+
+
+app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Ask questions over conference paper abstracts, with citations.")
 
-IndexOpt = Annotated[Optional[Path], typer.Option("--index", help="index directory [env: PAPER_ASSISTANT_INDEX]")]
+def _index_dir(value: str) -> Path:
+    """``--index``'s value as a path; an empty one is an error (``Path("")`` would be the working directory)."""
+    if not str(value).strip():
+        raise typer.BadParameter("the index directory is empty: give a folder, e.g. --index data/index")
+    return Path(value)
+
+
+IndexOpt = Annotated[Optional[Path], typer.Option("--index", parser=_index_dir,
+                                                  help="index directory [env: PAPER_ASSISTANT_INDEX]")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
 ExportOpt = Annotated[Optional[Path], typer.Option("--export", help="also write the cited papers to FILE.bib (BibTeX) or FILE.md")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="let --export overwrite an existing file")]
@@ -80,7 +128,7 @@ def main_options(
     timeout: Annotated[Optional[float], typer.Option("--timeout", help="LLM timeout between streamed pieces, seconds")] = None,
     first_token_timeout: Annotated[Optional[float], typer.Option("--first-token-timeout", help="LLM timeout for a reply's first piece, seconds")] = None,
     chroma_host: Annotated[Optional[str], typer.Option("--chroma-host", help="use a Chroma server at this host")] = None,
-    chroma_port: Annotated[Optional[int], typer.Option("--chroma-port", help="Chroma server port")] = None,
+    chroma_port: Annotated[Optional[int], typer.Option("--chroma-port", min=1, max=65535, help="Chroma server port")] = None,
     embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="sentence-transformers model name or path")] = None,
 ):
     overrides: dict[str, dict[str, object]] = {}

@@ -25,6 +25,8 @@ def ingest(
         report = run_ingest(paths, idx, write_batch=settings.store.write_batch, **callbacks)
     for reason in report.skipped:
         typer.echo(f"skipped: {reason}", err=True)
+    for warning in report.empty:
+        typer.echo(f"warning: {warning}", err=True)
     typer.echo(report.summary())
     if report.skipped:
         raise typer.Exit(1)
@@ -40,7 +42,9 @@ def remove(
     from vectorstore.ingest import remove_sources
 
     idx = get_index(settings_for(ctx, index))
+    from vectorstore.papers import counted
+
     for name, n in remove_sources(files, idx).items():
-        typer.echo(f"{name}: {n} papers removed")
+        typer.echo(f"{name}: {counted(n, 'paper')} removed")
     papers, chunks = idx.store.counts()
-    typer.echo(f"index holds {papers} papers in {chunks} chunks")
+    typer.echo(f"index holds {counted(papers, 'paper')} in {counted(chunks, 'chunk')}")

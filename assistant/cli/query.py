@@ -86,6 +86,7 @@ def related(
     from assistant.render import related_json, related_text
     from assistant.service import get_assistant, require_papers
 
+    paper = paper.strip() if paper is not None else None  # a pasted id keeps no spaces around it
     if (text is None) == (paper is None):
         fail("give a text or --paper ID (one of them)")
     text = sys.stdin.read() if text == "-" else text
@@ -165,6 +166,7 @@ def map_cmd(
     question: Annotated[Optional[str], typer.Option("--question", help="highlight the papers this question lists")] = None,
     clusters: Annotated[Optional[int], typer.Option("--clusters", min=1, help="number of clusters (default √papers)")] = None,
     as_json: JsonOpt = False,
+    force: Annotated[bool, typer.Option("--force", help="let --out overwrite an existing file")] = False,
 ):
     """Draw a 2-D map of all indexed papers (PCA), coloured by cluster with keywords, to a PNG."""
     import json
@@ -174,6 +176,8 @@ def map_cmd(
 
     if out.suffix.lower() != ".png":
         fail(f"--out must be a .png file, not {out.name!r}")
+    if out.exists() and not force:  # as --export: never overwrite silently; missing folders are created
+        fail(f"{out} already exists: pass --force to overwrite it, or choose another file name")
     a = get_assistant(settings_for(ctx, index))
     require_papers(a.index)
     pmap = index_map(a.index.store, clusters)
@@ -186,7 +190,9 @@ def map_cmd(
     if as_json:
         typer.echo(json.dumps(pmap.to_dict() | {"out": str(out), "highlighted": hits}, indent=2, ensure_ascii=False))
         return
-    typer.echo(f"wrote {out}: {len(pmap.points)} papers in {len(pmap.clusters)} clusters"
+    from vectorstore.papers import counted
+
+    typer.echo(f"wrote {out}: {counted(len(pmap.points), 'paper')} in {counted(len(pmap.clusters), 'cluster')}"
                + (f", {len(hits)} highlighted" if question else ""))
     for c in pmap.clusters:
-        typer.echo(f"  {c.id + 1}. {', '.join(c.keywords)} ({c.size} papers)")
+        typer.echo(f"  {c.id + 1}. {', '.join(c.keywords)} ({counted(c.size, 'paper')})")

@@ -16,6 +16,9 @@ CASES = [
     ("What are the hyperparameters of MapGR?", "exact hyper-parameters"),
     ("how many epochs did they train for", "exact hyper-parameters"),
     ("What is the value of the learning rate in PsumQuant?", "exact hyper-parameters"),
+    ("What was the dropout rate in VLA?", "exact hyper-parameters"),
+    ("What is the learning rate of MapGR?", "exact hyper-parameters"),
+    ("What dropout did SyPE use?", "exact hyper-parameters"),
     ("How many GPUs did they train on?", "exact training details"),
     ("What are the training details of OmniMoE?", "exact training details"),
     ("How long did it take to train LightningRL?", "exact training details"),
@@ -28,8 +31,21 @@ CASES = [
     ("Show me the pseudocode of LightningRL", "code details"),
     ("How is CacheEdit implemented?", "code details"),
     ("Which library did they use for MapGR?", "code details"),
+    ("Who are the authors of OmniMoE?", "author names"),
+    ("Who wrote Tiny Experts?", "author names"),
+    ("Which lab proposed SyPE?", "author names"),
+    ("What about its limitations?", "the method's own limitations"),
+    ("What are the limitations of OmniMoE?", "the method's own limitations"),
     # Abstracts answer these: no caveat.
+    ("Which limitation of existing methods does OmniMoE address?", None),
+    ("What are the limitations of prior positional encodings?", None),
+    ("Do the authors of OmniMoE compare to PEER?", None),
+    ("Who benefits from CacheEdit?", None),
     ("What is OmniMoE?", None),
+    ("What is dropout?", None),  # a definition: abstracts say what things are
+    ("What is weight decay?", None),
+    ("What are hyperparameters?", None),
+    ("What is an optimizer?", None),
     ("How much faster is OmniMoE than PEER?", None),
     ("Which papers study learning rate schedules?", None),  # a list question: which papers, not details
     ("Which papers give proofs of convergence?", None),
@@ -64,3 +80,9 @@ def test_caveat_points_to_the_cited_papers():
     two = caveat_text("proofs", [(1, "SyPE"), (2, "U2A")])
     assert two.endswith("see the full text of the cited papers: [1] SyPE; [2] U2A.")
     assert caveat_text("table values", []).endswith("The full papers, not their abstracts, would give them.")
+
+
+def test_an_author_question_gets_the_names_the_paper_records_hold():
+    named = caveat_text("author names", [(1, "Tiny Experts"), (2, "SyPE")], {1: ["A. Lovelace", "C. Babbage"], 2: []})
+    assert named.endswith("The paper records name them: [1] Tiny Experts: A. Lovelace, C. Babbage.")
+    assert caveat_text("author names", [(1, "SyPE")], {1: []}).endswith("see the full text of the cited paper: [1] SyPE.")

@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 
@@ -39,3 +41,32 @@ def test_ask_mode_is_a_choice_with_a_one_line_error():
 
 def test_list_export_help_names_the_listed_papers():
     assert "also write the listed papers" in run("list", "--help").stdout
+
+
+def test_an_empty_index_option_is_an_error_not_the_working_directory():
+    out = run("ask", "anything", "--index", "")
+    assert out.returncode == 2
+    line = out.stderr.strip().splitlines()[-1]
+    assert "'--index'" in line and "the index directory is empty" in line
+
+
+def test_chroma_port_outside_1_to_65535_is_refused():
+    for port in ("99999", "0"):
+        out = run("--chroma-port", port, "ask", "anything")
+        assert out.returncode == 2 and "'--chroma-port'" in out.stderr, port
+    from pydantic import ValidationError
+
+    from assistant.settings import Settings
+
+    with pytest.raises(ValidationError):
+        Settings(store={"port": 70000})
+
+
+def test_help_shows_metavars_in_a_users_words_not_type_names():
+    for command in ("--help", "ingest --help", "ask --help", "remove --help", "map --help", "eval --help"):
+        out = run(*command.split()).stdout
+        assert not re.search(r"<(bool|str|int|float|path|Path|list\[\w+\])>", out), (command, out)
+    ingest = run("ingest", "--help").stdout
+    assert "{PATH}..." in ingest and re.search(r"--index\s+DIR", ingest)
+    ask = run("ask", "--help").stdout
+    assert re.search(r"-k\s+N ", ask) and re.search(r"--export\s+FILE", ask) and "<hybrid|dense|bm25>" in ask

@@ -70,3 +70,44 @@ def test_every_mcp_tool_that_reads_papers_raises_the_fix_on_an_empty_index(tool,
 
     with pytest.raises(EmptyIndexError, match="paper-assistant ingest"):
         getattr(tools, tool)(_Backend(), *args)
+
+
+class _EmptyStore(_Store):
+    """What the page reads at build time from a store without papers."""
+
+    def __init__(self):
+        super().__init__(0)
+
+    def all_papers(self):
+        return [], []
+
+    def state_stamp(self):
+        return 0
+
+    def field_values(self, field):
+        return []
+
+
+def test_page_list_related_and_map_name_the_fix_on_an_empty_index():
+    """List mode, the Related tab and the Map tab say what the chat says: no papers, and how to ingest."""
+    import app
+    from assistant.settings import Settings
+
+    class _Assistant:
+        llm = None
+
+        def __init__(self):
+            self.index = _Index(0)
+            self.index.store = _EmptyStore()
+
+        def __getattr__(self, name):  # never reached: the empty index is caught first
+            raise AssertionError(f"used {name} on an empty index")
+
+    demo = app.build_app(Settings(), _Assistant())
+    fns = {f.api_name: f.fn for f in demo.fns.values() if f.api_name in ("list", "related", "map")}
+    shown = f"⚠ {app.inert(EMPTY_INDEX)}"  # as the chat shows it
+    assert "holds no papers" in shown and "paper-assistant ingest" in shown
+    listed = fns["list"]("Which papers study graph coloring?", [], [])
+    assert listed[1][-1]["content"] == shown
+    assert fns["related"]("We color graphs with neural networks.", None, "text") == shown
+    assert fns["map"]("graph coloring", [], None)[1] == shown

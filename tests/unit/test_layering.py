@@ -24,7 +24,7 @@ LAYERS = [
     {"assistant.pipeline", "assistant.answer", "assistant.service"},
     # 5: the faces
     {"assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query", "assistant.cli.tools",
-     "assistant.cli.serving", "assistant.cli.__main__", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.export",
+     "assistant.cli.serving", "assistant.cli.__main__", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.trainset", "assistant.export",
      "assistant.render", "assistant.paper_map", "assistant.doctor", "assistant.errors", "assistant.console",
      "assistant.mcp_server", "assistant.mcp_tools",
      "assistant.__main__", "app",

@@ -3,7 +3,8 @@
 import numpy as np
 
 from assistant.synthetic import definition_questions
-from assistant.train import QuestionRow, fit_evidence
+from assistant.learned import fit_evidence
+from assistant.trainset import QuestionRow
 from vectorstore.papers import Paper
 
 

@@ -1,0 +1,22 @@
+"""BibTeX field values (no model): a lone dollar sign is text, not the start of math."""
+
+from __future__ import annotations
+
+from assistant.export import ExportItem, bib_value, read_bibtex, to_bibtex
+from vectorstore.papers import Paper
+
+
+def test_a_lone_dollar_in_a_title_is_escaped_and_math_is_kept():
+    assert bib_value("Saving $5 on GPUs") == r"Saving \$5 on GPUs"
+    assert bib_value("We cut cost by $5 per run with $x_i$ math.") == r"We cut cost by \$5 per run with $x_i$ math."
+    assert bib_value("a $x$ and $O(n)$-time") == "a $x$ and $O(n)$-time"
+    assert bib_value(r"already \$5") == r"already \$5"
+    assert bib_value("display $$a_1 + b$$ math") == "display $$a_1 + b$$ math"
+
+
+def test_a_bibtex_export_with_a_dollar_reads_back_as_written():
+    paper = Paper(id="x#1", text="Costs $5 with $x_i$ terms.", title="Saving $5 on GPUs", venue="ICML", year=2026)
+    text = to_bibtex([ExportItem(1, paper)])
+    assert r"title = {Saving \$5 on GPUs}" in text and text.endswith("}\n")
+    back = read_bibtex(text)[0]
+    assert back["title"] == "Saving $5 on GPUs" and back["abstract"] == "Costs $5 with $x_i$ terms."

@@ -1,0 +1,58 @@
+"""The judge's simulated training copies (assistant.train): small indexes hold each question's gold and
+near papers, a copy shares its question's fold, and the cutoffs hold the refusal budget on every index."""
+
+import numpy as np
+
+from assistant.features import JUDGE_FEATURES
+from assistant.train import TrainSettings, _folds, choose_cutoffs
+from assistant.trainset import QuestionRow, simulated_indexes, trains_on
+
+IDS = [f"p{i:03d}" for i in range(200)]
+QS = [{"qid": f"q{i}", "kind": "lookup" if i % 3 else "none", "gold": [f"p{i:03d}"] if i % 3 else [],
+       "near": [] if i % 3 else [f"p{199 - i:03d}"]} for i in range(50)]
+
+
+def _row(qid: str, kind: str, answerable: bool, origin: str = "", variant: str = "") -> QuestionRow:
+    return QuestionRow(qid, kind, answerable, np.zeros(len(JUDGE_FEATURES), np.float32), [], origin=origin, variant=variant)
+
+
+def test_a_small_index_holds_its_questions_gold_and_near_papers_and_is_filled_to_size():
+    groups = simulated_indexes(QS, IDS, size=40, group=16, seed=0)
+    assert sorted(i for _, members in groups for i in members) == list(range(50))  # every question once
+    for allowed, members in groups:
+        assert len(allowed) == 40
+        need = {p for i in members for p in QS[i]["gold"] + QS[i]["near"]}
+        assert need <= allowed
+    assert groups == simulated_indexes(QS, IDS, size=40, group=16, seed=0)  # same seed, same indexes
+    assert groups != simulated_indexes(QS, IDS, size=40, group=16, seed=1)
+
+
+def test_a_simulated_copy_shares_the_fold_of_the_question_it_copies():
+    rows = [_row(q["qid"], q["kind"], bool(q["gold"])) for q in QS]
+    copies = [_row(r.qid, r.kind, False, origin=r.qid, variant="held-out") for r in rows if r.answerable]
+    copies += [_row(r.qid, r.kind, r.answerable, origin=r.qid, variant="small-40") for r in rows]
+    fold, vfold = _folds(rows, 5, 0, copies)
+    of = {r.qid: f for r, f in zip(rows, fold)}
+    assert [of[c.origin] for c in copies] == vfold.tolist()
+    assert sorted(set(fold.tolist())) == [0, 1, 2, 3, 4]
+    assert (fold == _folds(rows, 5, 0)[0]).all()  # copies do not move the questions' own folds
+
+
+def test_the_cutoffs_hold_the_budget_on_the_strictest_index():
+    # Whole index: answerable at 0.50..0.99; a small index: answerable at 0.30..0.79 (shifted down).
+    whole = [_row(f"a{i}", "lookup", True) for i in range(50)]
+    small = [_row(f"a{i}", "lookup", True, origin=f"a{i}", variant="small-40") for i in range(50)]
+    p = np.r_[np.linspace(0.5, 0.99, 50), np.linspace(0.3, 0.79, 50)]
+    cut = choose_cutoffs(whole + small, p, TrainSettings(refuse_rate=0.02, flag_rate=0.08))
+    assert (p[50:] < cut["none_below"]).sum() <= 1 and (p[:50] < cut["none_below"]).sum() == 0
+    assert cut["none_below"] <= cut["weak_below"]
+    alone = choose_cutoffs(whole, p[:50], TrainSettings(refuse_rate=0.02, flag_rate=0.08))
+    assert alone["none_below"] > cut["none_below"]
+
+
+def test_what_the_judge_is_fitted_on():
+    cfg = TrainSettings()
+    assert not trains_on(_row("a", "lookup", True, "a", "small-40"), cfg)
+    assert trains_on(_row("a", "lookup", True, "a", "small-40"), TrainSettings(train_on_small=True))
+    assert trains_on(_row("a", "lookup", False, "a", "held-out"), TrainSettings(held_out=True))
+    assert not trains_on(_row("a", "lookup", False, "a", "small-40 held-out"), TrainSettings(train_on_small=True))
