@@ -1,7 +1,7 @@
 """Grounding: the sentences of an abstract, their vectors, and what the judge reads about a paper.
 
 Which sentence is quoted is the learned evidence ranker's choice (assistant.learned, over
-assistant.features.SENTENCE_FEATURES; the cues below are some of its features). This module gives
+assistant.evidence_features.SENTENCE_FEATURES; the cues below are some of its features). This module gives
 it the sentences and their embeddings, and the rules judge its :func:`relevance_evidence`.
 Sentence embeddings are contextual (pooled from the chunk's forward pass, see
 vectorstore.sentences): read from the index, where ingest stored them, and computed only for papers

@@ -1,11 +1,11 @@
 """The two fitted models, as small JSON files in ``assistant/models/``: loaded once per process.
 
-- The **evidence ranker** scores each sentence of an abstract for a question: ``w · standardize(x)``
-  over :data:`assistant.features.SENTENCE_FEATURES`; the quoted sentence is the argmax. Fitted
+- The **evidence ranker** scores each sentence of an abstract for a question over
+  :data:`assistant.evidence_features.SENTENCE_FEATURES`; the quoted sentence is the argmax. Fitted
   (:func:`fit_evidence`) as a conditional logit over each training lookup's abstract, the gold
   sentence the label (:func:`fit_listwise`; a pairwise logistic regression, :func:`fit_pairwise`,
-  cross-validated one lookup worse). Always used: ``Settings.calibration.sentences.learned`` names
-  its version ("v2").
+  cross-validated one lookup worse), plus gradient-boosted trees (:class:`assistant.ranker.BoostedRanker`).
+  Always used: ``Settings.calibration.sentences.learned`` names its version ("v3").
 
 - The **relevance judge** (:class:`BoostedJudge`; used when ``Settings.calibration.abstention.learned``
   names its version, "v2"; off by default: see README) gives ``P(some retrieved paper answers)`` from
@@ -30,11 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
+from assistant.ranker import BoostedRanker, fit_boosted
 from assistant.relevance import Verdict
 
-EVIDENCE_VERSION = 2
-"""The evidence ranker's version (its file is ``evidence-v2.json``): 2 adds the answer-type features
-and the synthetic definition questions."""
+EVIDENCE_VERSION = 3
+"""The evidence ranker's version (its file is ``evidence-v3.json``): 2 adds the answer-type features
+and the synthetic definition questions; 3 the trees (assistant.ranker) and synthetic quantity questions."""
 
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -219,10 +220,11 @@ def model_path(name: str, folder: Path | None = None) -> Path:
 
 
 @lru_cache(maxsize=8)
-def load_model(name: str, folder: Path | None = None) -> LinearModel | BoostedJudge:
+def load_model(name: str, folder: Path | None = None):
     """The model file ``name`` ("evidence-v1", "judge-v2") from ``folder``, read once per process.
     Raises ModelError for a missing or unreadable file, or one fitted on other features."""
-    from assistant.features import JUDGE_FEATURES, SENTENCE_FEATURES
+    from assistant.evidence_features import SENTENCE_FEATURES
+    from assistant.features import JUDGE_FEATURES
 
     path = model_path(name, folder)
     try:
@@ -230,6 +232,8 @@ def load_model(name: str, folder: Path | None = None) -> LinearModel | BoostedJu
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot read the {name} model {path}: {exc}; run `paper-assistant train`") from exc
     expected = {"evidence": SENTENCE_FEATURES, "judge": JUDGE_FEATURES}.get(data.get("name"))
+    if "trees" in data and data.get("name") == "evidence":
+        return BoostedRanker.from_dict(data, LinearModel.from_dict(data, expected))
     return (BoostedJudge if "trees" in data else LinearModel).from_dict(data, expected)
 
 
@@ -268,11 +272,13 @@ def fit_pairwise(xs: list[np.ndarray], gold: list[int], weights: np.ndarray, C: 
     return lr.coef_[0]
 
 
-def fit_evidence(rows: list, cfg=None) -> LinearModel:
+def fit_evidence(rows: list, cfg=None):
     """The evidence ranker fitted on ``rows`` (assistant.trainset.QuestionRow) that have a gold sentence,
-    with ``cfg`` (assistant.train.TrainSettings: ``objective``, ``C``; default listwise, C = 1). Standardized features, then
-    :func:`fit_listwise` or :func:`fit_pairwise`; raises ValueError when no row has a gold sentence."""
-    from assistant.features import SENTENCE_FEATURES
+    with ``cfg`` (assistant.train.TrainSettings: ``objective``, ``C``, ``evidence_trees`` …; default
+    listwise, C = 1, no trees). Standardized features, then :func:`fit_listwise` or :func:`fit_pairwise`;
+    with trees, :func:`assistant.ranker.fit_boosted` over that logit. Raises ValueError when no row has
+    a gold sentence."""
+    from assistant.evidence_features import SENTENCE_FEATURES
 
     usable = [r for r in rows if r.gold_x is not None and r.gold_label >= 0 and len(r.gold_x) > 1]
     if not usable:
@@ -281,5 +287,9 @@ def fit_evidence(rows: list, cfg=None) -> LinearModel:
     mean, scale = x.mean(axis=0), np.where(x.std(axis=0) > 1e-9, x.std(axis=0), 1.0)
     xs = [(r.gold_x.astype(np.float64) - mean) / scale for r in usable]
     fit = fit_pairwise if getattr(cfg, "objective", "listwise") == "pairwise" else fit_listwise
-    coef = fit(xs, [r.gold_label for r in usable], np.array([r.weight for r in usable]), getattr(cfg, "C", 1.0))
-    return LinearModel("evidence", EVIDENCE_VERSION, SENTENCE_FEATURES, mean, scale, coef, 0.0, {})
+    gold, weights = [r.gold_label for r in usable], np.array([r.weight for r in usable])
+    coef = fit(xs, gold, weights, getattr(cfg, "C", 1.0))
+    linear = LinearModel("evidence", EVIDENCE_VERSION, SENTENCE_FEATURES, mean, scale, coef, 0.0, {})
+    if getattr(cfg, "evidence_trees", 0) <= 0:
+        return linear
+    return fit_boosted(linear, [r.gold_x for r in usable], gold, weights, cfg)

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from assistant.evidence import SentenceCache, relevance_evidence
-from assistant.features import (Cues, coverage, judge_features, question_cues, retrieved_signals, sentence_features,
-                                sentence_terms)
+from assistant.evidence_features import sentence_features
+from assistant.features import Cues, coverage, judge_features, question_cues, retrieved_signals, sentence_terms
 from assistant.followup import Anchor, FollowUp, FollowUps, quoted_before
 from assistant.generate import Generator
 from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from

@@ -121,7 +121,7 @@ class ListCalibration(BaseModel):
 class SentenceCalibration(BaseModel):
     """The quoted sentence: the learned evidence ranker (assistant.learned) and the term weights shared with retrieval."""
 
-    learned: str = _tuned("v2", "the evidence ranker's model file (assistant/models/evidence-<v>.json) that picks the quoted sentence",
+    learned: str = _tuned("v3", "the evidence ranker's model file (assistant/models/evidence-<v>.json) that picks the quoted sentence",
                           "fitted by `paper-assistant train` on eval/train/train.jsonl (README, Retrieval quality)",
                           pattern=r"^v\d+$", allow_inf_nan=None)
     name_term_weight: float = _tuned(2.0, "idf multiplier of terms from names and numbers ('PEER', '73ms')",

@@ -73,3 +73,68 @@ def definition_questions(papers: list[Paper], limit: int = 150, max_papers: int 
         out.append({"qid": f"synthetic-definition-{len(out) + 1}", "kind": "synthetic", "question": question,
                     "gold": [paper.id], "evidence": sentence})
     return out
+
+
+# What a figure in a sentence measures, and the word a question asks it by ("10.6x speed improvement" → "speedup").
+_MEASURES = ((re.compile(r"speed-?ups?|faster|accelerat\w*|speed improvement", re.I), "speedup"),
+             (re.compile(r"\baccuracy\b", re.I), "accuracy"), (re.compile(r"\berrors?\b", re.I), "error"),
+             (re.compile(r"\b(?:BLEU|FID|F1|AUC|AUROC|mAP|perplexity)\b"), None),
+             (re.compile(r"\bmemory\b", re.I), "memory saving"), (re.compile(r"\breduc\w*", re.I), "reduction"),
+             (re.compile(r"\b(?:improv\w*|gains?)\b", re.I), "improvement"))
+QUANTITY_TEMPLATES = ("What {measure} does {name} achieve?", "How much {measure} does {name} report?",
+                      "{name} {measure}", "what {measure} did {name} get?")
+"""Question frames for :func:`quantity_questions`, used in turn (plain, plain, search-box, casual)."""
+
+
+def _measure(sentence: str) -> str | None:
+    """The word a question would ask ``sentence``'s figure by, or None when it states no share, ratio or
+    decimal figure beside a measure word ("O(1/t)" or "(i)" state none)."""
+    from assistant.answer_types import _SHARE
+
+    if not (_SHARE.search(sentence) or re.search(r"(?<![\w.^{/$])\d+\.\d+(?![\w.}])", sentence)):
+        return None
+    for pattern, word in _MEASURES:
+        m = pattern.search(sentence)
+        if m:
+            return word or m.group(0)
+    return None
+
+
+def quantity_questions(papers: list[Paper], limit: int = 100, max_papers: int = 2) -> list[dict]:
+    """Up to ``limit`` quantity questions ("What speedup does X achieve?") in the ``dev.jsonl`` format
+    (``kind`` "synthetic"), from ``papers`` in id order: X a name the abstract introduces or spells out
+    (as :func:`definition_questions` finds them), the evidence the one sentence after the first that
+    states a figure beside a measure word (none when two sentences do: the question would not say which)."""
+    held: Counter[str] = Counter()
+    for paper in papers:
+        held.update({w.lower() for w in re.findall(r"[A-Za-z][\w-]*", paper.text)})
+    out, used = [], set()
+    for paper in sorted(papers, key=lambda p: p.id):
+        if len(out) >= limit:
+            break
+        sentences = [paper.text[s:e] for s, e in sentence_spans(paper.text)]
+        name = next((m.group(2) if m.re is _EXPANSION else m.group(1) for s in sentences
+                     for m in (_EXPANSION.search(s), _INTRODUCED.search(s)) if m), None)
+        if (not name or name in COMMON_NAMES or name.lower() in used or len(name) < 3 or held[name.lower()] > max_papers
+                or sum(name in s for s in sentences) < 2):  # a name the abstract goes on to use, not a passing acronym
+            continue
+        measured = [(s, _measure(s)) for s in sentences[1:]]
+        measured = [(s, m) for s, m in measured if m]
+        if not measured or sum(m == measured[0][1] for _, m in measured) > 1:
+            continue
+        sentence, measure = measured[0]
+        question = QUANTITY_TEMPLATES[len(out) % len(QUANTITY_TEMPLATES)].format(name=name, measure=measure)
+        used.add(name.lower())
+        out.append({"qid": f"synthetic-quantity-{len(out) + 1}", "kind": "synthetic", "question": question,
+                    "gold": [paper.id], "evidence": sentence})
+    return out
+
+
+def synthetic_questions(papers: list[Paper], questions: list[dict], definitions: int = 150,
+                        quantities: int = 100) -> list[dict]:
+    """:func:`definition_questions` and :func:`quantity_questions` of ``papers`` (up to ``definitions`` and
+    ``quantities``); the quantity ones only on papers that no question of ``questions`` (dev.jsonl format) is
+    answered by: they would repeat its lookups and, in cross-validation, give them away."""
+    named = {g for q in questions for g in q.get("gold") or []}
+    made = definition_questions(papers, definitions) if definitions > 0 else []
+    return made + (quantity_questions([p for p in papers if p.id not in named], quantities) if quantities > 0 else [])

@@ -6,7 +6,8 @@ own retrieval once, over the whole index and over simulated small ones, and :mod
 records the features the two models read. Then:
 
 - evidence ranker (:func:`assistant.learned.fit_evidence`): a conditional logit (L2, ``C=1``) over the
-  sentences of each lookup's gold abstract, plus synthetic definition questions (:func:`assistant.trainset.collect_all`);
+  sentences of each lookup's gold abstract plus gradient-boosted trees (assistant.ranker), on the lookups
+  and synthetic definition and quantity questions (:func:`assistant.trainset.collect_all`);
 - relevance judge (:class:`~assistant.learned.BoostedJudge`), label "the question is answerable":
   the mean probability of a logistic regression (``judge_C``) on standardized
   :data:`~assistant.features.JUDGE_FEATURES` and of a small gradient-boosted tree ensemble
@@ -35,7 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.features import JUDGE_FEATURES, SENTENCE_FEATURES
+from assistant.evidence_features import SENTENCE_FEATURES
+from assistant.features import JUDGE_FEATURES
 from assistant.learned import BoostedJudge, LinearModel, cutoff_for, fit_evidence, tradeoff  # noqa: F401  (fit_evidence: API)
 from assistant.relevance import Verdict
 from assistant.trainset import QuestionRow, _index_of, _norm, _xy, collect_all, neutral_models, trains_on
@@ -71,6 +73,12 @@ class TrainSettings:
     """Questions asked over one simulated small index (the bundled index: 68 questions over 38 papers)."""
     objective: str = "listwise"  # the evidence ranker's loss: "listwise" (softmax over an abstract) or "pairwise"
     synthetic: int = 150  # "What is X?" questions made from the corpus (assistant.synthetic) for the ranker; 0: none
+    quantity: int = 100  # "What speedup does X achieve?" questions made from the corpus for the ranker; 0: none
+    evidence_trees: int = 200  # the ranker's trees (assistant.ranker; 0: the logit alone): how many, how deep,
+    evidence_depth: int = 3  # learning rate, least sentences a leaf; and the logit's weight beside them
+    evidence_learning_rate: float = 0.05
+    evidence_leaf: int = 20
+    evidence_blend: float = 0.5
     synthetic_share: float = 1.0
     """Their total weight / the hand-written lookups' (1 each); 0.25–2 cross-validate alike on the lookups (89/124), 1–2
     best on held-out synthetic questions (148/150 vs 147)."""
@@ -253,7 +261,7 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
     """Fit both models on ``questions`` (a question file or a list of them:
     :func:`assistant.evalsets.load_question_files`) over an index of ``corpus`` and write them to ``out_folder``
     (default: the package's models/), as ``evidence-<v>.json`` (``calibration.sentences.learned``,
-    "v2"; it also learns from :func:`collect_all`'s synthetic questions) and ``judge-<v>.json``
+    "v3"; it also learns from :func:`collect_all`'s synthetic questions) and ``judge-<v>.json``
     (``calibration.abstention.learned``, default "v2").
 
     Returns ``(paths written, rows, CVReport)``. Raises ValueError for a question file without

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assistant.features import (JUDGE_FEATURES, SENTENCE_FEATURES, judge_features, question_cues,
-                                retrieved_signals, sentence_features)
+from assistant.evidence_features import SENTENCE_FEATURES, sentence_features
+from assistant.features import JUDGE_FEATURES, judge_features, question_cues, retrieved_signals
 from assistant.learned import LinearModel
 
 if TYPE_CHECKING:
@@ -223,14 +223,16 @@ def collect(assistant, questions: list[dict], progress=None, judge_only: bool = 
 
 def collect_all(assistant, questions: list[dict], cfg: TrainSettings, progress=None) -> tuple[list, list, list]:
     """``(rows, synthetic rows, simulated rows)``: :func:`collect` of ``questions``; of ``cfg.synthetic``
-    definition questions made from the index's papers (assistant.synthetic), weighing ``cfg.synthetic_share``
-    × the lookups in all; and :func:`collect_variants` of ``questions`` (the judge's held-out and small-index copies)."""
+    definition and ``cfg.quantity`` quantity questions made from the index's papers
+    (assistant.synthetic.synthetic_questions), weighing ``cfg.synthetic_share`` × the lookups in all; and
+    :func:`collect_variants` of ``questions`` (the judge's held-out and small-index copies)."""
     from assistant.pipeline import Assistant
-    from assistant.synthetic import definition_questions
+    from assistant.synthetic import synthetic_questions
 
     rows = collect(assistant, questions, progress)
     papers = assistant.index.store.get_papers(sorted(set(assistant.index.lexical().paper_ids)))
-    extra = collect(assistant, definition_questions(list(papers.values()), cfg.synthetic)) if cfg.synthetic > 0 else []
+    made = synthetic_questions(list(papers.values()), questions, cfg.synthetic, getattr(cfg, "quantity", 0))
+    extra = collect(assistant, made) if made else []
     for r in extra:
         r.weight = cfg.synthetic_share * sum(x.gold_x is not None for x in rows) / len(extra)
     variants = collect_variants(lambda idx: Assistant(assistant.settings, idx, models=neutral_models()),

@@ -81,7 +81,7 @@ def test_search_ranks_the_paper_first_with_its_best_sentence(stdio_client):
     assert out["papers"][0]["score"] > out["papers"][1]["score"]
 
 
-@pytest.mark.xfail(strict=True, reason="known miss of the learned evidence ranker (v2): for the search-box query "
+@pytest.mark.xfail(strict=True, reason="known miss of the learned evidence ranker (v2 and v3): for the search-box query "
                    "'… layer faster than PEER' it quotes OmniMoE's accuracy sentence ('outperforming … PEER "
                    "baselines'), not the 10.9x latency one the hand rules' figure bonus chose")
 def test_search_quotes_the_speedup_sentence(stdio_client):

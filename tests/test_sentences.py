@@ -146,3 +146,43 @@ def test_filler_and_cross_references_are_not_quoted_as_the_answer(tmp_path, enco
     q = "How many samples does l1-regularized logistic regression need to recover the support?"
     prep = Assistant(load_settings(index=tmp_path / "idx"), idx).prepare(q)
     assert prep.evidence["l1reg"][0].text == first
+
+
+def test_an_index_split_by_an_older_sentence_splitter_is_re_split_by_ingest(tmp_path, encoder):
+    """The splitter's version is part of the content hash: a paper stored with the older splitter's spans
+    ("know.This" kept as one sentence) is answered correctly meanwhile and re-split by the next ingest."""
+    import vectorstore.ingest as ing
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    text = ("Agents must know what they do not know.This capability is assessed by joint predictions. "
+            "We introduce the epinet, a small network added to a base model. It beats large ensembles.")
+    src = tmp_path / "glued.jsonl"
+    src.write_text(json.dumps({"id": "g", "abstract": text}) + "\n")
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([src], idx)
+    new = sentence_spans(text)
+    assert len(new) == 4 and text[new[1][0]:new[1][1]].startswith("This capability")
+    # Make it look as an index written by splitter 1: the first two sentences stored as one, the old hash.
+    old = [(new[0][0], new[1][1]), *new[2:]]
+    ids = idx.store.chunks.get()["ids"]
+    assert len(ids) == 1
+    idx.store.chunks.update(ids=ids, metadatas=[pack(old, np.eye(len(old), encoder.dim, dtype=np.float32))])
+    version = ing.SENTENCE_SPLITTER
+    try:
+        ing.SENTENCE_SPLITTER = 1
+        stale = ing.content_hash(Paper(id="g", text=text), encoder.name, encoder.max_tokens)
+    finally:
+        ing.SENTENCE_SPLITTER = version
+    assert stale != idx.store.paper_hashes()["g"][0]
+    idx.store.papers.update(ids=["g"], metadatas=[{"hash": stale}])
+    paper = idx.store.get_papers(["g"])["g"]
+    cache = SentenceCache(encoder, idx.store)
+    sents, vecs = cache.get([paper])["g"]
+    assert cache.computed == 1 and len(sents) == 4 and vecs.shape == (4, encoder.dim)  # stale spans: recomputed
+    assert ingest([src], idx).updated == 1
+    stored = unpack(idx.store.chunks.get(include=["metadatas"])["metadatas"][0], encoder.dim)
+    assert stored[0] == new
+    again = SentenceCache(encoder, idx.store)
+    assert [s.text for s in again.get([paper])["g"][0]] == [text[s:e] for s, e in new] and again.computed == 0
+    assert ingest([src], idx).unchanged == 1

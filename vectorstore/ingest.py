@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vectorstore.chunking import Chunk, Chunker, ChunkingConfig
+from vectorstore.chunking import SENTENCE_SPLITTER, Chunk, Chunker, ChunkingConfig
 from vectorstore.index import Index
 from vectorstore.papers import CorpusError, Paper, counted, iter_paper_files, load_file
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
@@ -55,8 +55,10 @@ content hash, so a re-run upgrades papers stored in an older format."""
 
 def content_hash(paper: Paper, model: str, max_tokens: int, chunking: ChunkingConfig | None = None) -> str:
     """Hash of everything that shapes a paper's stored records (text, metadata, model, chunk budget,
-    chunking configuration: overlap, separators)."""
+    chunking configuration: overlap, separators; the sentence splitter's version, as its spans are stored)."""
     parts = [paper.model_dump(), model, max_tokens, RECORD_FORMAT]
+    if SENTENCE_SPLITTER > 1:  # version 1 hashed as before it was versioned
+        parts.append({"sentences": SENTENCE_SPLITTER})
     key = chunking.hash_key() if chunking is not None else None
     if key is not None:  # the defaults hash as before they were settings, so stored papers stay unchanged
         parts.append(key)

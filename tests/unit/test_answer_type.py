@@ -3,7 +3,7 @@ answer (assistant.features.sentence_answer_types): tables, no model."""
 
 import pytest
 
-from assistant.features import new_names, sentence_answer_types
+from assistant.answer_types import new_names, sentence_answer_types
 from assistant.question import ANSWER_TYPES, analyze, answer_type, asking_clause
 
 

@@ -20,7 +20,7 @@ def test_the_answer_path_reads_its_numbers_from_the_calibration():
     assert ListBar().relative_bar == cal.listing.relative_bar
     # The learned judge is named here and off by default (the rules still do better on dev); the learned
     # evidence ranker is the only sentence chooser, named by its version.
-    assert cal.abstention.learned == "" and cal.sentences.learned == "v2"
+    assert cal.abstention.learned == "" and cal.sentences.learned == "v3"
 
 
 def test_calibration_is_overridable_like_any_setting(monkeypatch):

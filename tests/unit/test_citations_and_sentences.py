@@ -24,7 +24,8 @@ def _ranked(question: str, texts: list[str]):
     """The shipped evidence ranker's scores for ``texts`` sharing one vector: only their words differ."""
     import numpy as np
 
-    from assistant.features import question_cues, sentence_features
+    from assistant.evidence_features import sentence_features
+    from assistant.features import question_cues
     from assistant.learned import load_model
     from assistant.question import analyze
     from assistant.settings import Calibration
@@ -44,7 +45,8 @@ def test_the_quantity_feature_ignores_a_number_inside_a_modifier():
     """"360-degree" names a kind of image; only "which three …"-style numbers ask for a count."""
     import numpy as np
 
-    from assistant.features import SENTENCE_FEATURES, question_cues, sentence_features
+    from assistant.evidence_features import SENTENCE_FEATURES, sentence_features
+    from assistant.features import question_cues
     from assistant.question import analyze
 
     texts = ["The system supports five distinct editing operations in one model.",

@@ -16,7 +16,8 @@ LAYERS = [
     {"assistant.question", "assistant.answer_types", "assistant.llm", "assistant.citations"},
     # 2: the judge, evidence, retrieval, the list bar
     {"assistant.relevance", "assistant.evidence", "assistant.retrieval", "assistant.listing", "assistant.prepared",
-     "assistant.features", "assistant.learned"},
+     "assistant.features", "assistant.learned", "assistant.ranker",
+     "assistant.evidence_features"},
     # 3: follow-ups and generation
     {"assistant.followup", "assistant.generate", "assistant.related", "assistant.related_list", "assistant.related_llm"},
     # 4: the pipeline and the process-wide service
