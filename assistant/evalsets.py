@@ -76,3 +76,10 @@ def open_corpus_index(settings, corpus: list, explicit_index: bool = False, inge
     idx = get_index(settings, create=True)
     ingest(list(corpus), idx, write_batch=settings.store.write_batch, **(ingest_callbacks or {}))
     return settings, idx
+
+
+def file_lines(by_file: list[dict], indent: str = "") -> list[str]:
+    """Lines of the cross-validated abstention on the whole index per question file (``CVReport.by_file``)."""
+    return [f"{indent}per question file (whole index):"] * bool(by_file) + [
+        f"{indent}  {b['index']}: answerable ({b['answerable']}) {b['answerable_abstained']:.1%} refused; "
+        f"'none' ({b['none']}) {b['none_abstained']:.0%} refused, {b['none_flagged']:.0%} at least flagged" for b in by_file]

@@ -83,8 +83,7 @@ def _norm(s: str) -> str:
 def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path | None = None,
              corpus: list[Path] | None = None, progress=None, ingest_callbacks: dict | None = None,
              cv: int = 0) -> EvalReport:
-    """Evaluate ``questions`` (a question file, or several: :func:`load_question_files`) on the configured
-    index (or on an index of ``corpus``, plus distractors).
+    """Evaluate ``questions`` (a file or several: :func:`load_question_files`) on the configured index (or corpus + distractors).
 
     ``ingest_callbacks``: ``on_total`` / ``progress`` for building that index (see
     vectorstore.ingest.ingest); ``progress()`` is called after each question. ``cv`` ≥ 2 adds
@@ -168,8 +167,7 @@ def cv_figures(res) -> CVFigures:
     ab = AbstentionReport(**{name: getattr(res, name) for name in AbstentionReport.model_fields})
     return CVFigures(folds=res.folds, evidence_n=res.evidence_n, evidence_accuracy=res.evidence_accuracy,
                      evidence_dense_only=res.evidence_dense_only, abstention=ab,
-                     evidence_importances=res.evidence_importances, judge_importances=res.judge_importances, by_index=res.by_index,
-                     by_file=res.by_file)
+                     evidence_importances=res.evidence_importances, judge_importances=res.judge_importances, by_index=res.by_index, by_file=res.by_file)
 
 
 RULES = (

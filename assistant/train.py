@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from assistant.evalsets import file_lines
 from assistant.evidence_features import SENTENCE_FEATURES
 from assistant.features import JUDGE_FEATURES
 from assistant.learned import BoostedJudge, LinearModel, cutoff_for, fit_evidence, tradeoff  # noqa: F401  (fit_evidence: API)
@@ -179,8 +180,7 @@ class CVReport:
     by_index: list[dict] = field(default_factory=list)
     """Abstention per simulated index (:func:`_shares`: "whole", then "small-N" smallest first)."""
     by_file: list[dict] = field(default_factory=list)
-    """Abstention on the whole index per question file (:func:`_shares`, "index" the file's name), when
-    the questions came from more than one file (:func:`assistant.evalsets.load_question_files`)."""
+    """Abstention on the whole index per question file (:func:`_shares`, "index" its name), if several."""
 
 
 def _mean_importances(models: list) -> list[tuple[str, float]]:
@@ -318,16 +318,6 @@ def index_lines(by_index: list[dict], indent: str = "") -> list[str]:
                      f"{b['none_flagged']:.0%} at least flagged{hidden}; answerable ({b['answerable']}) "
                      f"{b['answerable_abstained']:.1%} refused, {b['answerable_flagged']:.1%} flagged")
     return lines
-
-
-def file_lines(by_file: list[dict], indent: str = "") -> list[str]:
-    """One line per question file of the cross-validated abstention on the whole index (:attr:`CVReport.by_file`)."""
-    if not by_file:
-        return []
-    return [f"{indent}per question file (whole index):"] + [
-        f"{indent}  {b['index']}: answerable ({b['answerable']}) {b['answerable_abstained']:.1%} refused; "
-        f"'none' ({b['none']}) {b['none_abstained']:.0%} refused, {b['none_flagged']:.0%} at least flagged"
-        for b in by_file]
 
 
 def importance_lines(title: str, pairs: list[tuple[str, float]]) -> list[str]:
