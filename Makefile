@@ -50,7 +50,7 @@ eval: setup
 
 # Refits assistant/models/*.json from the training questions (deterministic: the committed files come back byte for byte).
 train: setup
-	$(VENV)/bin/paper-assistant train --corpus ../shared/eval/train/corpus2k.jsonl --questions ../shared/eval/train/train.jsonl
+	$(VENV)/bin/paper-assistant train --corpus ../shared/eval/train/corpus2k.jsonl --questions ../shared/eval/train/train.jsonl --questions data/train/written.jsonl
 
 test: setup browser strace
 	$(PY) -m pytest -q -p no:cacheprovider

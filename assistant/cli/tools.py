@@ -30,7 +30,7 @@ def evaluate(
 def train(ctx: typer.Context,
           corpus: Annotated[list[Path], typer.Option("--corpus", help="papers the questions are about (e.g. corpus2k.jsonl)")],
           questions: Annotated[list[Path], typer.Option("--questions", help="training questions (dev.jsonl format; never dev.jsonl); repeat for several files")],
-          index: IndexOpt = None, out: Annotated[Optional[Path], typer.Option("--out", help="folder for the models")] = None):
+          index: IndexOpt = None, out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="folder for the models")] = None):
     """Fit the evidence ranker and the relevance judge on training questions (deterministic)."""
     from assistant.train import train_report
 
