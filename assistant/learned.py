@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from assistant.ranker import BoostedRanker, fit_boosted
+from assistant.ranker import BoostedRanker, fit_boosted, pack_trees, sklearn_trees, tree_sum, trees_json
 from assistant.relevance import Verdict
 
 EVIDENCE_VERSION = 3
@@ -124,15 +124,14 @@ class BoostedJudge:
         return self.linear.features
 
     def raw_trees(self, x: np.ndarray) -> np.ndarray:
-        rows = np.atleast_2d(np.asarray(x, dtype=np.float64))
-        out = np.full(len(rows), self.baseline)
-        for tree in self.trees:
-            for r, row in enumerate(rows):
-                node = tree[0]
-                while node[0] >= 0:
-                    node = tree[node[2] if row[node[0]] <= node[1] else node[3]]
-                out[r] += node[4]
-        return out
+        """``baseline + Σ tree values`` of feature rows ``x`` (``(n, F)`` → ``(n,)``)."""
+        return tree_sum(self._packed, np.atleast_2d(np.asarray(x, dtype=np.float64)))
+
+    @cached_property
+    def _packed(self) -> tuple[np.ndarray, ...]:
+        # The baseline is a first one-leaf tree: the sum then runs baseline, tree 1, tree 2, … as the
+        # scores were always added, so the probabilities (and the cutoffs chosen on them) keep their bits.
+        return pack_trees((((-1, 0.0, 0, 0, self.baseline),),) + tuple(self.trees))
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         """P(answers) of feature rows ``x`` (``(n, F)`` → ``(n,)``, ``(F,)`` → scalar array)."""
@@ -155,21 +154,14 @@ class BoostedJudge:
         """The model file's text: the linear part as :meth:`LinearModel.to_json`, then one tree a line."""
         data = json.loads(self.linear.to_json())
         data |= {"cutoffs": self.cutoffs, "baseline": round(float(self.baseline), 6), "gains": _rounded(self.gains)}
-        trees = [json.dumps([[int(f), round(float(t), 6), int(a), int(b), round(float(v), 6)] for f, t, a, b, v in tree],
-                            separators=(",", ":")) for tree in self.trees]
-        return json.dumps(data, indent=1)[:-2] + ',\n "trees": [\n' + ",\n".join(trees) + "\n ]\n}\n"
+        return json.dumps(data, indent=1)[:-2] + trees_json(self.trees)
 
     @classmethod
     def from_sklearn(cls, linear: LinearModel, gb, cutoffs: dict) -> BoostedJudge:
         """The judge of ``linear`` and a fitted binary HistGradientBoostingClassifier ``gb``, round-tripped
         through the file format (so what training scores is what the file gives)."""
-        trees, gains = [], np.zeros(len(linear.features))
-        for (pred,) in gb._predictors:  # one tree per boosting round for a binary label
-            trees.append(tuple((-1 if n["is_leaf"] else int(n["feature_idx"]), float(n["num_threshold"]), int(n["left"]),
-                                int(n["right"]), float(n["value"]) if n["is_leaf"] else 0.0) for n in pred.nodes))
-            for n in pred.nodes:
-                gains[int(n["feature_idx"])] += 0.0 if n["is_leaf"] else float(n["gain"])
-        model = cls(linear, float(np.ravel(gb._baseline_prediction)[0]), tuple(trees), cutoffs, tuple(gains))
+        trees, gains = sklearn_trees(gb, len(linear.features))
+        model = cls(linear, float(np.ravel(gb._baseline_prediction)[0]), trees, cutoffs, tuple(gains))
         return cls.from_dict(json.loads(model.to_json()))
 
     @classmethod

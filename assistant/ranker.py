@@ -48,6 +48,13 @@ def sklearn_trees(gb, n_columns: int) -> tuple[tuple, np.ndarray]:
     return tuple(trees), gains
 
 
+def trees_json(trees: tuple) -> str:
+    """The ``"trees"`` entry of a model file: one tree a line, numbers rounded (so a refit writes the same bytes)."""
+    lines = [json.dumps([[int(f), round(float(t), 6), int(a), int(b), round(float(v), 6)] for f, t, a, b, v in tree],
+                        separators=(",", ":")) for tree in trees]
+    return ',\n "trees": [\n' + ",\n".join(lines) + "\n ]\n}\n"
+
+
 def pack_trees(trees: tuple) -> tuple[np.ndarray, ...]:
     """``(column, threshold, left, right, value)`` arrays of shape ``(n_trees, most nodes)`` (padding: leaves of value 0)."""
     width = max((len(t) for t in trees), default=1)
@@ -113,9 +120,7 @@ class BoostedRanker:
         """The model file's text (stable: rounded numbers, one tree a line)."""
         data = json.loads(self.linear.to_json())
         data |= {"blend": self.blend, "gains": [round(float(g), 6) for g in self.gains]}
-        trees = [json.dumps([[int(f), round(float(t), 6), int(a), int(b), round(float(v), 6)] for f, t, a, b, v in tree],
-                            separators=(",", ":")) for tree in self.trees]
-        return json.dumps(data, indent=1)[:-2] + ',\n "trees": [\n' + ",\n".join(trees) + "\n ]\n}\n"
+        return json.dumps(data, indent=1)[:-2] + trees_json(self.trees)
 
     @classmethod
     def from_dict(cls, data: dict, linear: LinearModel) -> BoostedRanker:
