@@ -37,14 +37,20 @@ def _spells_out(words: str, acronym: str) -> bool:
     return bool(letters) and letters[0].lower() in initials[-(len(letters) + 2):]
 
 
+def _papers_holding(papers: list[Paper]) -> Counter[str]:
+    """Lower-cased word → how many of ``papers`` hold it (a name held by few is a paper's own)."""
+    held: Counter[str] = Counter()
+    for paper in papers:
+        held.update({w.lower() for w in re.findall(r"[A-Za-z][\w-]*", paper.text)})
+    return held
+
+
 def definition_questions(papers: list[Paper], limit: int = 150, max_papers: int = 2) -> list[dict]:
     """Up to ``limit`` questions in the ``dev.jsonl`` format (``kind`` "synthetic", ``gold`` the paper,
     ``evidence`` the sentence that spells out or introduces the name), from ``papers`` in id order.
     A name is used once, only if at most ``max_papers`` abstracts hold it (a paper's own name, as a
     user asks about, not "SGD"), and only if the question analysis reads it as a definition question."""
-    held: Counter[str] = Counter()
-    for paper in papers:
-        held.update({w.lower() for w in re.findall(r"[A-Za-z][\w-]*", paper.text)})
+    held = _papers_holding(papers)
     out, used = [], set()
     for paper in sorted(papers, key=lambda p: p.id):
         if len(out) >= limit:
@@ -105,9 +111,7 @@ def quantity_questions(papers: list[Paper], limit: int = 100, max_papers: int = 
     (``kind`` "synthetic"), from ``papers`` in id order: X a name the abstract introduces or spells out
     (as :func:`definition_questions` finds them), the evidence the one sentence after the first that
     states a figure beside a measure word (none when two sentences do: the question would not say which)."""
-    held: Counter[str] = Counter()
-    for paper in papers:
-        held.update({w.lower() for w in re.findall(r"[A-Za-z][\w-]*", paper.text)})
+    held = _papers_holding(papers)
     out, used = [], set()
     for paper in sorted(papers, key=lambda p: p.id):
         if len(out) >= limit:
