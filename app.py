@@ -25,6 +25,7 @@ from assistant.render import inert  # noqa: E402
 from assistant.sanitize import valid_text  # noqa: E402
 from assistant.service import require_papers  # noqa: E402
 from assistant.settings import Calibration, Settings  # noqa: E402
+from vectorstore.papers import counted  # noqa: E402
 
 MAX_HISTORY_TURNS = Calibration().history.ui_turns
 """Turns (question, answer) the assistant reads as context for a follow-up (``calibration.history.ui_turns``)."""
@@ -451,7 +452,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         info = [f"**{len(pmap.points)} papers**, {len(pmap.clusters)} clusters (PCA of the abstract embeddings; "
                 f"KMeans; keywords by class-based TF-IDF)."]
         if what:
-            info.append(f"Highlighted (★): {len(hits)} paper{'s' if len(hits) != 1 else ''} for “{inert(what)}”.")
+            info.append(f"Highlighted (★): {counted(len(hits), 'paper')} for “{inert(what)}”.")
         info += [f"{c.id + 1}. {', '.join(c.keywords)} ({c.size})" for c in pmap.clusters]
         return map_figure(pmap, hits), "\n\n".join(info[:2]) + "\n\n" + "\n".join(f"- {x}" for x in info[2:])
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser import model
 
-from vectorstore.papers import Paper
+from vectorstore.papers import Paper, counted
 
 FORMATS = {".bib": "bibtex", ".bibtex": "bibtex", ".md": "markdown", ".markdown": "markdown"}
 _SPECIAL = re.compile(r"(?<!\\)([&%_#$])")
@@ -147,7 +147,7 @@ def read_bibtex(text: str) -> list[dict]:
 # --- Markdown -------------------------------------------------------------------------------------
 def to_markdown(items: list[ExportItem], heading: str = "Papers") -> str:
     """A Markdown list: number, title, id, venue/year, link, the supporting sentence as a quote."""
-    lines = [f"# {md_text(heading)}", "", f"{len(items)} paper{'s' if len(items) != 1 else ''}.", ""]
+    lines = [f"# {md_text(heading)}", "", f"{counted(len(items), 'paper')}.", ""]
     for it in items:
         p = it.paper
         # "Last, First" names are kept apart with semicolons.

@@ -27,6 +27,7 @@ from assistant.retrieval import Filters, ScoredPaper, reciprocal_rank_fusion
 from assistant.settings import Settings
 from assistant.types import CitedAnswer, History
 from vectorstore.index import Index
+from vectorstore.papers import counted
 
 
 @dataclass
@@ -167,7 +168,7 @@ class FollowUps:
             if n == -1 or 1 <= n <= len(sources):
                 anchor.sources, anchor.pinned = [sources[-1] if n == -1 else sources[n - 1]], True
             else:
-                anchor.note = (f"The earlier answer cites {len(sources)} paper{'s' if len(sources) != 1 else ''}, "
+                anchor.note = (f"The earlier answer cites {counted(len(sources), 'paper')}, "
                                f"so “{ref.words}” matches none of them; answering about the papers it cited instead.")
         return anchor
 

@@ -27,6 +27,7 @@ from assistant.settings import Settings
 from assistant.trace import step
 from assistant.types import VERDICT_TEXT, CitedAnswer, Claim, Source, Verdict
 from vectorstore.embedding import Encoder
+from vectorstore.papers import counted
 
 INCOMPLETE_MARK = " … [incomplete]"
 FALLBACK_NOTE = "Showing the extractive answer from the abstracts instead."
@@ -157,7 +158,7 @@ class Generator:
         if prep.verdict == Verdict.weak:  # a list question too: no paper cleared the bar, so no count
             lines.append(VERDICT_TEXT[Verdict.weak])
         elif prep.multi:
-            lines.append(f"{len(cited)} paper{'s' if len(cited) != 1 else ''} in the index "
+            lines.append(f"{counted(len(cited), 'paper')} in the index "
                          f"match{'es' if len(cited) == 1 else ''}:")
         for n, p in zip(numbers, cited):
             sent = prep.evidence.get(p.id, (None, 0))[0]

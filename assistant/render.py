@@ -9,6 +9,7 @@ from assistant import markup
 from assistant.related import FACET_NAMES, RelatedPaper
 from assistant.types import CitedAnswer
 from assistant.relevance import VERDICT_TEXT, Verdict
+from vectorstore.papers import counted
 
 
 inert = markup.inert  # re-exported: the page and the CLI import it from here
@@ -28,7 +29,7 @@ def _answer_text(ans: CitedAnswer, show_abstract: bool) -> str:
     if ans.verdict == Verdict.weak and VERDICT_TEXT[Verdict.weak] not in ans.answer:
         lines += ["", f"({VERDICT_TEXT[Verdict.weak]})"]
     if ans.count is not None:
-        lines += ["", f"Found {ans.count} paper{'s' if ans.count != 1 else ''}."]
+        lines += ["", f"Found {counted(ans.count, 'paper')}."]
     if ans.sources:
         lines += ["", "Sources:"]
         for s in ans.sources:
@@ -70,7 +71,7 @@ def related_headline(items) -> str:
     """``"3 related papers; 7 others were below the bar (similarity under 40%)."`` (a plain list: its count)."""
     if hasattr(items, "headline"):
         return items.headline()
-    return f"{len(items)} related paper{'s' if len(items) != 1 else ''}."
+    return f"{counted(len(items), 'related paper')}."
 
 
 def facet_lines(rec: dict, limit: int = 160) -> tuple[list[str], list[str]]:
@@ -151,7 +152,7 @@ def list_text(result) -> str:
 
 def _list_text(result) -> str:
     n = result.count
-    lines = [f"Found {n} paper{'s' if n != 1 else ''} matching “{result.topic}”" + (":" if n else ".")]
+    lines = [f"Found {counted(n, 'paper')} matching “{result.topic}”" + (":" if n else ".")]
     if result.weak:
         lines.insert(0, f"({VERDICT_TEXT[Verdict.weak]})")
     for p in result.papers:
