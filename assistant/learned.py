@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.ranker import BoostedRanker, fit_boosted, pack_trees, sklearn_trees, tree_sum, trees_json
+from assistant.ranker import BoostedRanker, OverLinear, fit_boosted, pack_trees, sklearn_trees, tree_sum, trees_json
 from assistant.relevance import Verdict
 
 EVIDENCE_VERSION = 3
@@ -100,7 +100,7 @@ class LinearModel:
 
 
 @dataclass(frozen=True)
-class BoostedJudge:
+class BoostedJudge(OverLinear):
     """The relevance judge: ``P = (σ(linear score) + σ(baseline + Σ tree values)) / 2`` over named features.
 
     A tree is a list of nodes ``(feature, threshold, left, right, value)``: an inner node sends a row
@@ -114,14 +114,6 @@ class BoostedJudge:
     """Split gain summed per feature over all trees (the trees' share of the decision, for importances)."""
 
     name = "judge"
-
-    @property
-    def version(self) -> int:
-        return self.linear.version
-
-    @property
-    def features(self) -> tuple[str, ...]:
-        return self.linear.features
 
     def raw_trees(self, x: np.ndarray) -> np.ndarray:
         """``baseline + Σ tree values`` of feature rows ``x`` (``(n, F)`` → ``(n,)``)."""

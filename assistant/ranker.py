@@ -79,16 +79,10 @@ def tree_sum(packed: tuple[np.ndarray, ...], rows: np.ndarray) -> np.ndarray:
     return value[tree, node].sum(axis=0)
 
 
-@dataclass(frozen=True)
-class BoostedRanker:
-    """The evidence ranker: ``blend · linear.score(x) + tree_sum(trees, relative(x))`` (module docstring)."""
+class OverLinear:
+    """What a boosted model (the ranker, the judge) tells of itself through its linear part ``linear``."""
 
     linear: LinearModel
-    trees: tuple
-    blend: float
-    gains: tuple = ()
-
-    name = "evidence"
 
     @property
     def version(self) -> int:
@@ -97,6 +91,18 @@ class BoostedRanker:
     @property
     def features(self) -> tuple[str, ...]:
         return self.linear.features
+
+
+@dataclass(frozen=True)
+class BoostedRanker(OverLinear):
+    """The evidence ranker: ``blend · linear.score(x) + tree_sum(trees, relative(x))`` (module docstring)."""
+
+    linear: LinearModel
+    trees: tuple
+    blend: float
+    gains: tuple = ()
+
+    name = "evidence"
 
     def score(self, x: np.ndarray) -> np.ndarray:
         """Scores of the sentences of ONE abstract (``x``: ``(n, F)`` → ``(n,)``): the trees read each
