@@ -11,7 +11,7 @@ export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run test test-llm lint browser strace ingest eval train bench clean
+.PHONY: setup run test test-llm lint browser strace ingest eval train train-relevance bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -48,9 +48,18 @@ ingest: setup
 eval: setup
 	$(VENV)/bin/paper-assistant eval --questions ../shared/eval/dev.jsonl
 
-# Refits assistant/models/*.json from the training questions (deterministic: the committed files come back byte for byte).
+# Refits assistant/models/ from the training questions (../shared: the training corpus and questions, beside the
+# project; a user's clone has none): the evidence ranker and judge (deterministic: the committed files come back byte
+# for byte), then the relevance cross-encoder (train-relevance).
 train: setup
 	$(VENV)/bin/paper-assistant train --corpus ../shared/eval/train/corpus2k.jsonl --questions ../shared/eval/train/train.jsonl --questions data/train/written.jsonl
+	$(MAKE) train-relevance
+
+# Refits the relevance cross-encoder (assistant/models/relevance-v1.*): trained on data/train/written.jsonl and pairs
+# made from corpus2k, calibrated on train.jsonl (held out). About 15-25 minutes on 2 cores; needs ../shared.
+train-relevance: setup
+	$(VENV)/bin/paper-assistant train --relevance --corpus ../shared/eval/train/corpus2k.jsonl --questions data/train/written.jsonl \
+	  --calibrate-on ../shared/eval/train/train.jsonl --absent-from ../shared/corpora/ml_abstracts_23k.jsonl
 
 test: setup browser strace
 	$(PY) -m pytest -q -p no:cacheprovider

@@ -11,13 +11,11 @@ against an index, for BM25, dense and hybrid retrieval side by side:
 - with ``cv``: the same evidence and abstention figures 5-fold cross-validated (assistant.train:
   both models refitted on four folds of the question file, scored on the fifth).
 ``--corpus`` alone, or with ``--distractors FILE.jsonl``, builds (once, then reuses) a separate index
-holding those papers. :func:`run_csfcube` re-ranks CSFCube candidate pools and reports NDCG@20 and recall@20.
+holding those papers. :func:`assistant.evaluate_csfcube.run_csfcube` re-ranks CSFCube candidate pools and reports NDCG@20 and recall@20.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections import defaultdict
 from pathlib import Path
 
@@ -30,6 +28,8 @@ from assistant.relevance import JUDGE_RULES, Verdict
 from assistant.settings import Settings
 
 MODES = ("bm25", "dense", "hybrid")
+RERANKED = "reranked"
+"""The answer path's own order: the hybrid retriever's candidates reordered by the relevance cross-encoder."""
 METRICS = ("R@1", "R@5", "R@10", "MRR", "nDCG@10")
 
 
@@ -69,7 +69,10 @@ class EvalReport(BaseModel):
     rules: dict[str, int] = Field(default_factory=dict, description="rule → questions where it decided something")
     evidence_importances: list[tuple[str, float]] = Field(default_factory=list, description="shipped ranker's coefficients")
     judge_importances: list[tuple[str, float]] = Field(default_factory=list, description="shipped judge's coefficients")
+    cross_encoder: bool = False
+    lists: dict[str, float] = Field(default_factory=dict, description="list questions: precision, recall, absent topics listing none")
     cv: CVFigures | None = None
+    relevance_cv: dict[str, float] = Field(default_factory=dict, description="relevance model's cutoffs refitted per fold")
 
 
 def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -107,13 +110,15 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
         idx = get_index(settings)
     assistant = Assistant(settings, idx)
     names = [questions] if isinstance(questions, (str, Path)) else list(questions)
-    report = EvalReport(questions=", ".join(map(str, names)), index=str(settings.index), papers=idx.store.counts()[0])
+    report = EvalReport(questions=", ".join(map(str, names)), index=str(settings.index), papers=idx.store.counts()[0],
+                        cross_encoder=assistant.relevance_model is not None)
     gold = sorted({g for q in qs for g in q["gold"]})
     held = idx.store.get_papers(gold)
     report.missing_gold = [g for g in gold if g not in held]  # scored as misses: say so, it is likely a wrong index
 
     report.rules = dict.fromkeys(RULES, 0)
-    per_mode: dict[str, dict[str, list]] = {m: defaultdict(list) for m in MODES}
+    per_mode: dict[str, dict[str, list]] = {m: defaultdict(list) for m in (*MODES, RERANKED)}
+    precision, recall, absent, absent_empty = [], [], 0, 0
     answerable, nones = [], []
     evidence_hits, evidence_n = 0, 0
     for q in qs:
@@ -124,10 +129,24 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
                 m = ranking_metrics(ranked, q["gold"], q["kind"])
                 per_mode[mode][q["kind"]].append(m)
                 per_mode[mode]["overall"].append(m)
-        prep = assistant.prepare(q["question"])
+        prep = assistant.prepare(q["question"], k=10)
+        if q["gold"]:
+            m = ranking_metrics([p.id for p in prep.papers], q["gold"], q["kind"])
+            per_mode[RERANKED][q["kind"]].append(m)
+            per_mode[RERANKED]["overall"].append(m)
+        if prep.multi and prep.listing is not None:
+            listed = {c.id for c in prep.listing.papers}
+            if q["gold"] and q["kind"] == "multi":
+                precision.append(len(listed & set(q["gold"])) / len(listed) if listed else 0.0)
+                recall.append(len(listed & set(q["gold"])) / len(q["gold"]))
+        if not q["gold"] and prep.analysis is not None and prep.analysis.is_list:
+            absent += 1
+            absent_empty += prep.verdict == Verdict.none or (prep.listing is not None and not prep.listing.papers)
         for rule in rules_fired(assistant, prep, q["question"]):
             report.rules[rule] += 1
         top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
+        if top is not None and assistant.relevance_model is not None:  # the paper the verdict was read on
+            top = max(prep.relevance.values(), key=lambda ev: ev.probability or 0.0)
         (answerable if q["gold"] else nones).append((prep.verdict, judge_score(assistant.judge, top)))
         if q["kind"] == "lookup" and q.get("evidence"):
             ans = assistant.answer_prepared(prep)
@@ -136,8 +155,12 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
                 evidence_hits += 1
         if progress:
             progress()
-    for mode in MODES:
+    for mode in (*MODES, RERANKED):
         report.ranking[mode] = {kind: _mean(rows) for kind, rows in per_mode[mode].items()}
+    if precision:
+        report.lists.update(precision=sum(precision) / len(precision), recall=sum(recall) / len(recall), n=len(precision))
+    if absent:
+        report.lists.update(absent=absent, absent_empty=absent_empty)
     report.abstention = abstention_report(answerable, nones)
     if evidence_n:
         report.evidence_accuracy = evidence_hits / evidence_n
@@ -145,6 +168,12 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
     report.evidence_importances = [(f, round(c, 3)) for f, c in assistant.ranker.importances()]
     if getattr(assistant.judge, "model", None) is not None:  # the learned judge
         report.judge_importances = [(f, round(c, 3)) for f, c in assistant.judge.model.importances()]
+    if cv and assistant.relevance_model is not None:
+        from assistant.crossencoder_fit import FitSettings, calibrate, candidate_logits
+
+        fit = FitSettings(folds=cv)
+        rows = candidate_logits(assistant, assistant.relevance_model.encoder, qs, fit.rerank)
+        report.relevance_cv = {**calibrate(rows, fit)[3], "folds": cv}
     if cv:
         from assistant.train import TrainSettings, cross_validate
         from assistant.trainset import collect_all, neutral_models
@@ -195,7 +224,8 @@ def rules_fired(assistant, prep, text: str) -> list[str]:
     explain = getattr(assistant.judge, "explain", None)
     if explain is not None:
         out.append(f"judge: {explain(top)[1]}")
-    if prep.listing is not None and any(c.score < prep.listing.bar.relative_bar for c in prep.listing.papers):
+    if (prep.listing is not None and not hasattr(assistant.judge, "listed_paper")
+            and any(c.score < prep.listing.bar.relative_bar for c in prep.listing.papers)):
         out.append("list: a named paper below the bar")
     cited = assistant.cited_candidates(prep)
     if len(cited) > 1 and not prep.multi and not prep.pinned:
@@ -230,13 +260,24 @@ def format_report(rep: EvalReport) -> str:
         lines[1:1] = [f"warning: {len(rep.missing_gold)} gold paper ids are not in this index (e.g. "
                       f"{', '.join(rep.missing_gold[:3])}); questions naming them score as misses"]
     kinds = [k for k in ("lookup", "concept", "acronym", "multi", "related", "overall") if k in rep.ranking.get("hybrid", {})]
-    lines.append(f"{'mode':<8}{'kind':<9}{'n':>4}" + "".join(f"{m:>9}" for m in METRICS))
-    for mode in MODES:
+    lines.append(f"{'mode':<9}{'kind':<9}{'n':>4}" + "".join(f"{m:>9}" for m in METRICS))
+    for mode in (*MODES, RERANKED):
         for k in kinds:
             row = rep.ranking[mode][k]
-            lines.append(f"{mode:<8}{k:<9}{int(row['n']):>4}" + "".join(f"{row[m]:>9.3f}" for m in METRICS))
+            lines.append(f"{mode:<9}{k:<9}{int(row['n']):>4}" + "".join(f"{row[m]:>9.3f}" for m in METRICS))
         lines.append("")
     lines += abstention_lines(rep.abstention)
+    if rep.lists.get("n"):
+        lines.append(f"lists ('multi' questions, {int(rep.lists['n'])}): precision {rep.lists['precision']:.2f}, "
+                     f"recall {rep.lists['recall']:.2f}")
+    if rep.lists.get("absent"):
+        lines.append(f"lists about an absent topic ('none' list questions): {int(rep.lists['absent_empty'])} of "
+                     f"{int(rep.lists['absent'])} list zero papers")
+    if rep.relevance_cv:
+        c = rep.relevance_cv
+        lines.append(f"relevance model, {int(c['folds'])}-fold CV of its calibration on these questions: answerable "
+                     f"{c['answerable_refused']:.1%} refused, {c['answerable_flagged']:.1%} flagged; 'none' "
+                     f"{c['none_refused']:.0%} refused, {c['none_flagged']:.0%} at least flagged")
     if rep.evidence_accuracy is not None:
         lines += ["", f"evidence accuracy (lookup, first citation quotes the gold sentence): "
                       f"{rep.evidence_accuracy:.2f} ({round(rep.evidence_accuracy * rep.evidence_n)}/{rep.evidence_n})"]
@@ -244,7 +285,10 @@ def format_report(rep: EvalReport) -> str:
         lines += ["", "feature importances, largest first (ranker: standardized coefficients; judge: share of |coefficient| and split gain)"]
         lines += importance_lines("  evidence ranker", rep.evidence_importances)
         lines += (importance_lines("  relevance judge", rep.judge_importances) if rep.judge_importances else
-                  ["  relevance judge: the rules decide (AbstentionRule); the learned judge is opt-in (calibration.abstention.learned)"])
+                  ["  relevance judge: the cross-encoder's calibrated probability (calibration.relevance.model)"]
+                  if rep.cross_encoder else
+                  ["  relevance judge: the rules decide (AbstentionRule); the learned judge and the cross-encoder are opt-in "
+                   "(calibration.abstention.learned, calibration.relevance.model)"])
     if rep.cv is not None:
         lines += [""] + format_cv(rep.cv)
     if rep.rules:
@@ -266,6 +310,8 @@ def eval_command(settings: Settings, questions: Path | list[Path] | None, distra
         from vectorstore.embedding import get_encoder, resolve_backend
 
         e = settings.embedding
+        from assistant.evaluate_csfcube import format_csfcube, run_csfcube
+
         return format_csfcube(run_csfcube(get_encoder(e.model, e.batch_size, resolve_backend(e.model, e.backend)),
                                           csfcube), as_json)
     if not questions:
@@ -275,76 +321,4 @@ def eval_command(settings: Settings, questions: Path | list[Path] | None, distra
     return report.model_dump_json(indent=2) if as_json else format_report(report)
 
 
-def format_csfcube(res: dict, as_json: bool = False) -> str:
-    """:func:`run_csfcube`'s result as JSON or as lines (overall, then per facet)."""
-    if as_json:
-        return json.dumps(res, indent=2)
-    lines = [f"CSFCube ({res['queries']} queries, candidate re-ranking): NDCG@20 {res['NDCG@20']:.3f}  R@20 {res['R@20']:.3f}"]
-    for facet, r in sorted(res["per_facet"].items()):
-        lines.append(f"  {facet:<11} n={r['n']:<3} NDCG@20 {r['NDCG@20']:.3f}  R@20 {r['R@20']:.3f}")
-    return "\n".join(lines)
-
-
-# --- CSFCube: related-work re-ranking ------------------------------------------------------------
-def ndcg_graded(ranked: list[str], gains: dict[str, float], k: int = 20) -> float:
-    """nDCG@k with graded gains (CSFCube relevance 0–3), log2 discount."""
-    dcg = sum(gains.get(d, 0.0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
-    ideal = sorted(gains.values(), reverse=True)[:k]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
-
-
-def run_csfcube(encoder, folder: Path) -> dict:
-    """Re-rank each CSFCube query's candidate pool; returns mean NDCG@20 and recall@20 (overall and per facet).
-
-    Scoring (see :func:`assistant.related.facet_scores`): the facet's sentences are aligned to each
-    candidate's sentences (mean over facet sentences of the best cosine), fused with whole-abstract
-    similarity — the sentence-alignment idea of Mysore et al. (2022, "Multi-vector models with textual
-    guidance for fine-grained scientific document similarity"), here with the packaged MiniLM.
-    """
-    from assistant.related import facet_scores
-    from vectorstore.chunking import split_sentences
-
-    folder = Path(folder)
-    for need in ("corpus.jsonl", "queries.jsonl"):
-        if not (folder / need).is_file():
-            raise FileNotFoundError(f"{folder} is not a CSFCube folder: {need} is missing (see shared/corpora/csfcube)")
-    corpus = {}
-    for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            r = json.loads(line)
-            if "id" not in r:
-                continue
-            corpus[r["id"]] = ((r.get("title") or "") + ". " + (r.get("abstract") or "")).strip()
-    queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines() if line.strip()]
-    if not queries:
-        raise ValueError(f"{folder / 'queries.jsonl'}: no queries in the file")
-    need = ("qid", "query", "facet", "facet_text", "query_paper_id", "gold_ids", "candidate_ids", "graded_relevance")
-    for n, q in enumerate(queries, 1):
-        missing = [k for k in need if k not in q]
-        if missing:
-            raise ValueError(f"{folder / 'queries.jsonl'}: query {n} lacks {', '.join(missing)}")
-    needed = sorted({c for q in queries for c in q["candidate_ids"] if c in corpus})
-    sents = {c: split_sentences(corpus[c]) or [corpus[c]] for c in needed}
-    flat = [s for c in needed for s in sents[c]]
-    vecs = encoder.encode(flat, batch_size=64)
-    cache, pos = {}, 0
-    for c in needed:
-        cache[corpus[c]] = vecs[pos : pos + len(sents[c])]
-        pos += len(sents[c])
-    per_facet: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for q in queries:
-        cands = [c for c in q["candidate_ids"] if c in corpus and c != q["query_paper_id"]]
-        scores = facet_scores(encoder, q["facet_text"], q["query"], [corpus[c] for c in cands],
-                              sentence_vectors=cache.__getitem__)
-        ranked = [c for _, c in sorted(zip(scores, cands), key=lambda t: -t[0])]
-        gains = {d: float(g) for d, g in q["graded_relevance"].items() if d != q["query_paper_id"]}
-        gold = set(q["gold_ids"]) - {q["query_paper_id"]}
-        rec = len(gold & set(ranked[:20])) / len(gold) if gold else 0.0
-        per_facet[q["facet"]].append((ndcg_graded(ranked, gains, 20), rec))
-    allrows = [r for rows in per_facet.values() for r in rows]
-    summary = {"queries": len(allrows), "NDCG@20": sum(r[0] for r in allrows) / len(allrows),
-               "R@20": sum(r[1] for r in allrows) / len(allrows)}
-    summary["per_facet"] = {f: {"n": len(rows), "NDCG@20": sum(r[0] for r in rows) / len(rows),
-                                "R@20": sum(r[1] for r in rows) / len(rows)} for f, rows in per_facet.items()}
-    return summary
+from assistant.evaluate_csfcube import format_csfcube, ndcg_graded, run_csfcube  # noqa: E402,F401  (re-exported)

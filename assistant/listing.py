@@ -157,12 +157,19 @@ def select(candidates: list[ListedPaper], bar: ListBar, top_verdict: Verdict,
     share of the best paper's evidence and the bar, does not say ``none``.
     """
     judge = judge or AbstentionRule()
+    absolute = getattr(judge, "listed_paper", None)  # the cross-encoder judge: each paper's own probability
+    if absolute is not None:
+        for c in candidates:
+            c.score = float(c.relevance.probability or 0.0)
     ranked = sorted(candidates, key=lambda c: -c.score)
     if not ranked or top_verdict == Verdict.none:
         return [], ranked[: bar.near_misses]
-    listed = [c for c in ranked
-              if judge.decide(dataclasses.replace(c.relevance, list_share=c.score, list_bar=bar.relative_bar))
-              != Verdict.none]
+    if absolute is not None:
+        listed = [c for c in ranked if absolute(c.relevance)]
+    else:
+        listed = [c for c in ranked
+                  if judge.decide(dataclasses.replace(c.relevance, list_share=c.score, list_bar=bar.relative_bar))
+                  != Verdict.none]
     kept = {c.id for c in listed}
     near = [c for c in ranked if c.id not in kept][: bar.near_misses]
     for i, c in enumerate(listed, 1):

@@ -88,6 +88,9 @@ class RelevanceEvidence:
     list_bar: float | None = None
     definition: bool = False
     """The question asks what a named thing is ("What is SyPE?", assistant.question.is_definition_question)."""
+    probability: float | None = None
+    """The relevance cross-encoder's calibrated P(this paper answers the question) (assistant.crossencoder),
+    set when ``calibration.relevance.model`` names a model."""
 
 
 class Judge(Protocol):
@@ -181,7 +184,36 @@ class LearnedJudge(_FollowUpAndListRules):
         return verdict, f"model: {verdict.value}"
 
 
-JUDGE_RULES = ("nothing retrieved", "bare reference", "below the list bar", "pointed at", "no sentences",
+@dataclass(frozen=True)
+class CrossEncoderJudge(_FollowUpAndListRules):
+    """The cross-encoder judge (``calibration.relevance.model = "v1"``; opt-in, see README): the relevance
+    model's calibrated probability (assistant.crossencoder) against two cutoffs fitted with it (``answered``;
+    ``weak``, below which nothing is found), and the follow-up rules every judge shares. A list lists each
+    paper whose own probability reaches ``listed`` (:meth:`listed_paper`), nothing relative to the best."""
+
+    answered: float
+    weak: float
+    listed: float
+    follow_up_coverage: float = _DEFAULTS.follow_up_coverage
+
+    def probability(self, ev: RelevanceEvidence) -> float:
+        """The model's P(answers); 0 for a paper it did not read."""
+        return float(ev.probability or 0.0)
+
+    def listed_paper(self, ev: RelevanceEvidence) -> bool:
+        """Whether a list lists this paper: its own probability clears ``listed``."""
+        return self.probability(ev) >= self.listed
+
+    def _score(self, ev: RelevanceEvidence) -> tuple[Verdict, str]:
+        p = self.probability(ev)
+        if p >= self.answered:
+            return Verdict.answered, "cross-encoder: answered"
+        if p >= self.weak:
+            return Verdict.weak, "cross-encoder: weak"
+        return Verdict.none, "cross-encoder: none"
+
+
+JUDGE_RULES = ("nothing retrieved", "cross-encoder: answered", "cross-encoder: weak", "cross-encoder: none", "bare reference", "below the list bar", "pointed at", "no sentences",
                "model: answered", "model: weak", "model: none", "named, asked what it is", "named",
                "named, own words held", "coverage guard", "none thresholds", "weak sum", "above thresholds")
 """Every rule :meth:`AbstentionRule.explain` or :meth:`LearnedJudge.explain` names (``paper-assistant eval`` counts how often each decides)."""

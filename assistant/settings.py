@@ -105,6 +105,14 @@ class AbstentionCalibration(BaseModel):
     learned: str = _tuned("", "'v2': the learned judge (assistant/models/judge-v2.json) decides, not these rules", "off: on dev.jsonl it refuses 19% of the answerable questions (assistant.relevance docstring)", allow_inf_nan=None)
 
 
+class RelevanceCalibration(BaseModel):
+    """The relevance cross-encoder (assistant.crossencoder); cutoffs from its calibration file unless set here."""
+    model: str = _tuned("", "'v1': the cross-encoder (models/relevance-v1.*) judges; '': the rules", "off: on dev.jsonl it refuses 10% of answerable questions (README)", pattern=r"^(v\d+)?$", allow_inf_nan=None)
+    answered: float | None = _tuned(None, "answered from this P of the best paper", "out of fold on train.jsonl: ≤ 8% of answerable flagged")
+    weak: float | None = _tuned(None, "'closest match' from this P, 'nothing found' below", "out of fold on train.jsonl: ≤ 2% of answerable refused")
+    listed: float | None = _tuned(None, "a list lists every paper from this P", "best F1 on held-out title-phrase lists over corpus2k")
+
+
 class ListCalibration(BaseModel):
     pool: int = _tuned(20, "papers a list question retrieves and judges", "assistant/listing.py docstring", ge=1)
     relative_bar: float = _tuned(0.62, "share of the best paper's evidence a listed paper reaches",
@@ -174,6 +182,7 @@ class Calibration(BaseModel):
     question: QuestionCalibration = QuestionCalibration()
     fusion: FusionCalibration = FusionCalibration()
     abstention: AbstentionCalibration = AbstentionCalibration()
+    relevance: RelevanceCalibration = RelevanceCalibration()
     listing: ListCalibration = ListCalibration()
     sentences: SentenceCalibration = SentenceCalibration()
     answer: AnswerCalibration = AnswerCalibration()

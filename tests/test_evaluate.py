@@ -4,11 +4,12 @@ import pytest
 
 from assistant.evaluate import abstention_report, format_report, load_questions, ndcg_graded, run_eval
 from assistant.relevance import Verdict
-from tests.conftest import DEV
+from tests.conftest import DEV, needs_shared
 
 
 @pytest.fixture(scope="module")
 def report(settings, index):
+    needs_shared(DEV)
     return run_eval(settings, DEV)
 
 
@@ -80,6 +81,7 @@ def test_graded_ndcg_and_question_loader(tmp_path):
     f.write_text('{"question": "x", "gold": []}\nnot json\n')
     with pytest.raises(ValueError, match=":2: invalid JSON"):
         load_questions(f)
+    needs_shared(DEV)
     assert len(load_questions(DEV)) == 68
 
 

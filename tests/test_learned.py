@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import SHARED, needs_shared
 
 TRAIN = SHARED / "eval" / "train"
 
@@ -18,7 +18,7 @@ TRAIN = SHARED / "eval" / "train"
 def slice_index(tmp_path_factory, encoder):
     """``(settings, index, questions)``: 90 training questions over an index of the papers they need plus 60 distractors."""
     # The shared training files are part of the workplace (CI has them): missing is a failure, not a skip.
-    assert (TRAIN / "train.jsonl").is_file(), f"{TRAIN}/train.jsonl is missing: set PAPER_ASSISTANT_SHARED"
+    needs_shared(TRAIN / "train.jsonl", TRAIN / "corpus2k.jsonl")
     from assistant.settings import load_settings
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest

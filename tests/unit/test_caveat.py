@@ -7,7 +7,7 @@ import pytest
 
 from assistant.generate import caveat_text
 from assistant.question import analyze
-from tests.conftest import DEV, SHARED
+from tests.conftest import DEV, SHARED, needs_shared
 
 CASES = [
     ("What learning rate did OmniMoE use?", "exact hyper-parameters"),
@@ -66,8 +66,7 @@ def test_kind_of_detail_the_question_asks_for(question, kind):
 def test_fires_on_no_dev_or_training_question():
     """Every dev and training question is answerable from abstracts: the caveat must stay silent."""
     files = [DEV, SHARED / "eval" / "train" / "train.jsonl"]
-    missing = [str(f) for f in files if not f.exists()]
-    assert not missing, f"the shared eval questions are missing (set PAPER_ASSISTANT_SHARED): {missing}"
+    needs_shared(*files)
     questions = [json.loads(line)["question"] for f in files for line in f.read_text().splitlines() if line.strip()]
     assert len(questions) >= 300  # 68 dev + 251 training questions
     assert [q for q in questions if analyze(q).beyond_abstracts] == []

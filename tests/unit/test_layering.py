@@ -17,7 +17,7 @@ LAYERS = [
     # 2: the judge, evidence, retrieval, the list bar
     {"assistant.relevance", "assistant.evidence", "assistant.retrieval", "assistant.listing", "assistant.prepared",
      "assistant.features", "assistant.learned", "assistant.ranker",
-     "assistant.evidence_features"},
+     "assistant.evidence_features", "assistant.crossencoder"},
     # 3: follow-ups and generation
     {"assistant.followup", "assistant.generate", "assistant.related", "assistant.related_list", "assistant.related_llm"},
     # 4: the pipeline and the process-wide service
@@ -28,7 +28,8 @@ LAYERS = [
      "assistant.render", "assistant.paper_map", "assistant.doctor", "assistant.errors", "assistant.console",
      "assistant.mcp_server", "assistant.mcp_tools",
      "assistant.__main__", "app",
-     "assistant.synthetic"},
+     "assistant.synthetic", "assistant.crossencoder_pairs", "assistant.crossencoder_fit",
+     "assistant.crossencoder_calibration", "assistant.evaluate_csfcube"},
 ]
 
 
