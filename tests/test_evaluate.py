@@ -57,9 +57,14 @@ def test_the_learned_ranker_and_judge_on_dev(settings, index):
 
 def test_report_text_has_all_modes(report):
     text = format_report(report)
-    for mode in ("bm25", "dense", "hybrid"):
-        assert f"{mode:<8}overall" in text
+    for mode in ("bm25", "dense", "hybrid", "reranked"):
+        assert f"{mode:<9}overall" in text
     assert "wrongly abstained" in text and "evidence accuracy" in text
+    # The list figures of dev's 10 'multi' questions, and its 5 list questions about an absent topic.
+    assert report.lists["n"] == 10 and report.lists["precision"] >= 0.9 and report.lists["recall"] >= 0.9
+    assert report.lists["absent"] == 5 and "about an absent topic" in text
+    # The rules judge keeps the retriever's order: the answer path's ranking is hybrid's.
+    assert report.ranking["reranked"]["overall"]["MRR"] == pytest.approx(report.ranking["hybrid"]["overall"]["MRR"], abs=0.01)
 
 
 def test_abstention_shares_and_tradeoff_logic():
