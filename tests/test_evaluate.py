@@ -45,6 +45,7 @@ def test_the_learned_ranker_and_judge_on_dev(settings, index):
     sentences, 15/58 answerable refused, 21/58 flagged, 7/10 and 8/10 'none' refused and flagged.
     It refuses more than v1 (3/58) on dev's paraphrased questions over 38 papers, though it does
     better in cross-validation over the training corpus: not the default (README, Known limitations)."""
+    needs_shared(DEV)
     learned = settings.model_copy(update={"calibration": settings.calibration.model_copy(update={
         "abstention": settings.calibration.abstention.model_copy(update={"learned": "v2"})})})
     rep = run_eval(learned, DEV)
