@@ -11,10 +11,11 @@
    linear warm-up and decay, one pass; word embeddings frozen (the vocabulary's vectors are what the
    bi-encoder learned; 12M fewer parameters to update);
 3. export to ONNX and int8 dynamic quantization (MatMul and Gather weights) with onnxruntime;
-4. calibration (Platt scaling) of the int8 model's logits on the calibration questions' retrieved
-   papers (label: the paper is a gold paper of the question), and the verdict cutoffs chosen on the
-   top paper's probability so that at most ``refuse_rate`` of answerable calibration questions fall
-   below ``answered`` ... (see :func:`choose_cutoffs`); cross-validated in 5 folds (:func:`calibrate`).
+4. calibration (:mod:`assistant.crossencoder_calibration`): Platt scaling of the int8 model's logits on the
+   calibration questions' retrieved papers (label: the paper is a gold paper of the question); the verdict
+   cutoffs on the best paper's probability (at most ``refuse_rate`` of the answerable calibration questions
+   below ``weak``, at most ``flag_rate`` below ``answered``), cross-validated in 5 folds; the list cutoff,
+   the best F1 on held-out title-phrase lists (:func:`list_rows`).
 
 Training needs torch and transformers; answering needs neither.
 """
