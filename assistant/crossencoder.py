@@ -126,8 +126,12 @@ class CrossEncoder:
         self._tok = tok
         self._lock = threading.Lock()  # a Tokenizer's padding/truncation state is per object
 
-    def logits(self, question: str, passages: list[str], batch: int = 16) -> np.ndarray:
-        """One logit per passage (shape ``(len(passages),)``, float32); higher: more relevant."""
+    def logits(self, question: str, passages: list[str], batch: int = 1) -> np.ndarray:
+        """One logit per passage (shape ``(len(passages),)``, float32); higher: more relevant.
+
+        One pair per run by default: int8 dynamic quantization scales activations over the whole
+        batch, so a pair's logit would depend on the other pairs batched with it (a paper's list
+        membership on which other papers were retrieved)."""
         if not passages:
             return np.zeros(0, dtype=np.float32)
         q = cut_question(question)

@@ -39,7 +39,7 @@ class FitSettings:
     """The knobs of fine-tuning (not of answering)."""
 
     seed: int = 0
-    epochs: int = 1
+    epochs: int = 2
     batch: int = 16
     lr: float = 5e-5
     head_lr: float = 1e-3
@@ -48,7 +48,7 @@ class FitSettings:
     threads: int = 2
     title_limit: int | None = None
     """Titled papers used as ``title`` queries (None: every one not held out)."""
-    title_negatives: int = 1
+    title_negatives: int = 2
     written_repeat: int = 2
     """Passes over the hand-written pairs (the strongest labels) per epoch."""
     rerank: int = 10

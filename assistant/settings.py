@@ -107,7 +107,7 @@ class AbstentionCalibration(BaseModel):
 
 class RelevanceCalibration(BaseModel):
     """The relevance cross-encoder (assistant.crossencoder); cutoffs from its calibration file unless set here."""
-    model: str = _tuned("", "'v1': the cross-encoder (models/relevance-v1.*) judges; '': the rules", "off: on dev.jsonl it refuses 10% of answerable questions (README)", pattern=r"^(v\d+)?$", allow_inf_nan=None)
+    model: str = _tuned("", "'v1': the cross-encoder (models/relevance-v1.*) judges; '': the rules", "off: on dev.jsonl it refuses 24% of answerable questions (README)", pattern=r"^(v\d+)?$", allow_inf_nan=None)
     answered: float | None = _tuned(None, "answered from this P of the best paper", "out of fold on train.jsonl: ≤ 8% of answerable flagged")
     weak: float | None = _tuned(None, "'closest match' from this P, 'nothing found' below", "out of fold on train.jsonl: ≤ 2% of answerable refused")
     listed: float | None = _tuned(None, "a list lists every paper from this P", "best F1 on held-out title-phrase lists over corpus2k")
