@@ -125,23 +125,21 @@ class Assistant:
     @step
     def rerank(self, question: Question, tvec: np.ndarray, papers: list[ScoredPaper]) -> dict[str, float]:
         """``{paper id: P(answers)}`` of the relevance cross-encoder (assistant.crossencoder) for the
-        retrieved papers (``retrieval.k``, or a list's pool), read against the
-        question (a list question: its topic, assistant.crossencoder.relevance_query). The order stays the hybrid retriever's: reordered by the
-        model, the gold paper's MRR fell from 0.96 to 0.86 on the held-out training questions (0.92 fused
-        by reciprocal rank fusion), so the model judges and does not rank."""
-        head = papers
-        if not head:
+        retrieved papers, read against assistant.crossencoder.relevance_query (a list question: its topic).
+        The order stays the hybrid retriever's: reordered by the model, the gold paper's MRR fell from 0.96
+        to 0.86 on the held-out training questions (0.92 fused by RRF), so the model judges, not ranks."""
+        if not papers:
             return {}
         query = relevance_query(question)
         # The passage is chosen by similarity to what the model reads, so a topic picks the same sentences
         # however it is asked.
         if query != question.text:
             tvec = self.index.encoder.encode_one(query)
-        cache = self.sentences.get([p.paper for p in head])
+        cache = self.sentences.get([p.paper for p in papers])
         qtok = token_counts([query])[0]
-        texts = [passage(tvec, [s.text for s in cache[p.id][0]], cache[p.id][1], p.paper.text, qtok) for p in head]
+        texts = [passage(tvec, [s.text for s in cache[p.id][0]], cache[p.id][1], p.paper.text, qtok) for p in papers]
         probs = self.relevance_model.probabilities(query, texts)
-        return {p.id: float(x) for p, x in zip(head, probs)}
+        return {p.id: float(x) for p, x in zip(papers, probs)}
 
     @step
     def analyze(self, question: str) -> Question:
