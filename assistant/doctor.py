@@ -17,8 +17,12 @@ from assistant.settings import LLMSettings, Settings
 
 
 def run_doctor(settings: Settings) -> Iterator[tuple[bool, str]]:
-    """Yield ``(ok, one-line message)`` for the index, then (if configured) the LLM endpoint."""
-    yield _check_index(settings)
+    """Yield ``(ok, one-line message)`` for the index, its health when it has papers, then (if
+    configured) the LLM endpoint."""
+    first = _check_index(settings)
+    yield first
+    if first[0]:
+        yield _check_health(settings)
     cfg = settings.llm
     if not cfg.configured:
         yield True, ("LLM: none configured; answers are extractive (set OPENAI_BASE_URL or OPENAI_API_KEY, "
@@ -50,6 +54,46 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     if writer:
         line += f"; an ingest is running ({writer}): answers use the papers written so far"
     return True, line
+
+
+def _check_health(settings: Settings) -> tuple[bool, str]:
+    """What a question would silently miss or fail on: papers without chunks, chunks without a paper
+    (an interrupted ingest), an unclosed write, a vector index that cannot be queried, a damaged cache.
+    Each failure names its fix."""
+    from assistant.service import get_index
+    from vectorstore.lexical import LexicalIndex
+    from vectorstore.papers import counted
+
+    idx = get_index(settings)
+    store = idx.store
+    try:
+        writer = idx.writer_busy()
+    except Exception:  # noqa: BLE001 - an unreadable lease: judge the store alone
+        writer = None
+    stored = store.paper_hashes()
+    chunked = store.chunk_paper_ids()
+    bare = sorted(pid for pid in stored if pid not in chunked)
+    orphans = chunked - set(stored)
+    problems = []
+    if bare and not writer:
+        files = sorted({stored[pid][1] for pid in bare})
+        problems.append(f"{counted(len(bare), 'paper')} ({', '.join(bare[:3])}{'…' if len(bare) > 3 else ''}) "
+                        f"{'has' if len(bare) == 1 else 'have'} no chunks, so no question finds "
+                        f"{'it' if len(bare) == 1 else 'them'}: run `paper-assistant ingest` on {', '.join(files)} "
+                        "again to restore them")
+    if (orphans or store.write_interrupted()) and not writer:
+        problems.append("an ingest was interrupted before it finished: run it again (it resumes where it stopped)")
+    try:
+        store.check_search()
+    except Exception as exc:  # noqa: BLE001 - whatever Chroma raises on damaged HNSW files
+        problems.append(f"the vector index cannot be searched ({type(exc).__name__}: {str(exc)[:120]}): its files "
+                        f"are damaged; delete {settings.index} and run `paper-assistant ingest` again (the paper "
+                        "files are not touched)")
+    if problems:
+        return False, "index health: " + "; ".join(problems)
+    cached = LexicalIndex.load(idx.lexical_dir)
+    note = "" if cached is not None else " (the keyword index cache is missing or damaged: the next question rebuilds it)"
+    return True, f"index health: every paper has its chunks; the vector index answers{note}"
 
 
 PROBE_ABSTRACT = ("We propose SparseRoute, a mixture-of-experts layer that routes each token to two of 64 experts. "

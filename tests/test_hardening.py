@@ -168,6 +168,120 @@ def test_an_indexed_file_that_goes_bad_keeps_its_papers(scratch):
         assert sorted(idx.store.get_papers(["keep#1", "keep#2"])) == ["keep#1", "keep#2"]
 
 
+def test_an_indexed_jsonl_emptied_to_nothing_keeps_its_papers_and_says_how_to_remove_them(scratch):
+    """A .jsonl cut to 0 bytes, to blank lines or to a BOM, and a .txt left with its heading, used to
+    re-ingest as "no papers" and remove every paper of the file with exit 0."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    j = root / "kept.jsonl"
+    j.write_text("\n".join(json.dumps({"id": f"kept-{i}", "abstract": f"We study KeptNet variant {i} on graphs."})
+                           for i in range(3)) + "\n")
+    assert ingest([j], idx).added == 3
+    for bad in (b"", b"\n\n  \n", b"\xef\xbb\xbf", b"\xef\xbb\xbf\n"):
+        j.write_bytes(bad)
+        report = ingest_bad(idx, j)
+        assert report.skipped == ["kept.jsonl: no papers in this file, but 3 papers of it are indexed; they were "
+                                  "kept (to drop them: paper-assistant remove kept.jsonl)"]
+        assert sorted(idx.store.get_papers([f"kept-{i}" for i in range(3)])) == ["kept-0", "kept-1", "kept-2"]
+    t = root / "headed.txt"
+    t.write_text(f"ICML 2026\n\n{TWIN.replace('TwinNet', 'HeadNet')}\n")
+    assert ingest([t], idx).added == 1
+    t.write_text("ICML 2026\n\n")
+    assert ingest_bad(idx, t).skipped[0].startswith("headed.txt: no papers in this file, but 1 paper of it is indexed")
+
+
+def test_a_full_disk_during_an_update_keeps_the_old_chunks_and_says_the_disk_is_full(scratch, monkeypatch):
+    """The old chunks of an edited paper used to be deleted before its new ones were written: a full
+    disk left the paper with no chunk, and the error read "unexpected InternalError: Error in compaction"."""
+    import shutil as shutil_mod
+
+    from vectorstore.ingest import ingest
+    from vectorstore.store import StoreError
+
+    root, idx = scratch
+    f = root / "edited.txt"
+    f.write_text(f"ICML 2026\n\n{TWIN.replace('TwinNet', 'FullNet')}\n")
+    assert ingest([f], idx).added == 1
+    old_chunks = idx.store.chunk_ids_by_paper(["edited#1"])["edited#1"]
+    f.write_text("ICML 2026\n\nWe introduce FullNet v2, a graph neural network for graph coloring with attention.\n")
+
+    def full(*args, **kwargs):
+        raise RuntimeError("Error in compaction: Failed to apply logs to the metadata segment")
+
+    usage = shutil_mod.disk_usage(root)
+    with monkeypatch.context() as m:
+        m.setattr(type(idx.store.chunks), "upsert", full)  # every handle: the store re-fetches its collection
+        m.setattr("vectorstore.store.shutil.disk_usage", lambda _: usage._replace(free=2**20))
+        with pytest.raises(StoreError) as err:
+            ingest([f], idx)
+    assert str(err.value).startswith(f"the disk holding the index ({idx.directory}) is full (1 MB free): free some "
+                                     "space and run the command again")
+    assert idx.store.chunk_ids_by_paper(["edited#1"])["edited#1"] == old_chunks
+    assert "FullNet" in idx.store.get_papers(["edited#1"])["edited#1"].text
+    report = ingest([f], idx)  # space again: the update happens, the old chunks go
+    assert (report.updated, report.skipped) == (1, [])
+    assert idx.store.chunk_ids_by_paper(["edited#1"])["edited#1"].isdisjoint(old_chunks)
+    assert "attention" in idx.store.get_papers(["edited#1"])["edited#1"].text
+
+
+def test_a_writer_killed_before_its_closing_stamp_leaves_no_stale_keyword_index(scratch, monkeypatch):
+    """A reader rebuilt the BM25 index mid-ingest, then the writer died after its last commit but before
+    it stamped the store: the next ingest found every paper unchanged and kept the stale BM25 index, so
+    the edit's new word was never found by keyword."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    f = root / "stamped.txt"
+    f.write_text("ICML 2026\n\nWe introduce QuolNet, a graph network for coloring with alphaterm message passing.\n")
+    assert ingest([f], idx).added == 1
+    f.write_text("ICML 2026\n\nWe introduce QuolNet, a graph network for coloring with zetaterm message passing.\n")
+    store = idx.store
+    upsert, bump = store.upsert_chunks, store.bump_generation
+
+    def reader_then_upsert(*args, **kwargs):
+        idx.lexical()  # another process answers a question while the batch is being written
+        return upsert(*args, **kwargs)
+
+    def killed_at_the_closing_stamp(writing=False):
+        if not writing:
+            raise KeyboardInterrupt("killed")
+        return bump(writing)
+
+    with monkeypatch.context() as m:
+        m.setattr(store, "upsert_chunks", reader_then_upsert)
+        m.setattr(store, "bump_generation", killed_at_the_closing_stamp)
+        with pytest.raises(KeyboardInterrupt):
+            ingest([f], idx)
+    assert store.write_interrupted()
+    report = ingest([f], idx)
+    assert (report.unchanged, report.updated) == (1, 0) and not store.write_interrupted()
+    bm25 = idx.lexical()
+    assert [bm25.paper_ids[i] for i, _ in bm25.search("zetaterm", 3)] == ["stamped#1"]
+    assert bm25.search("alphaterm", 3) == []
+
+
+def test_doctor_finds_a_paper_without_chunks_and_ingest_restores_it(scratch):
+    """Papers whose chunks were lost used to pass `doctor` and be skipped by ingest as unchanged."""
+    from assistant.doctor import run_doctor
+    from assistant.settings import load_settings
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    f = root / "restored.txt"
+    f.write_text(f"ICML 2026\n\n{TWIN.replace('TwinNet', 'LostNet')}\n")
+    assert ingest([f], idx).added == 1
+    settings = load_settings(index=idx.directory)
+    assert [ok for ok, _ in run_doctor(settings)][:2] == [True, True]
+    idx.store.delete_chunks(sorted(idx.store.chunk_ids_by_paper(["restored#1"])["restored#1"]))
+    ok, line = list(run_doctor(settings))[1]
+    assert not ok and line == ("index health: 1 paper (restored#1) has no chunks, so no question finds it: run "
+                               "`paper-assistant ingest` on restored.txt again to restore them")
+    report = ingest([f], idx)
+    assert (report.updated, report.unchanged) == (1, 0) and idx.store.chunk_ids_by_paper(["restored#1"])["restored#1"]
+    assert list(run_doctor(settings))[1] == (True, "index health: every paper has its chunks; the vector index answers")
+
+
 def test_cli_ingest_reports_each_bad_file_in_one_line_and_keeps_the_good_one(tmp_path, monkeypatch, capsys):
     (tmp_path / "a_empty.txt").write_text("")
     (tmp_path / "b_bad.txt").write_bytes(b"ICML 2026\n\n\xff\n")

@@ -222,3 +222,22 @@ def test_a_changed_chunk_overlap_re_chunks_the_papers_and_the_default_keeps_stor
     paper = Paper(id="x", text="t")
     assert content_hash(paper, "m", 254, ChunkingConfig()) == content_hash(paper, "m", 254)
     assert content_hash(paper, "m", 254, ChunkingConfig(overlap_tokens=8)) != content_hash(paper, "m", 254)
+
+
+@pytest.mark.parametrize("damage", ["[]", '{"format": 0}', "{", "null"])
+def test_a_cache_file_of_the_wrong_shape_is_rebuilt_not_an_error(tmp_path, encoder, damage):
+    """``[]`` in the BM25 ids file, or a dense matrix whose rows do not match its ids, made every
+    question fail with "unexpected AttributeError" while doctor said ok."""
+    import numpy as np
+
+    f = tmp_path / "l.txt"
+    f.write_text("ICML 2026\nAlpha transformers route tokens.\n\nGamma diffusion denoises images.\n", encoding="utf-8")
+    ingest([f], open_index(tmp_path / "i", encoder))
+    (tmp_path / "i" / "bm25-abstracts" / "ids.json").write_text(damage)
+    dense = tmp_path / "i" / "dense-abstracts"
+    np.save(dense / "matrix.npy", np.zeros((5, 3), dtype=np.float32))
+    again = open_index(tmp_path / "i", encoder)
+    bm25 = again.lexical()
+    assert [bm25.paper_ids[i] for i, _ in bm25.search("diffusion", 2)] == ["l#2"]
+    matrix = again.store.dense_matrix()
+    assert matrix.matrix.shape == (2, encoder.dim) and matrix.paper_ids == ["l#1", "l#2"]

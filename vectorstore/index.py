@@ -166,5 +166,6 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
     client = client or make_client(directory, host=host, port=port, ssl=ssl, headers=headers)
     store = ChunkStore(client, collection, encoder.name, encoder.dim, create=create)
     store.cache_dir = directory
+    store.data_dir = None if host else directory
     return Index(directory=directory, store=store, encoder=encoder, remote=bool(host),
                  chunking=chunking or ChunkingConfig())

@@ -4,7 +4,7 @@ A paper is committed by writing its record to the papers collection *after* all 
 stored; the record carries a content hash. A re-run therefore skips every committed, unchanged
 paper, redoes any paper interrupted mid-way (its chunk ids are content-derived, so the redo
 upserts the same records), replaces edited papers' chunks, and removes papers that disappeared
-from a re-ingested file. Only one writer at a time (a file lock); readers are never blocked.
+from a re-ingested file that still holds papers (a file read with none is skipped, its papers kept). Only one writer at a time (a file lock); readers are never blocked.
 """
 
 from __future__ import annotations
@@ -106,13 +106,27 @@ def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = Non
     return by_file, skipped
 
 
-def _empty_inputs(paths: list[str | Path], by_file: dict[str, list[Paper]]) -> list[str]:
-    """One warning per folder holding no .txt or .jsonl file and per file read without a paper (its
-    papers, if it had any indexed, are removed: an emptied file is a legitimate way to drop them)."""
-    out = [f"{p}: no paper files (.txt, .jsonl) in this folder" for p in map(Path, paths)
-           if p.is_dir() and next(iter_paper_files([p]), None) is None]
-    out += [f"{name}: no papers in this file" for name, papers in by_file.items() if not papers]
-    return out
+def _empty_inputs(paths: list[str | Path], by_file: dict[str, list[Paper]], indexed: dict[str, int]
+                  ) -> tuple[list[str], list[str]]:
+    """``(warnings, skip reasons)`` for inputs without a paper, taking the emptied files out of ``by_file``.
+
+    A folder without a .txt or .jsonl file, and a new file without a paper, is a warning. A file
+    read without a paper whose papers are indexed (``indexed``: ``{file name: papers}``) is skipped
+    and its papers stay: a file truncated to 0 bytes, or left with blank lines or a BOM, is far more
+    often a failed copy than a wish, and removal is explicit (``paper-assistant remove``).
+    """
+    warnings = [f"{p}: no paper files (.txt, .jsonl) in this folder" for p in map(Path, paths)
+                if p.is_dir() and next(iter_paper_files([p]), None) is None]
+    skipped = []
+    for name in [n for n, papers in by_file.items() if not papers]:
+        del by_file[name]
+        if indexed.get(name):
+            skipped.append(f"{name}: no papers in this file, but {counted(indexed[name], 'paper')} of it "
+                           f"{'is' if indexed[name] == 1 else 'are'} indexed; they were kept (to drop them: "
+                           f"paper-assistant remove {name})")
+        else:
+            warnings.append(f"{name}: no papers in this file")
+    return warnings, skipped
 
 
 def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = None, paper_batch: int = 256,
@@ -140,15 +154,22 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         stored = store.paper_hashes()
         paths = list(paths)
         by_file, skipped = load_files(paths, {pid: src for pid, (_, src) in stored.items()})
-        report = IngestReport(skipped=skipped, empty=_empty_inputs(paths, by_file))
+        per_file: dict[str, int] = {}
+        for _, src in stored.values():
+            per_file[src] = per_file.get(src, 0) + 1
+        empty, kept = _empty_inputs(paths, by_file, per_file)
+        report = IngestReport(skipped=skipped + kept, empty=empty)
         todo: list[tuple[Paper, str]] = []
         loaded_ids: set[str] = set()
+        # A paper record whose chunks are gone (an older version deleted them before writing the new
+        # ones, and a write failed) is redone, not skipped as unchanged.
+        chunked = store.chunk_paper_ids()
         for papers in by_file.values():
             for p in papers:
                 loaded_ids.add(p.id)
                 h = content_hash(p, encoder.name, chunker.max_tokens, chunker.config)
                 old = stored.get(p.id)
-                if old and old[0] == h:
+                if old and old[0] == h and p.id in chunked:
                     report.unchanged += 1
                     continue
                 todo.append((p, h))
@@ -160,13 +181,16 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         gone = [pid for pid, (_, src) in stored.items() if src in by_file and pid not in loaded_ids]
         # Before anything is deleted: stored vectors of chunks whose text reappears under another id.
         chunks_of, by_text = _stored_by_text(todo, index, chunker)
+        todo_ids = {p.id for p, _ in todo}
+        orphans = [pid for pid in chunked if pid not in stored and pid not in todo_ids]
+        interrupted = store.write_interrupted()
+        if todo or gone or orphans:
+            store.bump_generation(writing=True)
         if gone:
             store.delete_papers(gone)
             report.removed = len(gone)
         # Chunks of a paper whose run was killed before its record (the commit mark) was written,
         # and which is not being ingested now: nothing else would ever remove them.
-        todo_ids = {p.id for p, _ in todo}
-        orphans = [pid for pid in store.chunk_paper_ids() if pid not in stored and pid not in todo_ids]
         if orphans:
             store.delete_papers(orphans)
         if on_total:
@@ -185,7 +209,7 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
                 pending = writer.submit(_store_batch, embedded, index, write_batch)
             if pending is not None:
                 _finish(pending, report, progress)
-        if todo or gone or orphans:
+        if todo or gone or orphans or interrupted:  # interrupted: a killed writer's caches may be stale
             store.bump_generation()
         report.papers_total, report.chunks_total = store.counts()
         if build_lexical:  # the BM25 index and the exact-search matrix, so the first question is fast
@@ -227,6 +251,7 @@ def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
             raise CorpusError(f"no indexed papers come from {', '.join(unknown)}; indexed files: {have}")
         ids = [pid for n in dict.fromkeys(wanted) for pid in by_source[n]]
         if ids:
+            store.bump_generation(writing=True)
             store.delete_papers(ids)
             store.bump_generation()
             index.lexical()
@@ -318,16 +343,19 @@ def _reuse(record: tuple[np.ndarray, dict], chunk: Chunk, spans: list[tuple[int,
 
 
 def _store_batch(e: _Embedded, index: Index, write_batch: int = 4096) -> tuple[int, int, int]:
-    """Store one embedded batch: chunks first, then the paper records (the commit marks).
+    """Store one embedded batch: the new chunks, then the edited papers' stale chunks go, then the
+    paper records (the commit marks).
 
+    The old chunks go only once the new ones are written: a write that fails (a full disk) leaves
+    an edited paper findable by its old text, its record unchanged, so the next ingest redoes it.
     Returns ``(chunks written, of which re-used from the store without embedding, papers)``.
     """
     store = index.store
-    if e.stale:
-        store.delete_chunks(e.stale)
     step = max(1, min(write_batch, store.max_batch_size()))
     for j in range(0, len(e.chunks), step):
         store.upsert_chunks(e.chunks[j : j + step], e.vecs[j : j + step], e.papers, e.sentence_meta[j : j + step])
+    if e.stale:
+        store.delete_chunks(e.stale)
     # Paper records last: they are the commit marks.
     rows: dict[str, list[int]] = {}
     for k, c in enumerate(e.chunks):

@@ -130,18 +130,25 @@ class LexicalIndex:
 
     @classmethod
     def load(cls, folder: Path) -> "LexicalIndex | None":
-        """The saved index, or None when missing or unreadable."""
+        """The saved index, or None when missing, unreadable or of the wrong shape (the caller
+        rebuilds it): a damaged cache must cost a rebuild, never a failed question."""
         import bm25s
 
         try:
             meta = json.loads((folder / "ids.json").read_text())
-            if meta.get("format") != FORMAT:
-                return None  # written by an older version: rebuild
-            retriever = bm25s.BM25.load(str(folder / "bm25")) if meta["chunk_ids"] else bm25s.BM25()
-        except (OSError, ValueError, KeyError):
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+                return None  # damaged, or written by an older version: rebuild
+            ids, pids, stamp = meta["chunk_ids"], meta["paper_ids"], meta["stamp"]
+            doc_freq, names = meta.get("doc_freq", {}), meta.get("names", {})
+            if not (_strings(ids) and _strings(pids) and len(ids) == len(pids) and isinstance(stamp, str)
+                    and isinstance(doc_freq, dict) and isinstance(names, dict)):
+                return None
+            retriever = bm25s.BM25.load(str(folder / "bm25")) if ids else bm25s.BM25()
+            if ids and int(retriever.scores["num_docs"]) != len(ids):
+                return None
+        except Exception:  # noqa: BLE001 - whatever a damaged file raises (bm25s, numpy, scipy), rebuild
             return None
-        return cls(retriever, meta["chunk_ids"], meta["paper_ids"], meta["stamp"], meta.get("doc_freq", {}),
-                   meta.get("names", {}))
+        return cls(retriever, ids, pids, stamp, doc_freq, names)
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for ``query``: float array of shape ``(len(chunk_ids),)``."""
@@ -165,3 +172,8 @@ class LexicalIndex:
         top = np.argpartition(-s, n - 1)[:n]
         top = top[np.argsort(-s[top], kind="stable")]
         return [(int(i), float(s[i])) for i in top if s[i] > 0]
+
+
+def _strings(xs) -> bool:
+    """True for a list of strings (a cache file's id lists)."""
+    return isinstance(xs, list) and all(isinstance(x, str) for x in xs)

@@ -9,8 +9,11 @@ another model raises :class:`EmbeddingMismatchError` naming both.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -202,13 +205,21 @@ class DenseMatrix:
 
     @classmethod
     def load(cls, folder: Path) -> "DenseMatrix | None":
+        """The saved matrix, or None when missing, unreadable or of the wrong shape (rebuilt by the caller)."""
         try:
             meta = json.loads((folder / "chunks.json").read_text())
             matrix = np.load(folder / "matrix.npy")
-            return cls(meta["stamp"], meta["ids"], meta["paper_ids"], meta["texts"],
-                       np.asarray(meta["starts"], dtype=np.int64), np.asarray(meta["ends"], dtype=np.int64),
-                       meta["fields"], matrix)
-        except (OSError, ValueError, KeyError):
+            dense = cls(meta["stamp"], meta["ids"], meta["paper_ids"], meta["texts"],
+                        np.asarray(meta["starts"], dtype=np.int64), np.asarray(meta["ends"], dtype=np.int64),
+                        meta["fields"], matrix)
+            n = len(dense.ids)
+            if not (isinstance(dense.stamp, str) and matrix.ndim == 2 and matrix.shape[0] == n
+                    and len(dense.paper_ids) == len(dense.texts) == dense.starts.shape[0] == dense.ends.shape[0] == n
+                    and isinstance(dense.fields, dict)
+                    and all(len(v) == n for v in dense.fields.values())):
+                return None
+            return dense
+        except Exception:  # noqa: BLE001 - whatever a damaged file raises: rebuild
             return None
 
     def mask(self, where: dict | None) -> np.ndarray | None:
@@ -247,6 +258,32 @@ def where_clause(fields: dict) -> dict | None:
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+DISK_FULL_BELOW = 32 * 2**20
+"""Free bytes under which a failed write is reported as a full disk: Chroma (SQLite, its compactor)
+raises its own errors ("Error in compaction", "database or disk is full"), not ENOSPC."""
+
+
+@contextlib.contextmanager
+def _writing(folder: Path | None) -> Iterator[None]:
+    """Turn a failed write into ``StoreError`` naming a full disk, when the disk holding ``folder``
+    (a local index; None: a Chroma server, whose disk we cannot see) is full or nearly so."""
+    try:
+        yield
+    except Exception as exc:
+        if folder is None or isinstance(exc, StoreError):
+            raise
+        try:
+            free = shutil.disk_usage(folder).free
+        except OSError:
+            raise exc from None
+        if getattr(exc, "errno", None) == errno.ENOSPC or free < DISK_FULL_BELOW:
+            raise StoreError(f"the disk holding the index ({folder}) is full ({free / 2**20:.0f} MB free): free "
+                             "some space and run the command again; an ingest resumes where it stopped, and "
+                             f"papers already indexed keep their chunks ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else ''})") from exc
+        raise
 
 
 class ChunkStore:
@@ -289,6 +326,7 @@ class ChunkStore:
             metadata={"embedding_model": model, "embedding_dim": dim, "kind": "papers"},
         )
         self.cache_dir: Path | None = None  # where the exact-search matrix is kept (set by open_index)
+        self.data_dir: Path | None = None  # the local index folder (None: a Chroma server), for disk-full errors
         self.exact_max_chunks = EXACT_MAX_CHUNKS
         self._dense: DenseMatrix | None = None
         self._dense_lock = threading.Lock()
@@ -316,30 +354,34 @@ class ChunkStore:
             if sentences is not None:
                 m.update(sentences[k])
             metas.append(m)
-        self.chunks.upsert(ids=[c.id for c in chunks], documents=[c.text for c in chunks],
-                           embeddings=embeddings, metadatas=metas)
+        with _writing(self.data_dir):
+            self.chunks.upsert(ids=[c.id for c in chunks], documents=[c.text for c in chunks],
+                               embeddings=embeddings, metadatas=metas)
         self._changed()
 
     def upsert_papers(self, papers: list[Paper], hashes: list[str], embeddings: np.ndarray) -> None:
         """Insert or replace paper records; writing one marks that paper as fully ingested."""
         if not papers:
             return
-        self.papers.upsert(ids=[p.id for p in papers], documents=[p.text for p in papers], embeddings=embeddings,
-                           metadatas=[_paper_metadata(p, h) for p, h in zip(papers, hashes)])
+        with _writing(self.data_dir):
+            self.papers.upsert(ids=[p.id for p in papers], documents=[p.text for p in papers],
+                               embeddings=embeddings, metadatas=[_paper_metadata(p, h) for p, h in zip(papers, hashes)])
 
     def delete_chunks(self, ids: list[str]) -> None:
         self._changed()
-        for i in range(0, len(ids), GET_PAGE):
-            self.chunks.delete(ids=ids[i : i + GET_PAGE])
+        with _writing(self.data_dir):
+            for i in range(0, len(ids), GET_PAGE):
+                self.chunks.delete(ids=ids[i : i + GET_PAGE])
         self._changed()
 
     def delete_papers(self, paper_ids: list[str]) -> None:
         """Remove papers and all their chunks."""
         self._changed()
-        for i in range(0, len(paper_ids), 500):
-            batch = paper_ids[i : i + 500]
-            self.chunks.delete(where={"paper_id": {"$in": batch}})
-            self.papers.delete(ids=batch)
+        with _writing(self.data_dir):
+            for i in range(0, len(paper_ids), 500):
+                batch = paper_ids[i : i + 500]
+                self.chunks.delete(where={"paper_id": {"$in": batch}})
+                self.papers.delete(ids=batch)
         self._changed()
 
     # --- reads ----------------------------------------------------------------------------------
@@ -596,14 +638,38 @@ class ChunkStore:
     def _changed(self) -> None:
         self._stamp = None
 
-    def bump_generation(self) -> None:
-        """Mark the chunk set as changed (caches keyed on :meth:`state_stamp` become stale)."""
+    def bump_generation(self, writing: bool = False) -> None:
+        """Mark the chunk set as changed (caches keyed on :meth:`state_stamp` become stale).
+
+        ``writing=True`` before a writer changes anything, False once it is done: a cache built
+        in between is stale at the closing bump, and a writer killed in between leaves the mark, so
+        the next writer bumps again (:meth:`write_interrupted`) even when it has nothing to write.
+        """
         try:
             self.chunks = self.client.get_collection(self.chunks.name, embedding_function=None)
         except Exception:
             pass
         meta = dict(self.chunks.metadata or {})
         meta["generation"] = int(meta.get("generation", 0)) + 1
+        meta["writing"] = writing
         meta.pop("hnsw:space", None)
-        self.chunks.modify(metadata=meta)
+        with _writing(self.data_dir):
+            self.chunks.modify(metadata=meta)
         self._changed()
+
+    def check_search(self) -> None:
+        """Search both collections' HNSW indexes with a stored chunk vector; raises what Chroma raises
+        when their files are damaged (exact search, used on small indexes, would not notice)."""
+        got = self.chunks.get(limit=1, include=["embeddings"])
+        if len(got["ids"]):
+            vec = np.asarray(got["embeddings"][0], dtype=np.float32)
+            self.hnsw_query(vec, 1)
+            self.nearest_papers(vec, 1)
+
+    def write_interrupted(self) -> bool:
+        """True when a writer opened a write (``bump_generation(writing=True)``) and never closed it."""
+        try:
+            self.chunks = self.client.get_collection(self.chunks.name, embedding_function=None)
+        except Exception:
+            pass
+        return bool((self.chunks.metadata or {}).get("writing"))
