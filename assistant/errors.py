@@ -41,7 +41,7 @@ def one_line(exc: BaseException) -> str:
         for err in exc.errors():
             where = ".".join(str(x) for x in err.get("loc", ())) or "settings"
             got = err.get("input")
-            shown = "" if isinstance(got, dict) else f" (got {got!r})"
+            shown = "" if isinstance(got, dict) else f" (got {_hide_secrets(where, got)!r})"
             msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")  # a validator's own words
             parts.append(f"{where}: {msg}{shown}")
         what = "setting" if exc.title == "Settings" else exc.title.lower()
@@ -52,6 +52,16 @@ def one_line(exc: BaseException) -> str:
         return (f"invalid setting {field.group(1)}: a PAPER_ASSISTANT_{field.group(1).upper()}__… variable that takes "
                 "a JSON value does not hold valid JSON (e.g. PAPER_ASSISTANT_STORE__HEADERS='{\"X-Token\": \"…\"}')")
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _hide_secrets(where: str, value):
+    """A setting's input as shown in an error: a key, token or password as ``***``, and the password
+    of a URL (``http://user:pw@host``) masked."""
+    if re.search(r"key|token|secret|password", where, re.I):
+        return "***"
+    if isinstance(value, str):
+        return re.sub(r"(//[^/@\s:]*:)[^/@\s]*@", r"\1***@", value)
+    return value
 
 
 def exit_message(exc: BaseException) -> tuple[str, int]:
@@ -72,4 +82,9 @@ def exit_message(exc: BaseException) -> tuple[str, int]:
         # The Chroma server went away mid-command (ingest resumes where it stopped when run again).
         return (f"lost the connection to the Chroma server ({type(exc).__name__}: {first}); "
                 "run the command again once the server is back"), 2
+    if type(exc).__module__.split(".")[0] == "chromadb":
+        # Chroma's own failures (a damaged HNSW or SQLite file, a failed compaction) name no remedy.
+        return (f"the Chroma index failed ({type(exc).__name__}: {first[:200]}); run `paper-assistant doctor` "
+                "to check it; if its files are damaged, delete the index folder and run `paper-assistant ingest` "
+                "again (the paper files are not touched)"), 2
     return f"unexpected {type(exc).__name__}: {first}", 2

@@ -16,6 +16,7 @@ turns each into one line and the caller falls back to the extractive answer.
 from __future__ import annotations
 
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -225,7 +226,14 @@ def redact(text: str, cfg: LLMSettings) -> str:
             pass
     for secret in secrets:
         if len(secret) >= 4:
-            text = text.replace(secret, "***")
+            text = re.sub(re.escape(secret), "***", text, flags=re.I)
+        if len(secret) >= 12:
+            # Echoed altered (upper-cased, cut by a character, wrapped in other text): mask any word that
+            # shares a run of about two thirds of the key with it.
+            w = max(8, len(secret) * 2 // 3)
+            pieces = {secret.lower()[i : i + w] for i in range(len(secret) - w + 1)}
+            text = re.sub(r"[^\s'\"`<>(),;]+", lambda m: "***" if any(x in m.group().lower() for x in pieces)
+                          else m.group(), text)
     return text
 
 

@@ -144,6 +144,23 @@ def test_200kb_abstract_is_refused_with_the_limit_and_a_hint(scratch):
     assert len(load_paper_list(at_limit)) == 1
 
 
+def test_huge_metadata_and_deep_nesting_skip_their_file_naming_the_line(scratch):
+    """A 2 MB title or 100,000 authors made answers and MCP replies megabytes long; one deeply nested
+    record ended the whole multi-file ingest with "unexpected RecursionError"."""
+    root, idx = scratch
+    ok = '"id": "m-1", "abstract": "We study MetaNet."'
+    cases = {
+        "title.jsonl": ('{%s, "title": "%s"}' % (ok, "T" * 2_000_000), "'title' is 2,000,000 characters long; the limit is 1,000"),
+        "authors.jsonl": ('{%s, "authors": %s}' % (ok, json.dumps([f"A{i}" for i in range(100_000)])),
+                          "'authors' lists 100,000 names; the limit is 1,000"),
+        "deep.jsonl": ('{%s, "extra": %s}' % (ok, "[" * 100_000 + "]" * 100_000), "invalid JSON (nested too deeply)"),
+    }
+    for name, (line, problem) in cases.items():
+        f = root / name
+        f.write_text('{"id": "m-0", "abstract": "We study FineNet."}\n' + line + "\n")
+        assert ingest_bad(idx, f).skipped == [f"{f}:2: {problem}"]
+
+
 def test_invalid_utf8_is_skipped_naming_byte_and_line(scratch):
     root, idx = scratch
     f = root / "latin1.txt"

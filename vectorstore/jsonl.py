@@ -36,6 +36,8 @@ def iter_jsonl(path: str | Path, text: str | None = None) -> Iterator[tuple[int,
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise JsonlError(path, line_no, f"invalid JSON ({exc.msg})") from exc
+        except RecursionError as exc:  # a value nested thousands deep: this file only, not the whole ingest
+            raise JsonlError(path, line_no, "invalid JSON (nested too deeply)") from exc
         if not isinstance(record, dict):
             raise JsonlError(path, line_no, f"expected a JSON object, got {type(record).__name__}")
         yield line_no, record

@@ -254,13 +254,34 @@ def _as_year(value, where: str) -> int | None:
     return int(value)
 
 
+MAX_FIELD_CHARS = {"title": 1_000, "venue": 500, "url": 2_000}
+MAX_AUTHORS, MAX_AUTHOR_CHARS = 1_000, 300
+"""Limits of a record's metadata: far above any real paper's, so that one broken export (a 2 MB
+title, 100,000 authors) is refused naming its line instead of making every answer and MCP reply
+that shows the paper megabytes long."""
+
+
+def _check_metadata(title: str, venue: str, url: str, authors: list[str], where: str) -> None:
+    for name, value in (("title", title), ("venue", venue), ("url", url)):
+        if len(value) > MAX_FIELD_CHARS[name]:
+            raise CorpusError(f"{where}: '{name}' is {len(value):,} characters long; the limit is "
+                              f"{MAX_FIELD_CHARS[name]:,}")
+    if len(authors) > MAX_AUTHORS:
+        raise CorpusError(f"{where}: 'authors' lists {len(authors):,} names; the limit is {MAX_AUTHORS:,}")
+    longest = max(authors, key=len, default="")
+    if len(longest) > MAX_AUTHOR_CHARS:
+        raise CorpusError(f"{where}: an author name is {len(longest):,} characters long; the limit is "
+                          f"{MAX_AUTHOR_CHARS:,}")
+
+
 def load_jsonl(path: str | Path) -> list[Paper]:
     """Papers of a JSONL file of ``{id, title, abstract, authors, year, venue, url}`` records.
 
     ``abstract`` may also be called ``text``. Missing optional fields get defaults; ``authors`` may be
     a list (of strings or ``{"name": ...}`` objects), a string or null; nested extra fields are ignored.
     Raises CorpusError naming the line for invalid JSON, a missing id, an id used twice in the file,
-    a missing/empty abstract, or a year outside ``MIN_YEAR``–``MAX_YEAR``.
+    a missing/empty abstract, a year outside ``MIN_YEAR``–``MAX_YEAR``, or metadata over
+    ``MAX_FIELD_CHARS`` / ``MAX_AUTHORS``.
     """
     path = Path(path)
     papers = []
@@ -283,7 +304,7 @@ def load_jsonl(path: str | Path) -> list[Paper]:
                               "ids must be unique")
         first_line[key] = lineno
         try:
-            papers.append(_jsonl_paper(rec, pid, abstract, title, year, path))
+            papers.append(_jsonl_paper(rec, pid, abstract, title, year, path, f"{path}:{lineno}"))
         except ValidationError as exc:  # e.g. a lone surrogate (\ud800) that is no valid text
             raise CorpusError(f"{path}:{lineno}: invalid record ({exc.errors()[0].get('msg', 'invalid')})") from exc
     return papers
@@ -297,11 +318,12 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:
         raise CorpusError(str(exc)) from exc
 
 
-def _jsonl_paper(rec: dict, pid, abstract: str, title: str, year, path: Path) -> Paper:
+def _jsonl_paper(rec: dict, pid, abstract: str, title: str, year, path: Path, where: str = "") -> Paper:
+    authors, venue, url = _as_authors(rec.get("authors")), _as_text(rec.get("venue")), _as_text(rec.get("url"))
+    _check_metadata(title, venue, url, authors, where or str(path))
     return Paper(
         id=str(pid).strip(), text=abstract.strip(), title=title, label=title or derive_label(abstract),
-        authors=_as_authors(rec.get("authors")), venue=_as_text(rec.get("venue")), year=year,
-        url=_as_text(rec.get("url")), source=path.name,
+        authors=authors, venue=venue, year=year, url=url, source=path.name,
     )
 
 

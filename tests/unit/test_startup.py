@@ -96,3 +96,15 @@ def test_the_answer_path_loads_langchain_openai_only_when_a_chat_model_is_made()
     mods = loaded_after("from assistant.llm import make_chat_model\nfrom assistant.settings import LLMSettings\n"
                         "make_chat_model(LLMSettings(model='m', base_url='http://127.0.0.1:9/v1', api_key='k'))")
     assert "langchain_openai" in mods
+
+
+def test_a_chroma_failure_names_doctor_and_the_rebuild_instead_of_unexpected():
+    """Damaged HNSW files raised a raw "unexpected InternalError" in every command, with no remedy."""
+    from chromadb.errors import InternalError
+
+    from assistant.errors import exit_message
+
+    line, code = exit_message(InternalError("Error in compaction: Failed to apply logs\nmore"))
+    assert code == 2 and line == ("the Chroma index failed (InternalError: Error in compaction: Failed to apply logs); "
+                                  "run `paper-assistant doctor` to check it; if its files are damaged, delete the "
+                                  "index folder and run `paper-assistant ingest` again (the paper files are not touched)")
