@@ -14,7 +14,7 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
-_ITEM = r"\d+(?:\s*[-\u2013]\s*\d+)?"
+_ITEM = r"-?\d+(?:\s*[-\u2013]\s*\d+)?"  # "-1": no paper, but a marker to drop, not text to show
 _LIST = rf"{_ITEM}(?:\s*[,;]\s*{_ITEM})*"
 MARKER = re.compile(rf"\[({_LIST})\]")
 _NUMS = re.compile(r"\s*[,;]\s*")
@@ -24,7 +24,8 @@ MAX_RANGE = 20
 # What must be held back at the end of a streamed buffer because the next piece may change it:
 # trailing whitespace and complete markers (a dropped marker takes the space before it when
 # punctuation follows) and a "[" that may still become a marker ("[1", "[1, ", "[1-").
-_TAIL = re.compile(rf"(?:\s+|\[{_LIST}\])+$")
+# A conjunction (or its start: "a", "an", "o") may go with the next marker, so it is held back too.
+_TAIL = re.compile(rf"(?:\s+|,|\b(?:a(?:nd?)?|or?)|\[{_LIST}\])+$")
 _OPEN = re.compile(r"\[[\d\s,;\-\u2013]*$")
 _SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([.,;:!?])")
 _SPACES = re.compile(r"[ \t]{2,}")
@@ -33,6 +34,10 @@ _SPACES = re.compile(r"[ \t]{2,}")
 _GONE = "\x00"
 _GONE_BEFORE_PUNCT = re.compile(rf"[ \t]*{_GONE}+[ \t]*(?=[.,;:!?]|\n|$)")
 _GONE_SPACED = re.compile(rf"([ \t]*){_GONE}+([ \t]*)")
+# A conjunction that joined a dropped marker goes with it: "[1] and [7] show" → "[1] show",
+# "A [1] and [7] and B" → "A [1] and B", never "and and".
+_GONE_AFTER_MARKER = re.compile(rf"(\])[ \t]*,?[ \t]*\b(?:and|or)[ \t]+{_GONE}+")
+_GONE_BETWEEN_CONJUNCTIONS = re.compile(rf"\b(and|or)[ \t]+{_GONE}+[ \t]+(?:and|or)\b")
 
 
 def _numbers(group: str) -> list[int]:
@@ -105,6 +110,8 @@ class CitationRewriter:
         # Only called on text that ends in a character that cannot change (see _TAIL), so the
         # whitespace clean-up never needs to look across the cut.
         out = MARKER.sub(self._marker, text)
+        out = _GONE_AFTER_MARKER.sub(r"\1", out)
+        out = _GONE_BETWEEN_CONJUNCTIONS.sub(r"\1", out)
         out = _GONE_BEFORE_PUNCT.sub("", out)
         out = _GONE_SPACED.sub(lambda m: " " if m.group(1) and m.group(2) else m.group(1) or m.group(2), out)
         if not self._started:

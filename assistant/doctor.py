@@ -17,12 +17,13 @@ from assistant.settings import LLMSettings, Settings
 
 
 def run_doctor(settings: Settings) -> Iterator[tuple[bool, str]]:
-    """Yield ``(ok, one-line message)`` for the index, its health when it has papers, then (if
-    configured) the LLM endpoint."""
-    first = _check_index(settings)
-    yield first
-    if first[0]:
-        yield _check_health(settings)
+    """Yield ``(ok, one-line message)`` for the index (with its health: :func:`_health_problems`),
+    then (if configured) the LLM endpoint."""
+    ok, line = _check_index(settings)
+    if ok:
+        problems = _health_problems(settings)
+        ok, line = not problems, "; ".join([line, *problems])
+    yield ok, line
     cfg = settings.llm
     if not cfg.configured:
         yield True, ("LLM: none configured; answers are extractive (set OPENAI_BASE_URL or OPENAI_API_KEY, "
@@ -56,32 +57,31 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     return True, line
 
 
-def _check_health(settings: Settings) -> tuple[bool, str]:
-    """What a question would silently miss or fail on: papers without chunks, chunks without a paper
-    (an interrupted ingest), an unclosed write, a vector index that cannot be queried, a damaged cache.
-    Each failure names its fix."""
+def _health_problems(settings: Settings) -> list[str]:
+    """What a question would silently miss or fail on, each naming its fix: papers without chunks,
+    chunks without a paper or an unclosed write (an interrupted ingest), a vector index that cannot
+    be searched. A damaged keyword cache is no problem: the next question rebuilds it."""
     from assistant.service import get_index
-    from vectorstore.lexical import LexicalIndex
     from vectorstore.papers import counted
 
     idx = get_index(settings)
     store = idx.store
     try:
-        writer = idx.writer_busy()
+        if idx.writer_busy():
+            return []  # an ingest is writing: papers without chunks yet are its work in progress
     except Exception:  # noqa: BLE001 - an unreadable lease: judge the store alone
-        writer = None
+        pass
     stored = store.paper_hashes()
     chunked = store.chunk_paper_ids()
     bare = sorted(pid for pid in stored if pid not in chunked)
-    orphans = chunked - set(stored)
     problems = []
-    if bare and not writer:
+    if bare:
         files = sorted({stored[pid][1] for pid in bare})
         problems.append(f"{counted(len(bare), 'paper')} ({', '.join(bare[:3])}{'…' if len(bare) > 3 else ''}) "
                         f"{'has' if len(bare) == 1 else 'have'} no chunks, so no question finds "
                         f"{'it' if len(bare) == 1 else 'them'}: run `paper-assistant ingest` on {', '.join(files)} "
                         "again to restore them")
-    if (orphans or store.write_interrupted()) and not writer:
+    if chunked - set(stored) or store.write_interrupted():
         problems.append("an ingest was interrupted before it finished: run it again (it resumes where it stopped)")
     try:
         store.check_search()
@@ -89,11 +89,7 @@ def _check_health(settings: Settings) -> tuple[bool, str]:
         problems.append(f"the vector index cannot be searched ({type(exc).__name__}: {str(exc)[:120]}): its files "
                         f"are damaged; delete {settings.index} and run `paper-assistant ingest` again (the paper "
                         "files are not touched)")
-    if problems:
-        return False, "index health: " + "; ".join(problems)
-    cached = LexicalIndex.load(idx.lexical_dir)
-    note = "" if cached is not None else " (the keyword index cache is missing or damaged: the next question rebuilds it)"
-    return True, f"index health: every paper has its chunks; the vector index answers{note}"
+    return problems
 
 
 PROBE_ABSTRACT = ("We propose SparseRoute, a mixture-of-experts layer that routes each token to two of 64 experts. "

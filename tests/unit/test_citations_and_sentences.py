@@ -72,3 +72,20 @@ def test_the_learned_ranker_prefers_a_new_figure_for_a_quantity_question():
         "We propose a constrained policy optimization method for exploration.",
         "Experimental results across 61 Atari games validate our claim."])
     assert int(scores.argmax()) == 1
+
+
+@pytest.mark.parametrize("text, clean", [
+    ("It is cited [-1].", "It is cited."),
+    ("X [1, -1] y", "X [1] y"),
+    ("SyPE [1] and [7] show gains.", "SyPE [1] show gains."),
+    ("Both A [1] and [7] and B [2] differ.", "Both A [1] and B [2] differ."),
+    ("band [1] or [8]. Sand", "band [1]. Sand"),
+])
+def test_a_negative_citation_goes_and_a_dropped_one_takes_its_conjunction_in_any_stream_cut(text, clean):
+    """An LLM's "[-1]" survived, and dropping "[7]" from "[1] and [7] and [2]" left "and and"."""
+    from assistant.citations import CitationRewriter, strip_invalid
+
+    assert strip_invalid(text, {1, 2})[0] == clean
+    for cut in range(len(text) + 1):
+        rw = CitationRewriter({1: 1, 2: 2}, numbering={1: 1, 2: 2})
+        assert rw.feed(text[:cut]) + rw.feed(text[cut:]) + rw.flush() == clean
