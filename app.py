@@ -136,7 +136,10 @@ SHOW_NEWEST = """() => { if (window.paShowNewest) {
 
 def page_options() -> dict:
     """Look and behaviour of the page, for ``demo.launch(**page_options())`` (the CLI and the tests)."""
-    return dict(theme=gr.themes.Soft(), css=CSS, head=HEAD + "<script>" + SHOW_NEWEST_JS + "</script>", footer_links=[])
+    from assistant.web_guard import launch_options
+
+    return dict(theme=gr.themes.Soft(), css=CSS, head=HEAD + "<script>" + SHOW_NEWEST_JS + "</script>", footer_links=[],
+                **launch_options())
 
 
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -268,7 +271,10 @@ def answer_markdown(ans: CitedAnswer) -> str:
 
 
 def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
-    """The Blocks app over ``assistant`` (not launched)."""
+    """The Blocks app over ``assistant`` (not launched). Behind a login (``settings.ui.auth``) the
+    endpoints are left out of the API description, which Gradio also embeds in the login page, so a
+    stranger does not read the index's venues, years and file names there."""
+    api_visibility = "undocumented" if settings.ui.auth else "public"
     def labelled(ps) -> list[tuple[str, str]]:
         return sorted((f"{p.display()} — {p.id}", p.id) for p in ps)
 
@@ -492,12 +498,12 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             turns = gr.State([])
             filters = [f_venue, f_year, f_source]
             last_list = gr.State(None)
-            asked = send.click(chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel], api_name="chat")
+            asked = send.click(chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel], api_name="chat", api_visibility=api_visibility)
             asked.then(lambda: None, None, [last_list], api_name=False)
             submitted = box.submit(route, [box, chatbot, turns, list_mode, last_list, *filters],
                                    [box, chatbot, turns, panel, last_list], api_name=False)
             listed = list_send.click(list_chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel, last_list],
-                                     api_name="list")
+                                     api_name="list", api_visibility=api_visibility)
             for ev in (asked, submitted, listed):
                 ev.then(None, None, None, js=SHOW_NEWEST, api_name=False)
             list_mode.change(lambda on: (gr.update(visible=not on), gr.update(visible=on)), list_mode, [send, list_send],
@@ -525,7 +531,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             api_out = gr.JSON(visible=False)
             api_in = gr.Textbox(visible=False)
             api_btn = gr.Button(visible=False)
-            api_btn.click(ask_api, api_in, api_out, api_name="ask")
+            api_btn.click(ask_api, api_in, api_out, api_name="ask", api_visibility=api_visibility)
         with gr.Tab("Related work"):
             gr.Markdown("Paste a draft abstract, or pick an indexed paper (the one you touched last is used).")
             # No max_length: the browser would cut a longer text silently; related_work says so instead.
@@ -539,7 +545,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             rel_last = gr.State("text")
             rel_text.change(lambda: "text", None, rel_last, api_name=False)  # typed or pasted (paste fires no .input)
             rel_pick.input(lambda: "paper", None, rel_last, api_name=False)
-            rel_btn.click(related, [rel_text, rel_pick, rel_last], rel_out, api_name="related")
+            rel_btn.click(related, [rel_text, rel_pick, rel_last], rel_out, api_name="related", api_visibility=api_visibility)
         with gr.Tab("Paper map", elem_id="pa-map-tab") as map_tab:
             with gr.Row():
                 map_q = gr.Textbox(label="Highlight the papers of a question (empty: the latest answer or list)",
@@ -548,7 +554,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             map_plot = gr.Plot(elem_id="pa-map-plot")
             map_info = gr.Markdown(elem_id="pa-map-info")
             map_tab.select(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name=False)
-            map_btn.click(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name="map")
+            map_btn.click(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name="map", api_visibility=api_visibility)
             map_q.submit(show_map, [map_q, turns, last_list], [map_plot, map_info], api_name=False)
         def current_choices():
             """The filter and paper-picker choices at page load (papers ingested while the app runs appear)."""
@@ -621,8 +627,10 @@ def launch(settings: Settings, ingest_default: bool = True, block: bool = True):
     demo = build_app(settings, assistant)
     demo.queue(default_concurrency_limit=20)
     try:
-        result = demo.launch(server_name=host, server_port=port, auth=auth, share=False, show_error=True,
-                             prevent_thread_lock=True, quiet=True, **page_options())
+        from assistant.web_guard import LoginGuard
+
+        result = demo.launch(server_name=host, server_port=port, auth=LoginGuard(*auth).check if auth else None, share=False,
+                             show_error=True, prevent_thread_lock=True, quiet=True, **page_options())
     except OSError as exc:  # lost a race for the port since the check
         raise ValueError(f"cannot serve on {host}:{port}: {exc}".splitlines()[0]) from None
     # Our own line instead of Gradio's banner (which suggests share=True), once the page is up.

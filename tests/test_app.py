@@ -119,3 +119,86 @@ def test_a_start_refreshes_only_the_corpus_files_an_own_index_holds(settings, en
     assert len(corpus_to_refresh(cfg, idx, was_new=True)) == 2
     mine = cfg.model_copy(update={"corpus": [own, *cfg.corpus]})
     assert corpus_to_refresh(mine, idx, was_new=False) == [own]
+
+
+@pytest.fixture
+def guarded_url(settings, assistant):
+    """The page behind a login, launched as `serve --auth` launches it."""
+    import app as web
+    from assistant.web_guard import LoginGuard
+
+    cfg = settings.model_copy(update={"ui": settings.ui.model_copy(update={"port": free_port(), "auth": "ann:s3cret-pw"})})
+    demo = web.build_app(cfg, assistant)
+    guard = LoginGuard("ann", "s3cret-pw", delay_s=0.3)
+    demo.launch(server_name="127.0.0.1", server_port=cfg.ui.port, prevent_thread_lock=True, share=False, quiet=True,
+                auth=guard.check, **web.page_options())
+    yield f"http://127.0.0.1:{cfg.ui.port}", guard
+    demo.close()
+
+
+def _post(url: str, data: bytes, content_type: str, cookie: str = "", headers: list | None = None) -> tuple[int, bytes]:
+    """``(status, body)`` of a POST; a server that answers before reading the whole body may close
+    the connection under the client's feet, so the body is sent in pieces and a broken pipe ignored."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    conn.putrequest("POST", u.path)
+    conn.putheader("Content-Type", content_type)
+    conn.putheader("Content-Length", str(len(data)))
+    if cookie:
+        conn.putheader("Cookie", cookie)
+    conn.endheaders()
+    try:
+        for i in range(0, len(data), 65536):
+            conn.send(data[i : i + 65536])
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    resp = conn.getresponse()
+    out = resp.status, resp.read()
+    if headers is not None:
+        headers.extend(resp.getheaders())
+    conn.close()
+    return out
+
+
+def test_the_login_page_names_no_file_and_guessing_is_slowed_one_attempt_at_a_time(guarded_url):
+    """The login page embedded the API description (venues, years, file names); 100 guesses took 1.2 s."""
+    import urllib.request
+
+    url, guard = guarded_url
+    page = urllib.request.urlopen(url + "/", timeout=30).read().decode()
+    assert "auth_required" in page and ".txt" not in page and "Source file" not in page
+    for _ in range(6):
+        assert _post(url + "/login", b"username=ann&password=guess", "application/x-www-form-urlencoded")[0] == 400
+    assert len(guard.failures) == 6 and guard.wait_s() == 0.6  # the 6th failure doubled the 0.3 s wait
+    code, body = _post(url + "/login", b"username=ann&password=s3cret-pw", "application/x-www-form-urlencoded")
+    assert code == 200 and b"success" in body
+
+
+def test_an_oversized_body_and_any_upload_are_refused_with_a_short_reply(guarded_url):
+    """A 3.5 MB malformed chat history came back as a 17.8 MB error; uploads of any size were accepted."""
+    url, _ = guarded_url
+    code, body = _post(url + "/gradio_api/queue/join", b'{"data": ["' + b"x" * 3_000_000 + b'"]}', "application/json")
+    assert code == 413 and body == b"request body over 2 MB: refused"
+    headers: list = []
+    assert _post(url + "/login", b"username=ann&password=s3cret-pw", "application/x-www-form-urlencoded",
+                 headers=headers)[0] == 200
+    cookie = "; ".join(v.split(";")[0] for k, v in headers if k.lower() == "set-cookie")
+    boundary = "b0undary"
+    upload = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"a.txt\"\r\n"
+              f"Content-Type: text/plain\r\n\r\n{'y' * 20_000}\r\n--{boundary}--\r\n").encode()
+    code, body = _post(url + "/gradio_api/upload", upload, f"multipart/form-data; boundary={boundary}", cookie)
+    assert code == 413 and len(body) < 1000, (code, body[:200])
+
+
+def test_the_login_guard_waits_longer_after_each_failure_past_the_free_ones():
+    from assistant.web_guard import LoginGuard
+
+    guard = LoginGuard("a", "b", free_failures=2, window_s=60, delay_s=1, max_delay_s=8)
+    guard.failures.extend([0.0, 1.0])
+    assert guard.wait_s(now=2.0) == 1
+    guard.failures.extend([2.0, 3.0, 4.0, 5.0])
+    assert guard.wait_s(now=6.0) == 8  # 1, 2, 4, 8: capped
+    assert guard.wait_s(now=100.0) == 0  # the window has passed

@@ -27,7 +27,7 @@ LAYERS = [
      "assistant.cli.serving", "assistant.cli.__main__", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.trainset", "assistant.export",
      "assistant.render", "assistant.paper_map", "assistant.doctor", "assistant.errors", "assistant.console",
      "assistant.mcp_server", "assistant.mcp_tools",
-     "assistant.__main__", "app",
+     "assistant.__main__", "app", "assistant.web_guard",
      "assistant.synthetic", "assistant.crossencoder_pairs", "assistant.crossencoder_fit",
      "assistant.crossencoder_calibration", "assistant.evaluate_csfcube"},
 ]
