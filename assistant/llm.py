@@ -232,8 +232,8 @@ def redact(text: str, cfg: LLMSettings) -> str:
             # shares a run of about two thirds of the key with it.
             w = max(8, len(secret) * 2 // 3)
             pieces = {secret.lower()[i : i + w] for i in range(len(secret) - w + 1)}
-            text = re.sub(r"[^\s'\"`<>(),;]+", lambda m: "***" if any(x in m.group().lower() for x in pieces)
-                          else m.group(), text)
+            text = re.sub(r"[^\s'\"`<>(),;]+", lambda m, pieces=pieces: "***" if any(
+                x in m.group().lower() for x in pieces) else m.group(), text)
     return text
 
 

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS = [
     # 0: records and settings, importing nothing above them
     {"assistant.types", "assistant.settings", "assistant.prompts", "assistant.metrics", "assistant.trace",
-     "assistant.sanitize", "assistant.markup"},
+     "assistant.sanitize", "assistant.markup", "assistant.map_types"},
     # 1: pure analysis and the chat-model contract
     {"assistant.question", "assistant.answer_types", "assistant.llm", "assistant.citations"},
     # 2: the judge, evidence, retrieval, the list bar
@@ -25,7 +25,7 @@ LAYERS = [
     # 5: the faces
     {"assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query", "assistant.cli.tools",
      "assistant.cli.serving", "assistant.cli.__main__", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.trainset", "assistant.export",
-     "assistant.render", "assistant.paper_map", "assistant.doctor", "assistant.errors", "assistant.console",
+     "assistant.render", "assistant.paper_map", "assistant.map_labels", "assistant.doctor", "assistant.errors", "assistant.console",
      "assistant.mcp_server", "assistant.mcp_tools",
      "assistant.__main__", "app", "assistant.web_guard",
      "assistant.synthetic", "assistant.crossencoder_pairs", "assistant.crossencoder_fit",
