@@ -21,13 +21,15 @@ if TYPE_CHECKING:
 URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
 
 
-def names_in(names, text: str) -> bool:
+def names_in(names, text: str, alone: bool = False) -> bool:
     """True when any of ``names`` occurs in ``text`` as a whole token, maybe plural ("PINN" finds
     "PINNs"); a one-word name in any case ("SyPe" finds "SyPE"), a several-word one as capitalized
     ("World Shaper", not the phrase "reinforcement learning" for "Reinforcement Learning"). An
-    all-capitals name matches only in capitals: "DROP TABLE papers" names no paper that says "table"."""
-    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}s?(?![A-Za-z0-9_])", text,
-                         0 if " " in n or n.isupper() else re.I)
+    all-capitals name matches only in capitals: "DROP TABLE papers" names no paper that says "table".
+    ``alone``: not as part of a hyphenated name either ("SyPE" is not alone in "SyPE-Lite")."""
+    edge = r"(?![A-Za-z0-9_]|-[A-Za-z0-9])" if alone else r"(?![A-Za-z0-9_])"
+    start = r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9]-)" if alone else r"(?<![A-Za-z0-9_])"
+    return any(re.search(rf"{start}{re.escape(n)}s?{edge}", text, 0 if " " in n or n.isupper() else re.I)
                for n in names)
 
 

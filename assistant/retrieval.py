@@ -163,7 +163,8 @@ def coverage_fusion(ids: list[str], scores: list[float], coverage: list[float], 
 
 def names_first(ids: list[str], scores: list[float], texts: list[str], names: list[str]) -> Ranking:
     """Papers whose text holds a name the query names (an acronym, CamelCase or digit-bearing token,
-    see assistant.question.question_names) ahead of the rest, each group in its given order.
+    see assistant.question.question_names) ahead of the rest, each group in its given order; those
+    holding it on its own ahead of those holding it only hyphenated into a longer name.
 
     A name is the most specific thing a question can say: for "What do CABS and U2A have in common?"
     dense search ranks a paper holding neither first (names are near-random to MiniLM), and RRF keeps
@@ -171,8 +172,10 @@ def names_first(ids: list[str], scores: list[float], texts: list[str], names: li
     """
     if not names:
         return ids, scores
-    hit = [names_in(names, t) for t in texts]
-    order = [i for i in range(len(ids)) if hit[i]] + [i for i in range(len(ids)) if not hit[i]]
+    # A paper naming it on its own comes before one naming it only inside a longer name ("What is
+    # SyPE?": the SyPE paper, then SyPE-Lite), and both before the rest.
+    tier = [0 if names_in(names, t, alone=True) else 1 if names_in(names, t) else 2 for t in texts]
+    order = sorted(range(len(ids)), key=lambda i: tier[i])
     return [ids[i] for i in order], [scores[i] for i in order]
 
 

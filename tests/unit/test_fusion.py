@@ -52,3 +52,17 @@ def test_venue_spellings_all_match_and_an_ambiguous_stem_is_an_error():
     with pytest.raises(FilterError, match=r"source 'x' is ambiguous: x.jsonl, x.txt"):
         resolve_filters(Filters(source="x"), have.__getitem__)
     assert resolve_filters(Filters(source="y"), have.__getitem__).source == "y.txt"
+
+
+def test_a_paper_naming_the_name_alone_beats_one_naming_it_inside_a_longer_name():
+    """ "What is SyPE?" was answered from a SyPE-Lite paper when both were indexed."""
+    from assistant.answer_types import names_in
+    from assistant.retrieval import names_first
+
+    texts = ["We introduce SyPE-Lite, a lighter variant.", "Unrelated graph paper.",
+             "We propose Symplectic Positional Embeddings (SyPE)."]
+    ids, scores = names_first(["lite", "graph", "sype"], [0.3, 0.2, 0.1], texts, ["SyPE"])
+    assert ids == ["sype", "lite", "graph"] and scores == [0.1, 0.3, 0.2]
+    assert names_first(["lite", "sype"], [0.3, 0.1], texts[::2], ["SyPE-Lite"])[0] == ["lite", "sype"]
+    assert names_in(["SyPE"], "SyPE-Lite") and not names_in(["SyPE"], "SyPE-Lite", alone=True)
+    assert not names_in(["Lite"], "SyPE-Lite", alone=True) and names_in(["SyPE"], "(SyPE).", alone=True)
