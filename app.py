@@ -636,8 +636,18 @@ def launch(settings: Settings, ingest_default: bool = True, block: bool = True):
     # Our own line instead of Gradio's banner (which suggests share=True), once the page is up.
     print(f"Paper Assistant on http://{host}:{port}" + (" (login required)" if auth else ""), file=sys.stderr)
     if block:
+        import signal
+
+        if threading.current_thread() is threading.main_thread():
+            # SIGTERM (a service manager, `kill`) ends the process like Ctrl-C, so the server closes
+            # and the atexit clean-up (the export folder) runs; Python's default would skip both.
+            signal.signal(signal.SIGTERM, _terminate)
         demo.block_thread()
     return result
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt
 
 
 def check_port_free(host: str, port: int) -> None:

@@ -602,8 +602,10 @@ def test_full_start_and_a_question_stay_on_loopback_and_never_show_the_key(index
     with FakeOpenAI(models=["test-model"]) as fake:
         fake.default = Reply(text="SyPE generalizes rotary position embeddings with a symplectic group [1].",
                              chunk_size=6)
+        scratch_tmp = tmp_path / "tmp"
+        scratch_tmp.mkdir()
         env.update(PA_AUDIT_LOG=str(audit), OPENAI_API_KEY=key, OPENAI_BASE_URL=fake.base_url,
-                   OPENAI_MODEL="test-model")
+                   OPENAI_MODEL="test-model", TMPDIR=str(scratch_tmp))
         with open(out_log, "w") as out, open(err_log, "w") as err:
             proc = subprocess.Popen([sys.executable, "-c", BOOT, "serve", "--index", str(idx), "--port", str(port)],
                                     cwd=ROOT, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
@@ -612,6 +614,8 @@ def test_full_start_and_a_question_stay_on_loopback_and_never_show_the_key(index
             wait_http(url, proc)
             page = fetch(url) + fetch(url + "config") + fetch(url + "gradio_api/info")
             box, history, panel = Client(url, verbose=False).predict("What is SyPE?", [], api_name="/chat")
+            assert [p.name[:23] for p in scratch_tmp.iterdir() if p.name.startswith("paper-assistant")] == [
+                "paper-assistant-export-"]
         finally:
             proc.terminate()
             try:
@@ -620,6 +624,8 @@ def test_full_start_and_a_question_stay_on_loopback_and_never_show_the_key(index
                 proc.kill()
                 proc.wait()
         assert fake.requests and fake.requests[0].headers["authorization"] == f"Bearer {key}"  # the key was in use
+    # SIGTERM ends the server like Ctrl-C: the export folder goes (it survived a SIGTERM before)
+    assert [p.name for p in scratch_tmp.iterdir() if p.name.startswith("paper-assistant-export-")] == []
     answer = json.dumps([box, history, panel], ensure_ascii=False)
     assert "symplectic group [" in answer and SYPE in panel
     logs = out_log.read_text() + err_log.read_text()
