@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from assistant.answer_types import FOREIGN_NOTE, looks_foreign
 from assistant.evidence import SentenceCache, relevance_evidence
 from assistant.evidence_features import sentence_features
 from assistant.features import Cues, coverage, judge_features, question_cues, retrieved_signals, sentence_terms
@@ -113,6 +114,8 @@ class Assistant:
         prep = Prepared(asked.text, follow.query, qvec, papers, evidence, relevance, verdict,
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
                         note=follow.anchor.note if follow.anchor else "", topic_vec=tvec, analysis=analysis)
+        if verdict != Verdict.answered and looks_foreign(asked.text, self.index.lexical().retriever.vocab_dict):
+            prep.note = " ".join(x for x in (prep.note, FOREIGN_NOTE) if x)
         if verdict == Verdict.none and filters is not None and filters.active():
             # The paper that answers may be one the filters leave out: say so, or "nothing found" misleads.
             prep.note = " ".join(x for x in (prep.note, filtered_note(filters)) if x)

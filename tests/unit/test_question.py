@@ -169,3 +169,21 @@ def test_names_in_matches_all_capitals_names_only_in_capitals(names, text, found
     from assistant.question import names_in
 
     assert names_in(names, text) is found
+
+
+@pytest.mark.parametrize("text, foreign", [
+    ("¿Qué método reduce el coste de la atención en transformadores?", True),
+    ("注意力机制的计算成本如何降低？", True),
+    ("Welche Methode reduziert die Kosten der Aufmerksamkeit?", True),
+    ("Which papers measure the carbon footprint of pretraining?", False),
+    ("V4D Kinetics-400 top-1 accuracy", False),
+    ("What does the attention cost in transformers?", False),
+])
+def test_a_question_in_another_language_is_told_so_instead_of_a_bare_none(text, foreign):
+    """Non-English questions got "No relevant abstract found" with no note saying why."""
+    from assistant.answer_types import looks_foreign
+    from vectorstore.lexical import tokenize
+
+    vocabulary = set(tokenize("We reduce the cost of attention in transformers with sparse attention methods "
+                              "and measure accuracy on benchmarks papers"))
+    assert looks_foreign(text, vocabulary) is foreign
