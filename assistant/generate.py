@@ -158,8 +158,9 @@ class Generator:
         if prep.verdict == Verdict.weak:  # a list question too: no paper cleared the bar, so no count
             lines.append(VERDICT_TEXT[Verdict.weak])
         elif prep.multi:
-            lines.append(f"{counted(len(cited), 'paper')} in the index "
-                         f"match{'es' if len(cited) == 1 else ''}:")
+            where = prep.scope or "in the index"  # a filtered count names its filters
+            lines.append(f"{counted(len(cited), 'paper')} {'' if prep.scope else where + ' '}"
+                         f"match{'es' if len(cited) == 1 else ''}{' ' + where if prep.scope else ''}:")
         for n, p in zip(numbers, cited):
             sent = prep.evidence.get(p.id, (None, 0))[0]
             text = sent.text if sent else p.paper.text[:300]

@@ -99,6 +99,8 @@ class ListResult:
     indexed: int = 0
     bar: ListBar = field(default_factory=ListBar)
     note: str = ""
+    scope: str = ""
+    """Where the papers were searched when filters narrowed it ("in 004_….txt"), else ""."""
     weak: bool = False
     """The best match is only a closest match (the abstention rule's ``weak``): the list may not answer."""
 
@@ -215,7 +217,7 @@ def listed_from(prep: Prepared, sentences: SentenceCache, encoder: Encoder, inde
     index (for the note)."""
     topic = prep.analysis.topic if prep.analysis is not None else prep.query
     result = ListResult(question=prep.question, topic=topic, papers=[], pool_size=len(prep.papers),
-                        indexed=indexed, bar=bar)
+                        indexed=indexed, bar=bar, scope=prep.scope)
     if not prep.papers:
         result.note = bar_note(result)
         return result

@@ -25,10 +25,19 @@ LATEX_DELIMITERS = [{"left": "$$", "right": "$$", "display": True},
 :func:`html` rewrite ``\\(…\\)``/``\\[…\\]`` into these before the page sees them."""
 
 _MATH = re.compile(r"\\\(.+?\\\)|\\\[.+?\\\]"  # \(…\) inline and \[…\] display, as LaTeX also writes them
-                   r"|(?<!\\)(?:\$\$.+?(?<!\\)\$\$|\$(?!\s)[^$]+?(?<![\s\\])\$)", re.S)
+                   r"|(?<!\\)(?:\$\$.+?(?<!\\)\$\$|\$(?!\s)[^$]+?(?<![\s\\])\$"
+                   # "$ BOVText_{SOT} $": spaces inside, but LaTeX in it ("$5 and $10" has none: no math)
+                   r"|\$[ \t]+(?=[^$\n]*[\\_^{])[^$\n]+?[ \t]+\$)", re.S)
 _CODE = re.compile(r"(`[^`\n]*`|\\texttt\{[^{}]*\}|https?://[^\s()<>\"]+)")  # no en dash in code or a URL
 _DASH = re.compile(r"(?<=[^\W_])--(?=[^\W_])")  # model--hardware: LaTeX's en dash between words
-_TEXT_CMD = re.compile(r"\\(textit|emph|textbf|texttt|textsc|text|mathrm|url)\{([^{}]*)\}")
+_TEXT_CMD = re.compile(r"\\(textit|emph|textbf|texttt|textsc|textsf|textrm|textsl|textup|textnormal|text|mathrm|url|"
+                       r"underline|ul|mbox|footnote)\{([^{}]*)\}")
+_DROPPED = re.compile(r"\s*\\(?:cite[pt]?|parencite|citeauthor|ref|eqref|label)\*?(?:\[[^\]]*\])*\{[^{}]*\}"
+                      r"|\\(?:begin|end)\{[^{}]*\}|\\item\b\s*")
+"""Commands a reader gains nothing from: citation keys, labels, list environments."""
+_SWITCH = re.compile(r"\{\\(em|it|sl|bf|rm|sf|tt|sc)\s+([^{}]*)\}")
+"""Old font switches: ``{\\em x}``."""
+_LEFTOVER = re.compile(r"\\([A-Za-z]+)(\{[^{}]*\})?")
 _MD_LINK = re.compile(r"(?<!!)\[([^\[\]\n]+)\]\((https?://[^\s()<>\"]+)\)")  # [text](https://…) in an abstract
 _HREF = re.compile(r"\\href\{([^{}]*)\}\{([^{}]*)\}")
 _ESCAPED = re.compile(r"\\([%&#_$])")
@@ -60,6 +69,8 @@ def _dollars(span: str) -> str:
         return "$" + span[2:-2].strip() + "$"
     if span.startswith("\\["):
         return "$$" + span[2:-2] + "$$"
+    if not span.startswith("$$"):  # "$ x_{i} $": KaTeX's auto-render wants no space inside the dollars
+        return "$" + span[1:-1].strip() + "$"
     return span
 
 
@@ -109,21 +120,46 @@ _TEXT_IN_MATH = re.compile(r"\\(?:text|mathrm|textrm|operatorname)\{[^{}]*\}")
 @lru_cache(maxsize=4096)
 def math_plain(tex: str) -> str:
     """One math span (without its ``$``) as Unicode, e.g. ``\\mathcal{O}(r^2)`` → ``𝓞(r²)``,
-    ``R_T \\le C\\sqrt{T \\log T}`` → ``R[T]≤C√(T log T)``; a span the converter cannot read whole is
-    kept as written (a reader can read LaTeX; a half-converted formula can mislead)."""
+    ``R_T \\le C\\sqrt{T \\log T}`` → ``R[T]≤C√(T log T)``. A command the converter does not know (an
+    author's own macro, ``\\x``, ``\\frobnicate{x}``) reads as its argument, else its name, and the
+    known ones around it are still converted: no backslash reaches a reader (tests/test_markup.py
+    renders every bundled and training abstract)."""
     raw = tex.strip()
     body = _MATH_ALIAS.sub(lambda m: _MATH_ALIASES[m.group(1)], raw)
     body = _OPERATOR_NAME.sub(r"\\,\1\\,", body)  # flatlatex drops math spaces: "n \log n" → "nlog n"
     body = _TEXT_IN_MATH.sub(lambda m: m.group(0).replace(" ", "\u00a0"), body)
     body = body.replace(r"\{", "\ue000").replace(r"\}", "\ue001")  # literal braces, not groups
+    # A command it does not know (an author's \\x, \\mathsf{A}) is replaced first by its argument,
+    # else its name: left in, flatlatex either fails on the whole span or glues it to its argument.
+    body = _UNKNOWN.sub(lambda m: m.group(0) if _known(m.group(1)) else _arg_or_name(m), body)
+    out = _flat(body)
+    if out is None:
+        out = _UNKNOWN.sub(_arg_or_name, body)
+    out = _UNKNOWN.sub(_arg_or_name, out).replace("\ue000", "{").replace("\ue001", "}")
+    return re.sub(r",(?=\S)", ", ", " ".join(out.split()))  # (ε,δ) → (ε, δ): flatlatex drops the spaces math would set
+
+
+@lru_cache(maxsize=2048)
+def _known(name: str) -> bool:
+    """True when flatlatex turns ``\\name`` (with an argument, if it takes one) into text without a backslash."""
+    out = _flat(f"\\{name}{{a}}")
+    return out is not None and not re.search(r"\\[A-Za-z]", out)
+
+
+def _arg_or_name(m: re.Match) -> str:
+    return m.group(2)[1:-1] if m.group(2) else m.group(1)
+
+
+_UNKNOWN = re.compile(r"\\([A-Za-z]+)(\{[^{}]*\})?")
+
+
+def _flat(body: str) -> str | None:
+    """flatlatex's Unicode for one math body, or None when it cannot read it."""
     try:
         out = _converter().convert(body)
     except Exception:  # noqa: BLE001 - flatlatex raises on what it does not know (or recurses)
-        return raw
-    out = out.replace("\ue000", "{").replace("\ue001", "}").replace("\\,", " ").replace("\u00a0", " ")
-    if re.search(r"\\[A-Za-z]", out):  # a command it left as it was: the LaTeX as written says more than a guess
-        return raw
-    return re.sub(r",(?=\S)", ", ", " ".join(out.split()))  # (ε,δ) → (ε, δ): flatlatex drops the spaces math would set
+        return None
+    return out.replace("\\,", " ").replace("\u00a0", " ")
 
 
 def _text_mode(text: str, em: str, strong: str, code: str) -> str:
@@ -136,11 +172,42 @@ def _text_mode(text: str, em: str, strong: str, code: str) -> str:
             return f"{strong}{body}{strong}" if body else ""
         if name == "texttt":
             return f"{code}{body}{code}" if body else ""
+        if name == "footnote":
+            return f" ({body})" if body else ""
         return body
 
-    text = _en_dash(_HREF.sub(lambda m: m.group(2) or m.group(1), text))
+    def switch(m: re.Match) -> str:
+        body = m.group(2)
+        return f"{em}{body}{em}" if m.group(1) in ("em", "it", "sl") else f"{strong}{body}{strong}" \
+            if m.group(1) == "bf" else body
+
+    text = _en_dash(_SWITCH.sub(switch, _DROPPED.sub("", text)))  # before \\texttt{…} loses its marks
+
+    # Innermost commands first, so \href{u}{\texttt{x}} and \textbf{\textit{x}} come out whole.
+    for _ in range(4):
+        text, n = _TEXT_CMD.subn(cmd, text)
+        if not n:
+            break
+    text = _HREF.sub(_href_text, text)
     text = text.replace("``", "“").replace("''", "”")  # LaTeX quotes
-    return _ESCAPED.sub(r"\1", _TEXT_CMD.sub(cmd, text))
+    return _LEFTOVER.sub(_leftover, _ESCAPED.sub(r"\1", text))
+
+
+def _leftover(m: re.Match) -> str:
+    r"""A command still left in text: a math one written outside ``$`` (``\\mathcal{O}``, ``\\times``) as
+    its Unicode, else (an author's own macro, ``\\SCGPP``) its name, the best a reader can get."""
+    converted = math_plain(m.group(0))
+    if not re.search(r"\\[A-Za-z]", converted):
+        return converted
+    return m.group(1) + (m.group(2)[1:-1] if m.group(2) else "")
+
+
+def _href_text(m: re.Match) -> str:
+    r"""``\href{url}{text}`` as "text (url)", or the URL alone when there is no other text: a code link
+    is what a reader looks for."""
+    url, label = m.group(1).strip(), m.group(2).strip()
+    bare = label.strip("`*")
+    return url if not bare or bare == url else f"{label} ({url})"
 
 
 def _link_text(m: re.Match) -> str:

@@ -30,7 +30,7 @@ from assistant.learned import load_model
 from assistant.question import Question, analyze, validate_question
 from assistant.crossencoder import load_relevance, passage, relevance_query, token_counts
 from assistant.relevance import AbstentionRule, CrossEncoderJudge, Judge, LearnedJudge, RelevanceEvidence
-from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, filtered_note, resolve_filters
+from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, filtered_note, filters_scope, resolve_filters
 from assistant.settings import Settings
 from assistant.trace import step
 from assistant.types import CitedAnswer, History, Verdict
@@ -113,7 +113,8 @@ class Assistant:
         verdict = self.decide(papers, relevance)
         prep = Prepared(asked.text, follow.query, qvec, papers, evidence, relevance, verdict,
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
-                        note=follow.anchor.note if follow.anchor else "", topic_vec=tvec, analysis=analysis)
+                        note=follow.anchor.note if follow.anchor else "", topic_vec=tvec, analysis=analysis,
+                        scope=filters_scope(filters))
         if verdict != Verdict.answered and looks_foreign(asked.text, self.index.lexical().retriever.vocab_dict):
             prep.note = " ".join(x for x in (prep.note, FOREIGN_NOTE) if x)
         if verdict == Verdict.none and filters is not None and filters.active():

@@ -33,6 +33,8 @@ class Prepared:
     pinned: list[str] = field(default_factory=list)
     """Paper ids the question points at ("the second one"): the only ones cited."""
     note: str = ""
+    scope: str = ""
+    """Where the papers were searched when filters narrowed it (assistant.retrieval.filters_scope)."""
     """A remark from retrieval for the answer's note (e.g. an ordinal past the end of the list)."""
     topic_vec: np.ndarray | None = None
     """Embedding of a list question's topic (``analysis.topic``); ``qvec`` otherwise."""

@@ -152,7 +152,7 @@ def list_text(result) -> str:
 
 def _list_text(result) -> str:
     n = result.count
-    lines = [f"Found {counted(n, 'paper')} matching “{result.topic}”" + (":" if n else ".")]
+    lines = [f"Found {counted(n, 'paper')} matching “{result.topic}”{_scope(result)}" + (":" if n else ".")]
     if result.weak:
         lines.insert(0, f"({VERDICT_TEXT[Verdict.weak]})")
     for p in result.papers:
@@ -163,6 +163,12 @@ def _list_text(result) -> str:
     return "\n".join(lines)
 
 
+def _scope(result) -> str:
+    """" in 004_….txt" when filters narrowed the search, else ""."""
+    scope = getattr(result, "scope", "")
+    return f" {scope}" if scope else ""
+
+
 def list_json(result) -> str:
     return json.dumps(result.to_dict(), indent=2, ensure_ascii=False)
 
@@ -171,8 +177,9 @@ def list_markdown(result) -> str:
     """A list result for a chat bubble: the count, then one line with its evidence sentence per paper."""
     n = result.count
     if not n:
-        return f"**0 papers** match “{inert(result.topic)}”.\n\n_{inert(result.note)}_"
-    lines = [f"**{n} paper{'s' if n != 1 else ''}** match{'es' if n == 1 else ''} “{inert(result.topic)}”:", ""]
+        return f"**0 papers** match “{inert(result.topic)}”{inert(_scope(result))}.\n\n_{inert(result.note)}_"
+    lines = [f"**{n} paper{'s' if n != 1 else ''}** match{'es' if n == 1 else ''} “{inert(result.topic)}”"
+             f"{inert(_scope(result))}:", ""]
     if result.weak:
         lines.insert(0, f"_{VERDICT_TEXT[Verdict.weak]}_\n")
     for p in result.papers:
@@ -196,7 +203,7 @@ def list_html(result) -> str:
 
     n = result.count
     parts = [f'<div class="pa-list"><p class="pa-list-count"><b>{n}</b> paper{"s" if n != 1 else ""} found '
-             f'for “{_html.escape(result.topic)}”.</p>']
+             f'for “{_html.escape(result.topic)}”{_html.escape(_scope(result))}.</p>']
     if result.weak:
         parts.append(f'<p class="pa-list-weak"><i>{_html.escape(VERDICT_TEXT[Verdict.weak])}</i></p>')
     for p in result.papers:

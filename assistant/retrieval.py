@@ -77,6 +77,20 @@ class Filters:
         return any(v is not None for v in (self.venue, self.year, self.source))
 
 
+def filters_scope(filters: Filters | None) -> str:
+    """Where a count was taken, for its line: "" without filters, else e.g. "in 004_….txt from 2026"
+    (source, venue, year), so "2 papers match" never reads as the whole index."""
+    if filters is None or not filters.active():
+        return ""
+    parts = []
+    for name, word in (("source", "in"), ("venue", "at"), ("year", "from")):
+        value = getattr(filters, name)
+        if value is not None:
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+            parts.append(f"{word} {shown}")
+    return " ".join(parts)
+
+
 def filtered_note(filters: Filters) -> str:
     """The note of an answer that found nothing while ``filters`` narrowed the search."""
     shown = []

@@ -102,3 +102,18 @@ def test_nothing_found_under_a_filter_says_the_filter_narrowed_the_search(assist
     assert ans.verdict == Verdict.none
     assert "Only papers matching the filters (source 004_9268713af81d21d3.txt) were searched" in ans.note
     assert "filters" not in assistant.ask("What is the capital of France?").note
+
+
+def test_a_filtered_count_names_its_filters_in_the_answer_and_in_list_mode(assistant):
+    """With Source = 004, "Which papers are about machine unlearning?" answered "2 papers in the index match"."""
+    from assistant.listing import list_papers
+    from assistant.render import list_markdown, list_text
+
+    only = Filters(source="004_9268713af81d21d3.txt")
+    ans = assistant.ask("Which papers are about machine unlearning?", filters=only)
+    assert ans.answer.splitlines()[0] == "2 papers match in 004_9268713af81d21d3.txt:"
+    assert assistant.ask("Which papers are about machine unlearning?").answer.splitlines()[0].endswith(
+        "papers in the index match:")
+    listed = list_papers(assistant, "machine unlearning", filters=only)
+    assert list_text(listed).splitlines()[0] == "Found 2 papers matching “machine unlearning” in 004_9268713af81d21d3.txt:"
+    assert list_markdown(listed).startswith("**2 papers** match “machine unlearning” in 004_9268713af81d21d3.txt:")
