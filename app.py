@@ -21,7 +21,7 @@ import gradio as gr  # noqa: E402
 from assistant import markup  # noqa: E402
 from assistant.answer import Assistant, CitedAnswer, Source  # noqa: E402
 from assistant.relevance import VERDICT_TEXT, Verdict  # noqa: E402
-from assistant.render import inert  # noqa: E402
+from assistant.render import also_heading, inert  # noqa: E402
 from assistant.sanitize import valid_text  # noqa: E402
 from assistant.service import require_papers  # noqa: E402
 from assistant.settings import Calibration, Settings  # noqa: E402
@@ -232,7 +232,7 @@ def sources_html(ans: CitedAnswer | None, key: str = "", earlier: list[tuple[str
         parts.append(f"<p><b>{ans.count}</b> paper{'s' if ans.count != 1 else ''} found.</p>")
     parts += [source_html(s, open_=(i == 0), key=key) for i, s in enumerate(ans.sources)]
     if ans.also_retrieved:
-        parts.append('<p class="pa-also">Also retrieved (not cited): '
+        parts.append(f'<p class="pa-also">{html.escape(also_heading(ans))}: '
                      + "; ".join(f"{markup.html(s.title or s.label)} <code>{html.escape(s.paper_id)}</code>"
                                  for s in ans.also_retrieved) + "</p>")
     if earlier:

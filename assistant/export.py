@@ -17,6 +17,7 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser import model
 
+from assistant.markup import plain
 from vectorstore.papers import Paper, counted
 
 FORMATS = {".bib": "bibtex", ".bibtex": "bibtex", ".md": "markdown", ".markdown": "markdown"}
@@ -100,6 +101,36 @@ def cite_key(paper: Paper, taken: set[str]) -> str:
     return key
 
 
+VENUE_NAMES = {
+    "icml": "International Conference on Machine Learning",
+    "neurips": "Advances in Neural Information Processing Systems",
+    "nips": "Advances in Neural Information Processing Systems",
+    "iclr": "International Conference on Learning Representations",
+    "cvpr": "IEEE/CVF Conference on Computer Vision and Pattern Recognition",
+    "iccv": "IEEE/CVF International Conference on Computer Vision",
+    "eccv": "European Conference on Computer Vision",
+    "acl": "Annual Meeting of the Association for Computational Linguistics",
+    "emnlp": "Conference on Empirical Methods in Natural Language Processing",
+    "naacl": "Conference of the North American Chapter of the Association for Computational Linguistics",
+    "aaai": "AAAI Conference on Artificial Intelligence",
+    "ijcai": "International Joint Conference on Artificial Intelligence",
+    "aistats": "International Conference on Artificial Intelligence and Statistics",
+    "uai": "Conference on Uncertainty in Artificial Intelligence",
+    "colt": "Conference on Learning Theory",
+    "corl": "Conference on Robot Learning",
+    "kdd": "ACM SIGKDD Conference on Knowledge Discovery and Data Mining",
+    "sigir": "International ACM SIGIR Conference on Research and Development in Information Retrieval",
+}
+"""Full names of the venues a paper list's heading abbreviates ("ICML 2026"), for ``booktitle``."""
+
+
+def venue_name(venue: str) -> str:
+    """``"ICML"`` → ``"International Conference on Machine Learning (ICML)"``; a venue not in
+    :data:`VENUE_NAMES` (or already spelled out) as it is."""
+    full = VENUE_NAMES.get(venue.strip().lower())
+    return f"{full} ({venue.strip()})" if full else venue
+
+
 def to_bibtex(items: list[ExportItem]) -> str:
     """BibTeX entries for ``items`` (``@inproceedings`` when the venue is known, else ``@misc``): the paper's
     full title and authors when its record has them; an untitled paper's short label as title, with a
@@ -117,12 +148,13 @@ def to_bibtex(items: list[ExportItem]) -> str:
             fields.append(("note", f"Title and authors not in the paper list; “{p.display()}” is a short label "
                                    "derived from the abstract"))
         if p.venue:
-            fields.append(("booktitle", p.venue))
+            fields.append(("booktitle", venue_name(p.venue)))
         if p.year:
             fields.append(("year", str(p.year)))
         if p.url:
             fields.append(("url", p.url))
-        fields += [("abstract", p.text), ("paperid", p.id)]
+        # Plain text: a reference manager shows the abstract as it is, so no Markdown or LaTeX marks.
+        fields += [("abstract", plain(p.text)), ("paperid", p.id)]
         lib.add(model.Entry("inproceedings" if p.venue else "misc", cite_key(p, taken),
                             [model.Field(k, bib_value(v, k in _VERBATIM)) for k, v in fields]))
     return bibtexparser.write_string(lib)
@@ -166,8 +198,6 @@ def to_markdown(items: list[ExportItem], heading: str = "Papers") -> str:
 def md_text(text: str) -> str:
     """``text`` shown literally in Markdown: link brackets, emphasis, code, table bars and HTML escaped;
     LaTeX math as Unicode first (``10.9$\\times$`` → ``10.9×``: a Markdown viewer renders no math)."""
-    from assistant.markup import plain
-
     return _MD_SPECIAL.sub(r"\\\1", " ".join(plain(str(text)).split()))
 
 

@@ -40,8 +40,15 @@ def _answer_text(ans: CitedAnswer, show_abstract: bool) -> str:
             if show_abstract:
                 lines.append(f"    {s.abstract}")
     if ans.also_retrieved:
-        lines += ["", "Also retrieved (not cited): " + "; ".join(f"{s.title or s.label} ({s.paper_id})" for s in ans.also_retrieved)]
+        lines += ["", f"{also_heading(ans)}: " + "; ".join(f"{s.title or s.label} ({s.paper_id})" for s in ans.also_retrieved)]
     return "\n".join(lines)
+
+
+def also_heading(ans: CitedAnswer) -> str:
+    """The heading of the retrieved papers an answer did not cite: under "No relevant abstract found"
+    they were judged not relevant, and must not read as leads."""
+    return ("Nearest papers, judged not relevant" if ans.verdict == Verdict.none
+            else "Also retrieved (not cited)")
 
 
 def answer_json(ans: CitedAnswer) -> str:

@@ -313,3 +313,15 @@ def test_a_trace_reads_as_the_pipeline_steps(assistant, caplog):
     steps = [re.match(r"step (\w+)", r.getMessage()).group(1) for r in caplog.records if r.name == "assistant.pipeline"]
     assert steps == ["analyze", "resolve", "follow_up", "retrieve", "score_evidence", "decide", "listing",
                      "cited_candidates", "finalize"]
+
+
+def test_papers_retrieved_under_a_refusal_are_headed_not_relevant(assistant):
+    """ "Also retrieved (not cited)" listed unrelated papers under "No relevant abstract found", as leads."""
+    from assistant.render import answer_text
+
+    refused = assistant.ask("Which papers measure ocean temperature with satellites?")
+    assert refused.verdict == Verdict.none and refused.also_retrieved
+    text = answer_text(refused)
+    assert "Also retrieved" not in text and "\nNearest papers, judged not relevant: " in text
+    answered = answer_text(assistant.ask("What is SyPE?"))
+    assert "\nAlso retrieved (not cited): " in answered

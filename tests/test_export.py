@@ -7,6 +7,7 @@ import pytest
 
 from assistant.export import (ExportItem, bib_value, export_format, items_from_answer, items_from_list, read_bibtex,
                               to_bibtex, to_markdown, write_export)
+from assistant.markup import plain
 from assistant.listing import list_papers
 from vectorstore.papers import Paper
 
@@ -29,9 +30,11 @@ def test_bibtex_of_a_list_parses_back_into_the_same_papers(listed):
     assert [r["paperid"] for r in back] == [it.paper.id for it in items]
     assert [r["title"] for r in back] == [it.paper.display() for it in items]
     assert [int(r["year"]) for r in back] == [it.paper.year for it in items]
-    assert [r["abstract"] for r in back] == [" ".join(it.paper.text.split()) for it in items]
+    assert [r["abstract"] for r in back] == [" ".join(plain(it.paper.text).split()) for it in items]
+    assert not any("\\" in r["abstract"] or "**" in r["abstract"] for r in back)
     assert len({r["key"] for r in back}) == len(back)
-    assert all(r["type"] == "inproceedings" and r["booktitle"] == "ICML" for r in back)
+    assert all(r["type"] == "inproceedings" and r["booktitle"] == "International Conference on Machine Learning (ICML)"
+               and r["year"] == "2026" for r in back)
 
 
 def test_bibtex_escapes_latex_specials_and_balances_braces():
@@ -40,7 +43,7 @@ def test_bibtex_escapes_latex_specials_and_balances_braces():
               Paper(id="x#2", text="Unbalanced } brace and { another.", label="Same Label"),
               Paper(id="x#3", text="Another.", label="Same Label")]
     text = to_bibtex([ExportItem(i, p) for i, p in enumerate(papers, 1)])
-    assert r"Q\&A at 50\% {speed}" in text and "$x_i$" in text
+    assert r"Q\&A at 50\% {speed}" in text and "xᵢ gains" in text  # the abstract as plain text
     back = read_bibtex(text)
     assert back[0]["title"] == "Q&A at 50% {speed}" and back[0]["author"] == "Ada Lovelace and Alan Turing"
     assert back[0]["url"] == "http://127.0.0.1/a_b#c" and back[0]["type"] == "misc"

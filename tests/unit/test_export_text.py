@@ -19,4 +19,4 @@ def test_a_bibtex_export_with_a_dollar_reads_back_as_written():
     text = to_bibtex([ExportItem(1, paper)])
     assert r"title = {Saving \$5 on GPUs}" in text and text.endswith("}\n")
     back = read_bibtex(text)[0]
-    assert back["title"] == "Saving $5 on GPUs" and back["abstract"] == "Costs $5 with $x_i$ terms."
+    assert back["title"] == "Saving $5 on GPUs" and back["abstract"] == "Costs $5 with xᵢ terms."
