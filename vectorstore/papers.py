@@ -64,7 +64,10 @@ _INTRO = re.compile(
     r"(?P<name>(?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z][a-z]+[A-Z][\w-]*)(?:[-\s][A-Z0-9][\w-]*)?)"
 )
 _INTRO_VERB = re.compile(
-    r"\b[Ww]e\s+(?:first\s+|then\s+|also\s+|further\s+)?(?:introduce|propose|present|develop|design|build|construct|release|call)\b"
+    # "we propose X", "We therefore propose X", "we reformulate … and present X"
+    r"\b[Ww]e\s+(?:[^.;]{0,120}?\s(?:and|then)\s+)?"
+    r"(?:(?:first|then|also|further|therefore|thus|hence|here|now|finally|additionally|instead|next)\s+)?"
+    r"(?:introduce|propose|present|develop|design|build|construct|release|call)\b"
 )
 _PAREN_ACRONYM = re.compile(r"\((?P<name>\*{0,2}[A-Z][A-Za-z0-9-]*[A-Z0-9][A-Za-z0-9-]*)\)")
 _NAMED = re.compile(r"\b(?:called|named|dubbed|termed)\s+(?P<name>[A-Z][\w-]+)")
@@ -99,7 +102,7 @@ def derive_label(text: str, max_words: int = 6) -> str:
             near = len(rest[: m.start()].split()) <= 8
             (direct if near else mentioned).append(m.group("name").strip("*-,."))
         direct += [m.group("name").strip("*-,.") for m in _NAMED.finditer(rest)]
-        m = re.match(r"\s*(?:a|an|the)?\s*(?P<name>(?:[A-Z][a-z]+[\s-]){1,3}?[A-Z][a-z]+|[A-Z][\w-]*[A-Z0-9][\w-]*|"
+        m = re.match(r"\s*(?:a|an|the)?\s*(?P<name>(?:[A-Z][a-z]+[\s-]){1,4}[A-Z][a-z]+|[A-Z][\w-]*[A-Z0-9][\w-]*|"
                      r"[A-Z][a-z]+[A-Z][\w-]*)(?![\w-])", rest)
         if m:
             direct.append(m.group("name").rstrip("-"))
