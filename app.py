@@ -146,6 +146,15 @@ _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
 ANY = "any"
+BAR_CHOICES = ["calibrated", "0% (show all)", "30%", "40%", "50%", "60%", "70%"]
+"""The related-work tab's similarity bars: the calibrated one (fitted on CSFCube, lower for a short
+text), or a fixed percentage, as ``related --min-similarity``."""
+
+
+def bar_value(choice: str | None) -> float | None:
+    """A BAR_CHOICES entry as related_work's ``bar``: None for the calibrated one (or anything else)."""
+    m = re.match(r"(\d+)%", choice or "")
+    return int(m.group(1)) / 100 if m else None
 
 
 def ui_error(exc: BaseException) -> str:
@@ -356,8 +365,10 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         except Exception as exc:  # noqa: BLE001 - the client gets the line, the log no traceback
             raise gr.Error(ui_error(exc), print_exception=False) from None
 
-    def related(text: str, paper_id: str | None, last: str = "text"):
-        """Related work for the input the user touched last (``last``: "text" or "paper"), or the one given."""
+    def related(text: str, paper_id: str | None, last: str = "text", k: float = 10, bar: str = BAR_CHOICES[0]):
+        """Related work for the input the user touched last (``last``: "text" or "paper"), or the one given:
+        the ``k`` best candidates, kept when their similarity clears ``bar`` (one of BAR_CHOICES: the
+        calibrated bar, or a percentage as the CLI's ``--min-similarity``)."""
         from assistant.related import related_work
         from assistant.render import related_markdown
 
@@ -366,7 +377,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         try:
             require_papers(assistant.index)
             items = related_work(assistant.retriever, assistant.sentences, text=None if use_paper else text,
-                                 paper_id=paper_id if use_paper else None, k=10)  # the calibrated bar
+                                 paper_id=paper_id if use_paper else None, k=max(1, min(20, int(k or 10))),
+                                 bar=bar_value(bar))
             query = assistant.index.store.get_papers([paper_id])[paper_id] if use_paper else None
         except Exception as exc:  # noqa: BLE001
             return f"⚠ {inert(ui_error(exc))}"
@@ -539,13 +551,18 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             # Any id (the API, or a paper ingested since the page loaded): related_work checks it.
             rel_pick = gr.Dropdown(choices=picker["choices"], value=None, label="…or an indexed paper",
                                    elem_id="pa-related-pick", allow_custom_value=True)
+            with gr.Row():
+                rel_k = gr.Slider(1, 20, value=10, step=1, label="Papers to consider", elem_id="pa-related-k")
+                rel_bar = gr.Dropdown(choices=BAR_CHOICES, value=BAR_CHOICES[0], label="Similarity bar",
+                                      elem_id="pa-related-bar")
             rel_btn = gr.Button("Find related work", variant="primary", elem_id="pa-related-go")
             rel_out = gr.Markdown(elem_id="pa-related-out", latex_delimiters=markup.LATEX_DELIMITERS)
             # Whichever input was touched last is the query: a picked paper cannot be un-picked.
             rel_last = gr.State("text")
             rel_text.change(lambda: "text", None, rel_last, api_name=False)  # typed or pasted (paste fires no .input)
             rel_pick.input(lambda: "paper", None, rel_last, api_name=False)
-            rel_btn.click(related, [rel_text, rel_pick, rel_last], rel_out, api_name="related", api_visibility=api_visibility)
+            rel_btn.click(related, [rel_text, rel_pick, rel_last, rel_k, rel_bar], rel_out, api_name="related",
+                          api_visibility=api_visibility)
         with gr.Tab("Paper map", elem_id="pa-map-tab") as map_tab:
             with gr.Row():
                 map_q = gr.Textbox(label="Highlight the papers of a question (empty: the latest answer or list)",

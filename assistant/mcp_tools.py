@@ -100,12 +100,20 @@ class RelatedHit(_Open):
     summary: str = ""
 
 
+class NearMiss(BaseModel):
+    paper_id: str
+    label: str
+    similarity: float = Field(description="cosine of the two texts' embeddings")
+    similarity_percent: int
+
+
 class RelatedResult(BaseModel):
     query: str = Field(description="the paper id, or the start of the text")
     count: int
     papers: list[RelatedHit]
     below_bar: int = Field(0, description="papers ranked but left out as too dissimilar, where a bar applies")
     nearest_only: bool = Field(False, description="no paper clears the bar: `papers` are the nearest few, all below it")
+    near_misses: list[NearMiss] = Field(default_factory=list, description="up to five papers just below the bar")
 
 
 class ListedHit(_Open):
@@ -233,7 +241,7 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
                    explain: int = 0, min_similarity: float | None = None) -> RelatedResult:
     """What ``paper-assistant related --json`` gives: related papers with shared and differing points."""
     from assistant.related import related_work
-    from assistant.render import related_records
+    from assistant.render import near_records, related_records
 
     from assistant.service import require_papers
 
@@ -252,7 +260,8 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
     shown = paper_id or " ".join(text.split())[:200]
     records = related_records(items)
     return RelatedResult(query=shown, count=len(records), papers=[RelatedHit(**r) for r in records],
-                         below_bar=items.below_bar, nearest_only=items.nearest_only)
+                         below_bar=items.below_bar, nearest_only=items.nearest_only,
+                         near_misses=[NearMiss(**r) for r in near_records(items)])
 
 
 def list_matching(backend: Backend, topic: str, venue: str | None = None, year: int | None = None,

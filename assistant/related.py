@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.related_list import NEAREST_SHOWN, RelatedList  # noqa: F401 - NEAREST_SHOWN re-exported
+from assistant.related_list import NEAR_MISSES, NEAREST_SHOWN, RelatedList, shown_percent
 from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
 from assistant.sanitize import valid_text
 from assistant.settings import RelatedCalibration
@@ -73,10 +73,14 @@ class RelatedPaper:
     facets: list[FacetNote] = field(default_factory=list)
     """What the two share and where they differ, by facet (task, method, results), content sentences only."""
 
+    bar: float = 0.0
+    """The similarity bar of the search that found it (the shown percentage sits on its side of it)."""
+
     @property
     def percent(self) -> int:
-        """The dense cosine similarity as a whole percentage (what the page and the CLI show)."""
-        return round(100 * max(0.0, self.similarity))
+        """The dense cosine similarity as a whole percentage (what the page and the CLI show), on the
+        same side of the bar as the similarity (:func:`assistant.related_list.shown_percent`)."""
+        return shown_percent(self.similarity, self.bar)
 
 
 UNMATCHED_BELOW = _CAL.unmatched_below  # Settings.calibration.related
@@ -230,14 +234,16 @@ MAX_TEXT_CHARS = 50_000
 
 def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = None, paper_id: str | None = None,
                  k: int = 10, n_pairs: int = 2, bar: float | None = None) -> RelatedList:
-    """Papers related to ``text`` or to the indexed paper ``paper_id`` (which is left out), best first.
+    """Papers related to ``text`` or to the indexed paper ``paper_id`` (which is left out), most similar first.
 
-    Ranking: RRF of dense similarity (paper-level, the query text's mean chunk embedding against the
-    papers' mean chunk embeddings) and BM25 over chunks. Of the top ``k``, those whose dense cosine is
+    Candidates: the top ``k`` of the RRF of dense similarity (paper-level, the query text's mean chunk
+    embedding against the papers' mean chunk embeddings) and BM25 over chunks, then ordered by the
+    dense similarity, the figure shown beside each (one number, not two). Of them, those whose dense cosine is
     below ``bar`` are dropped (None: ``calibration.related.min_similarity``, or ``min_similarity_short``
     for a text of fewer than ``short_text_sentences`` sentences, both fitted on CSFCube; 0: keep all)
     and counted in the result's ``below_bar``; when none clears it, the first :data:`NEAREST_SHOWN` are kept
-    anyway and the result is ``nearest_only``. Raises UnknownPaperError (naming close ids) for an unknown id,
+    anyway and the result is ``nearest_only``; up to :data:`NEAR_MISSES` of those below it are the result's
+    ``near`` (papers with their similarity). Raises UnknownPaperError (naming close ids) for an unknown id,
     ValueError when neither or both inputs are given or the text is empty or over MAX_TEXT_CHARS.
     """
     if (text is None) == (paper_id is None):
@@ -278,13 +284,17 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
         short = paper_id is None and len(q_sents) < _CAL.short_text_sentences
         bar = _CAL.min_similarity_short if short else _CAL.min_similarity
     considered = len(ids)
-    kept = [(i, sc) for i, sc in zip(ids, scores) if d_sim.get(i, 0.0) >= bar]
+    # Fusion picks the candidates; they are shown most similar first, so the order is the figure shown.
+    ranked = sorted(zip(ids, scores), key=lambda t: -d_sim.get(t[0], 0.0))
+    kept = [(i, sc) for i, sc in ranked if d_sim.get(i, 0.0) >= bar]
+    below = [(i, sc) for i, sc in ranked if d_sim.get(i, 0.0) < bar]
     # None clears the bar: the nearest few anyway, marked as below it (an empty answer tells nothing).
     nearest_only = not kept and bool(ids)
     if nearest_only:
-        kept = list(zip(ids, scores))[:NEAREST_SHOWN]
+        kept, below = below[:NEAREST_SHOWN], below[NEAREST_SHOWN:]
     ids, scores = [i for i, _ in kept], [sc for _, sc in kept]
-    papers = store.get_papers(ids)
+    near_ids = [i for i, _ in below[:NEAR_MISSES]]
+    papers = store.get_papers(ids + near_ids)
     cache = sentence_cache.get([papers[i] for i in ids if i in papers])
     out = []
     for pid, s in zip(ids, scores):
@@ -304,8 +314,10 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
         q_only = [u for u in q_only if is_content(u.sentence)]
         p_only = [u for u in p_only if is_content(u.sentence)]
         out.append(RelatedPaper(papers[pid], s, float(d_sim.get(pid, 0.0)), pairs, q_only, p_only,
-                                facets=facet_notes(q_sents, q_vecs, p_sents, vecs)))
-    return RelatedList(out, considered=considered, below_bar=considered - len(out), bar=bar, nearest_only=nearest_only)
+                                facets=facet_notes(q_sents, q_vecs, p_sents, vecs), bar=bar))
+    near = [(papers[i], float(d_sim.get(i, 0.0))) for i in near_ids if i in papers]
+    return RelatedList(out, considered=considered, below_bar=considered - len(out), bar=bar, nearest_only=nearest_only,
+                       near=near, query_label=found[paper_id].display() if paper_id is not None else "")
 
 
 def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str],

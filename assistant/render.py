@@ -81,9 +81,9 @@ def related_headline(items) -> str:
     return f"{counted(len(items), 'related paper')}."
 
 
-def facet_lines(rec: dict, limit: int = 160) -> tuple[list[str], list[str]]:
+def facet_lines(rec: dict, limit: int = 160, yours: str = "yours") -> tuple[list[str], list[str]]:
     """``(shares, differs)`` as short lines by facet, e.g. ``method: “…” ↔ “…” (0.62)`` and
-    ``results — yours: “…”; this paper: “…”``."""
+    ``results — yours: “…”; this paper: “…”`` (``yours``: what the query is called, a picked paper's label)."""
     shares, differs = [], []
     for f in rec["facets"]:
         if f["shared"]:
@@ -91,8 +91,28 @@ def facet_lines(rec: dict, limit: int = 160) -> tuple[list[str], list[str]]:
         else:
             differs.append((f["facet"], f["query_sentence"], f["paper_sentence"]))
     return ([f"{name}: “{clip(q, limit)}” ↔ “{clip(p, limit)}” ({sim:.2f})" for name, q, p, sim in shares],
-            [f"{name} — " + (f"yours: “{clip(q, limit)}”; " if q else "") + f"this paper: “{clip(p, limit)}”"
+            [f"{name} — " + (f"{yours}: “{clip(q, limit)}”; " if q else "") + f"this paper: “{clip(p, limit)}”"
              for name, q, p in differs])
+
+
+def _yours(items) -> str:
+    """What a related-work query is called: a picked paper by its label, a pasted text "yours"."""
+    return getattr(items, "query_label", "") or "yours"
+
+
+def near_heading(items) -> str:
+    """The heading over ``near_records``: all shown papers are below the bar too when ``nearest_only``."""
+    return "Next nearest, also below the bar" if getattr(items, "nearest_only", False) else "Just below the bar"
+
+
+def near_records(items) -> list[dict]:
+    """The papers just below the bar (``RelatedList.near``) as ``[{paper_id, label, similarity,
+    similarity_percent}]``, most similar first."""
+    from assistant.related_list import shown_percent
+
+    bar = getattr(items, "bar", 0.0)
+    return [{"paper_id": p.id, "label": p.display(), "similarity": round(sim, 4),
+             "similarity_percent": shown_percent(sim, bar)} for p, sim in getattr(items, "near", [])]
 
 
 def clip(text: str, limit: int) -> str:
@@ -109,8 +129,8 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(",;:") + "…"
 
 
-RELATED_ORDER_NOTE = ("Order: embedding similarity and shared terms together (reciprocal rank fusion with BM25), so a "
-                      "paper sharing rare terms can rank above a more similar one; % is the embedding similarity.")
+RELATED_ORDER_NOTE = ("Candidates: embedding similarity and shared terms together (reciprocal rank fusion with BM25); "
+                      "shown most similar first, % being the embedding similarity.")
 
 
 def related_text(items: list[RelatedPaper]) -> str:
@@ -122,11 +142,12 @@ def _related_text(items: list[RelatedPaper]) -> str:
     if not items:
         return related_headline(items) if getattr(items, "below_bar", 0) else "No related papers found."
     lines = [related_headline(items)]
+    yours = _yours(items)
     for rec in related_records(items):
         lines.append(f"{rec['rank']:>2}. {rec['label']} ({rec['paper_id']})  {rec['similarity_percent']}% similar")
         if rec["summary"]:
             lines.append(f"      {rec['summary']}")
-        shares, differs = facet_lines(rec)
+        shares, differs = facet_lines(rec, yours=yours)
         if not rec["facets"] and rec["explanation"]:  # no facet to compare: the closest pair overall
             p = rec["explanation"][0]
             shares = [f"“{clip(p['query_sentence'], 160)}” ↔ “{clip(p['paper_sentence'], 160)}” ({p['similarity']:.2f})"]
@@ -136,6 +157,10 @@ def _related_text(items: list[RelatedPaper]) -> str:
         if differs:
             lines.append("      differs:")
             lines += [f"        {x}" for x in differs]
+    near = near_records(items)
+    if near:
+        lines.append(f"{near_heading(items)}:")
+        lines += [f"    {r['label']} ({r['paper_id']})  {r['similarity_percent']}%" for r in near]
     lines.append(RELATED_ORDER_NOTE)
     return "\n".join(lines)
 
@@ -143,10 +168,12 @@ def _related_text(items: list[RelatedPaper]) -> str:
 def related_json(items: list[RelatedPaper]) -> str:
     """``related --json``: the object the MCP ``related`` tool returns — ``count``, ``papers`` (records),
     ``below_bar`` (ranked but too dissimilar), ``bar`` (cosine) and ``nearest_only`` (none cleared the bar:
-    ``papers`` are the nearest few, all below it) — plus ``headline``, the line the text output starts with."""
+    ``papers`` are the nearest few, all below it), ``near_misses`` (up to five just below it, with their
+    similarity) — plus ``headline``, the line the text output starts with."""
     return json.dumps({"count": len(items), "papers": related_records(items),
                        "below_bar": getattr(items, "below_bar", 0), "bar": round(getattr(items, "bar", 0.0), 4),
                        "nearest_only": bool(getattr(items, "nearest_only", False)),
+                       "near_misses": near_records(items),
                        "headline": related_headline(items)}, indent=2, ensure_ascii=False)
 
 
@@ -228,11 +255,15 @@ def related_markdown(items: list[RelatedPaper]) -> str:
         return markup.markdown(text).replace("|", "&#124;")
 
     head = related_headline(items)
+    near = near_records(items)
+    near_lines = (["", f"**{near_heading(items)}:**", ""]
+                  + [f"- **{esc(r['label'])}** `{r['paper_id']}` ({r['similarity_percent']}%)" for r in near]) if near else []
     if not items:
-        return head if getattr(items, "below_bar", 0) else "No related papers found."
-    rows = [f"**{head}** Similarity: cosine of the two texts' embeddings; shares and differs by facet "
+        return "\n".join([head if getattr(items, "below_bar", 0) else "No related papers found.", *near_lines])
+    yours = _yours(items)
+    rows = [f"**{esc(head)}**", "", "Similarity: cosine of the two texts' embeddings; shares and differs by facet "
             "(task, method, results).", "", f"_{RELATED_ORDER_NOTE}_", "",
-            "| # | paper | similarity | shares (yours ↔ this paper) | differs |", "|---|---|---|---|---|"]
+            f"| # | paper | similarity | shares ({esc(yours)} ↔ this paper) | differs |", "|---|---|---|---|---|"]
     for r in related_records(items):
         shares, differs = [], []
         for f in r["facets"]:
@@ -240,7 +271,7 @@ def related_markdown(items: list[RelatedPaper]) -> str:
                 shares.append(f"**{f['facet']}**: “{esc(clip(f['query_sentence'], 120))}” ↔ "
                               f"“{esc(clip(f['paper_sentence'], 160))}” ({f['similarity']:.2f})")
             else:
-                differs.append(f"**{f['facet']}** — " + (f"yours: “{esc(clip(f['query_sentence'], 120))}”; "
+                differs.append(f"**{f['facet']}** — " + (f"{esc(yours)}: “{esc(clip(f['query_sentence'], 120))}”; "
                                                            if f["query_sentence"] else "")
                                + f"this paper: “{esc(clip(f['paper_sentence'], 140))}”")
         if not r["facets"] and r["explanation"]:
@@ -252,4 +283,4 @@ def related_markdown(items: list[RelatedPaper]) -> str:
             cell = f"{esc(r['summary'])}<br>{cell}"
         rows.append(f"| {r['rank']} | **{esc(r['label'])}** `{r['paper_id']}` | {r['similarity_percent']}% | {cell} | "
                     f"{'<br>'.join(differs) or '—'} |")
-    return "\n".join(rows)
+    return "\n".join(rows + near_lines)

@@ -160,3 +160,48 @@ def test_an_unknown_paper_id_suggests_close_ids(assistant):
 
     with pytest.raises(UnknownPaperError, match=r"did you mean 000_12a0d7b1c5c902c5#13"):
         related_work(assistant.retriever, assistant.sentences, paper_id="000_12a0d7b1c5c902c5#133")
+
+
+MOE_DRAFT = ("We cache the experts of mixture-of-experts models on the GPU to cut the latency of offloaded "
+             "inference, predicting which experts the next tokens will route to.")
+
+
+def test_related_work_is_ordered_by_the_similarity_it_shows_and_shows_five_just_below_the_bar(assistant):
+    """A draft on expert caching showed one paper: OmniMoE sat just under the bar, shown nowhere; the
+    nearest list read 40 %, 37 %, 45 %, in that order."""
+    from assistant.mcp_tools import Backend, related_papers  # noqa: F401 - the MCP face gives the same
+
+    items = related_work(assistant.retriever, assistant.sentences, text=MOE_DRAFT, k=10, bar=0.48)
+    shown = [r.percent for r in items]
+    assert shown == sorted(shown, reverse=True) and all(r.similarity >= 0.48 for r in items)
+    near = items.near
+    assert 1 <= len(near) <= 5 and all(sim < 0.48 for _, sim in near)
+    assert [sim for _, sim in near] == sorted((sim for _, sim in near), reverse=True)
+    assert not {p.id for p, _ in near} & {r.paper.id for r in items}
+    text = related_text(items)
+    assert "\nJust below the bar:\n" in text and f"({near[0][0].id})" in text.split("Just below the bar:")[1]
+    md = related_markdown(items)
+    assert "**Just below the bar:**" in md and f"`{near[0][0].id}`" in md
+    assert json.loads(related_json(items))["near_misses"][0]["paper_id"] == near[0][0].id
+
+
+def test_a_percentage_never_contradicts_the_bar_it_is_shown_under():
+    """With `--min-similarity 0` OmniMoE read "52%" while the headline said the others were "under 52%"."""
+    from assistant.related_list import RelatedList, shown_percent
+
+    assert shown_percent(0.5195, 0.52) == 51 and shown_percent(0.5201, 0.52) == 52
+    assert shown_percent(0.5121, 0.5150) == 51 and shown_percent(0.5151, 0.5150) == 52
+    assert shown_percent(0.9, 0.52) == 90 and shown_percent(-0.1, 0.3) == 0
+    assert RelatedList([], below_bar=3, bar=0.52).headline() == ("No paper is similar enough: the 3 closest were below "
+                                                                 "the bar (similarity under 52%).")
+
+
+def test_a_picked_paper_is_called_by_its_label_and_the_nearest_only_text_is_laid_out(assistant):
+    """A picked paper's sentences were labelled "yours"; with nothing above the bar the page's text ran
+    together ("the nearest are: Similarity: cosine…")."""
+    items = related_work(assistant.retriever, assistant.sentences, paper_id="000_12a0d7b1c5c902c5#13")
+    assert items.nearest_only and items.query_label == "OmniMoE"
+    md, text = related_markdown(items), related_text(items)
+    assert "yours" not in md and "yours" not in text and "OmniMoE: “" in text
+    assert md.startswith("**None is closely related (similarity under") and md.split("\n")[1] == ""
+    assert "shares (OmniMoE ↔ this paper)" in md and "Next nearest, also below the bar" in md
