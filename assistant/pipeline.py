@@ -36,6 +36,9 @@ from assistant.trace import step
 from assistant.types import CitedAnswer, History, Verdict
 from vectorstore.index import Index
 
+NO_EARLIER_ANSWER = "“{words}” refers to an earlier answer, and there is none yet; answering the question as asked."
+
+
 class Assistant:
     """Retrieval + answering over one index; one per process, shared by CLI, UI, MCP and tests.
 
@@ -94,6 +97,10 @@ class Assistant:
         turns = list(history or [])
         filters = self.resolve(filters)
         follow = self.follow_up(asked, turns, filters)
+        # "Tell me more about the second one" in a fresh chat: nothing to point at, so say so and
+        # answer the question as asked (it used to read as a plain "No relevant abstract found").
+        unanchored = NO_EARLIER_ANSWER.format(words=asked.reference.words or asked.text) \
+            if asked.reference is not None and not turns else ""
         analysis = (asked if follow.query == asked.text
                     else analyze(follow.query, max_own_terms=self.calibration.question.max_own_terms))
         qvec = self.index.encoder.encode_one(follow.query)
@@ -113,7 +120,7 @@ class Assistant:
         verdict = self.decide(papers, relevance)
         prep = Prepared(asked.text, follow.query, qvec, papers, evidence, relevance, verdict,
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
-                        note=follow.anchor.note if follow.anchor else "", topic_vec=tvec, analysis=analysis,
+                        note=follow.anchor.note if follow.anchor else unanchored, topic_vec=tvec, analysis=analysis,
                         scope=filters_scope(filters))
         if verdict != Verdict.answered and looks_foreign(asked.text, self.index.lexical().retriever.vocab_dict):
             prep.note = " ".join(x for x in (prep.note, FOREIGN_NOTE) if x)

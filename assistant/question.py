@@ -167,6 +167,9 @@ ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last"
 ORDINAL = re.compile(r"\bthe (first|second|third|fourth|fifth|last)(?: (one|paper|work|source|result)\b|(?=\s*[?.!,]|\s*$))"
                      r"|\[(\d+)\]|#(\d+)\b", re.I)
 MORE = re.compile(r"\b(tell me more|more (about|on|details?)|elaborate|explain (it )?(more|further))\b", re.I)
+# "and what dataset?", "what about the speedup?", "also its limits?": an elliptic follow-up names
+# nothing and leans on the previous answer for its subject.
+ELLIPSIS = re.compile(r"^\W*(?:and|also|plus|what about|how about|and what about|and how about)\b", re.I)
 REFERENCE_WORDS = frozenset({"one", "ones", "paper", "papers", "work", "source", "result", "tell", "me", "more",
                              "about", "detail", "details", "elabor", "explain", "further", "what", "how", "and", "it",
                              "they", "them", "last", "first", "second", "third", "fourth", "fifth"})
@@ -183,7 +186,8 @@ class Reference:
 
     ``kind``: ``"ordinal"`` (one source: "the second one", "[2]", "#2", "the last paper"; ``n`` is
     1-based, -1 for the last), ``"bare"`` (only points back: "tell me more"), ``"pronoun"`` ("how
-    does it work?": names nothing, few words of its own). ``words`` is the matched reference.
+    does it work?": names nothing, few words of its own), ``"ellipsis"`` ("and what dataset?", "what
+    about the speedup?": the same, opened by "and" / "what about"). ``words`` is the matched reference.
     """
 
     kind: str
@@ -198,12 +202,14 @@ def _reference(text: str, terms: list[str], names: list[str], bare: bool, max_ow
         return Reference("ordinal", ORDINALS[word.lower()] if word else int(bracket or hashed), ordinal.group(0))
     if bare:
         return Reference("bare")
-    if not (FOLLOW_UP.search(text) or MORE.search(text)):
+    pointer = FOLLOW_UP.search(text) or MORE.search(text)
+    ellipsis = ELLIPSIS.search(text)
+    if not (pointer or ellipsis):
         return None
     own = [t for t in terms if t not in REFERENCE_WORDS and t not in FRAMING_TERMS]
     if names or len(own) > max_own_terms:
         return None
-    return Reference("pronoun")
+    return Reference("pronoun", words=pointer.group(0)) if pointer else Reference("ellipsis", words=text.strip())
 
 
 # --- what abstracts rarely state ------------------------------------------------------------------

@@ -234,18 +234,15 @@ MAX_TEXT_CHARS = 50_000
 
 def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = None, paper_id: str | None = None,
                  k: int = 10, n_pairs: int = 2, bar: float | None = None) -> RelatedList:
-    """Papers related to ``text`` or to the indexed paper ``paper_id`` (which is left out), most similar first.
+    """Papers related to ``text`` or to the indexed paper ``paper_id`` (left out), most similar first.
 
-    Candidates: the top ``k`` of the RRF of dense similarity (paper-level, the query text's mean chunk
-    embedding against the papers' mean chunk embeddings) and BM25 over chunks, then ordered by the
-    dense similarity, the figure shown beside each (one number, not two). Of them, those whose dense cosine is
+    Candidates: the top ``k`` of the RRF of dense similarity (paper-level, mean chunk embeddings) and
+    BM25 over chunks, shown by dense similarity, the figure shown (one number). Those whose dense cosine is
     below ``bar`` are dropped (None: ``calibration.related.min_similarity``, or ``min_similarity_short``
     for a text of fewer than ``short_text_sentences`` sentences, both fitted on CSFCube; 0: keep all)
-    and counted in the result's ``below_bar``; when none clears it, the first :data:`NEAREST_SHOWN` are kept
-    anyway and the result is ``nearest_only``; up to :data:`NEAR_MISSES` of those below it are the result's
-    ``near`` (papers with their similarity). Raises UnknownPaperError (naming close ids) for an unknown id,
-    ValueError when neither or both inputs are given or the text is empty or over MAX_TEXT_CHARS.
-    """
+    and counted in ``below_bar``; if none clears it, the first :data:`NEAREST_SHOWN` are kept anyway
+    (``nearest_only``); up to :data:`NEAR_MISSES` below it are ``near``. Raises UnknownPaperError (naming
+    close ids), or ValueError for neither or both inputs, an empty text or one over MAX_TEXT_CHARS."""
     if (text is None) == (paper_id is None):
         raise ValueError("give either a text or a paper id")
     paper_id = paper_id.strip() if paper_id is not None else None  # a pasted id: spaces around it are no part of it

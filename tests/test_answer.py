@@ -325,3 +325,32 @@ def test_papers_retrieved_under_a_refusal_are_headed_not_relevant(assistant):
     assert "Also retrieved" not in text and "\nNearest papers, judged not relevant: " in text
     answered = answer_text(assistant.ask("What is SyPE?"))
     assert "\nAlso retrieved (not cited): " in answered
+
+
+@pytest.mark.parametrize("turns", [
+    ["What is VideoLoom?", "what benchmark does it introduce?", "and what dataset?"],
+    ["What dataset does VideoLoom introduce?", "and what benchmark?"],
+    ["What is OmniMoE?", "what about the speedup?"],
+])
+def test_an_elliptic_follow_up_keeps_the_paper_of_the_previous_answer(assistant, turns):
+    """ "and what dataset?" after two VideoLoom answers answered MapGR as a closest match; "and what
+    benchmark?" after a VideoLoom answer answered OmniMoE with no flag."""
+    history = []
+    for q in turns:
+        ans = assistant.ask(q, history=history)
+        history.append((q, ans))
+    first = history[0][1].sources[0].paper_id
+    assert ans.verdict == Verdict.answered and [s.paper_id for s in ans.sources][:1] == [first]
+    assert assistant.analyze(turns[-1]).reference.kind in ("ellipsis", "pronoun")
+
+
+@pytest.mark.parametrize("question, words", [("tell me more about the second one", "the second one"),
+                                             ("what dataset did it use?", "it"),
+                                             ("and what dataset?", "and what dataset?")])
+def test_a_reference_with_nothing_to_refer_to_says_so_and_answers_as_asked(assistant, question, words):
+    """In a fresh chat these answered "No relevant abstract found" or quoted MapGR, saying nothing of the
+    missing earlier answer."""
+    ans = assistant.ask(question)
+    assert ans.note.startswith(f"“{words}” refers to an earlier answer, and there is none yet; answering the "
+                               "question as asked.")
+    assert "refers to an earlier answer" not in assistant.ask("What is SyPE?").note

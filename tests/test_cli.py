@@ -170,3 +170,19 @@ def test_ask_and_doctor_on_an_empty_index_say_how_to_add_papers(tmp_path):
         assert out.returncode == 2, args
         assert "holds no papers" in out.stderr, args
         assert len(out.stderr.strip().splitlines()) == 1, (args, out.stderr)
+
+
+def test_chat_keeps_the_paper_across_follow_ups_and_new_forgets_it(index, index_dir):
+    """The CLI had no conversation: `ask "what dataset did it use?"` silently answered an unrelated paper."""
+    lines = "What is VideoLoom?\nand what dataset?\n/sources\n/new\nand what dataset?\n"
+    out = subprocess.run([sys.executable, "-m", "assistant", "chat", "--index", str(index_dir)], input=lines,
+                         capture_output=True, text=True, cwd=ROOT, timeout=180)
+    assert out.returncode == 0, out.stderr
+    turns = out.stdout.split("you> ")[1:]
+    assert [t.splitlines()[0] for t in turns] == ["What is VideoLoom?", "and what dataset?", "and what dataset?"]
+    assert "LoomData-8.7k" in turns[1] and "[1] VideoLoom (004_9268713af81d21d3#16)" in turns[1]
+    assert "Recent advancements in Video Large Language Models" in turns[1]  # /sources: the abstract
+    assert "(a new conversation: earlier answers are forgotten)" in turns[1]
+    assert "refers to an earlier answer, and there is none yet" in turns[2]
+    one_shot = run_cli("ask", "what dataset did it use?", "--index", str(index_dir))
+    assert "follow-ups need `paper-assistant chat`" in one_shot.stderr

@@ -29,8 +29,9 @@ def ask(
     force: ForceOpt = False,
     show_cut: Annotated[bool, typer.Option("--show-cut-reply", help="also print a cut LLM reply that failed the citation check")] = False,
 ):
-    """Answer a question from the indexed abstracts, with numbered citations."""
-    from assistant.render import answer_json, answer_text
+    """Answer a question from the indexed abstracts, with numbered citations (one question: for
+    follow-ups, `chat`)."""
+    from assistant.render import answer_json
     from assistant.retrieval import Filters
     from assistant.service import get_assistant, require_papers
 
@@ -44,22 +45,33 @@ def ask(
         typer.echo(answer_json(ans))
         _export_answer(export, ans, assistant)
         return
+    final = print_answer(assistant, question, filters=filters, abstracts=abstracts, show_cut=show_cut)
+    _export_answer(export, final, assistant)
+    if final.note.startswith("“") and "refers to an earlier answer" in final.note:
+        typer.echo("(A one-shot `ask` keeps no conversation: follow-ups need `paper-assistant chat`.)", err=True)
+
+
+def print_answer(assistant, question: str, filters=None, history=None, abstracts: bool = False,
+                 show_cut: bool = False):
+    """Answer ``question`` (after ``history``: ``[(question, CitedAnswer)]``), printing the LLM's text as
+    it streams, then the sources; returns the CitedAnswer. Shared by ``ask`` and ``chat``."""
+    from assistant.render import answer_text
+
     final = None
     streamed = False
     # hold: LLM text waits for a supported citation (printed text cannot be taken back if the reply is cut)
-    for piece in assistant.ask_stream(question, filters=filters, hold=True):
+    for piece in assistant.ask_stream(question, history=history, filters=filters, hold=True):
         if isinstance(piece, str):
             if assistant.llm is not None:
                 typer.echo(piece, nl=False)  # click flushes each echo: the user sees tokens as they come
                 streamed = True
         else:
             final = piece
-    _export_answer(export, final, assistant)
     cut = "" if not final.cut_reply else (f"\n\nThe cut LLM reply (failed the citation check):\n{final.cut_reply}"
                                           if show_cut else "\n\n(The cut LLM reply is hidden; --show-cut-reply prints it.)")
     if not streamed:
         typer.echo(answer_text(final, show_abstract=abstracts) + cut)
-        return
+        return final
     # The streamed pieces are the final answer text; print only what the check adds after it.
     import re
 
@@ -69,6 +81,7 @@ def ask(
         footer += "\n\nRemoved citations of sources that were not given: " + ", ".join(
             f"[{n}]" for n in final.removed_citations)
     typer.echo(re.sub(r"\n{3,}", "\n\n", footer).strip("\n") + cut)
+    return final
 
 
 def related(

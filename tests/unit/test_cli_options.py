@@ -21,7 +21,7 @@ def run(*args):
 def test_help_lists_commands_in_a_users_order():
     out = run("--help").stdout
     names = re.findall(r"^│ (\w+)\s{2,}", out.split("Commands")[1], re.M)
-    assert names == ["ingest", "remove", "ask", "list", "related", "map", "serve", "mcp", "doctor", "eval", "train"]
+    assert names == ["ingest", "remove", "ask", "chat", "list", "related", "map", "serve", "mcp", "doctor", "eval", "train"]
 
 
 def test_version_prints_the_package_version():

@@ -23,7 +23,7 @@ LAYERS = [
     # 4: the pipeline and the process-wide service
     {"assistant.pipeline", "assistant.answer", "assistant.service"},
     # 5: the faces
-    {"assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query", "assistant.cli.tools",
+    {"assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query", "assistant.cli.chat", "assistant.cli.tools",
      "assistant.cli.serving", "assistant.cli.__main__", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.trainset", "assistant.export",
      "assistant.render", "assistant.paper_map", "assistant.map_labels", "assistant.doctor", "assistant.errors", "assistant.console",
      "assistant.mcp_server", "assistant.mcp_tools",

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = {"pydantic", "pydantic_core", "pydantic_settings", "numpy", "torch", "langchain_core", "langchain",
          "langchain_text_splitters", "chromadb", "mcp", "rich", "sentence_transformers", "gradio"}
 LIGHT = {"assistant", "assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query",
-         "assistant.cli.tools", "assistant.cli.serving", "assistant.console", "assistant.errors", "assistant.sanitize"}
+         "assistant.cli.chat", "assistant.cli.tools", "assistant.cli.serving", "assistant.console", "assistant.errors", "assistant.sanitize"}
 
 
 def loaded_after(code: str) -> set[str]:
