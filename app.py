@@ -170,15 +170,17 @@ def ui_error(exc: BaseException) -> str:
     return f"the request failed ({line}); if the index is on a Chroma server, check that it is running"
 
 
-def make_filters(venue: str | None = ANY, year: str | int | None = ANY, source: str | None = ANY):
-    """The chat's filter dropdowns as retrieval Filters (``"any"`` or empty: no filter)."""
+def make_filters(venue: str | None = ANY, year: str | int | None = ANY, source: str | None = ANY,
+                 has_code: bool = False):
+    """The chat's filter dropdowns and code checkbox as retrieval Filters (``"any"`` or empty: no filter)."""
     from assistant.retrieval import Filters
 
     def value(v):
         return None if v in (None, "", ANY) else v
 
     y = value(year)
-    return Filters(venue=value(venue), year=int(y) if y is not None else None, source=value(source))
+    return Filters(venue=value(venue), year=int(y) if y is not None else None, source=value(source),
+                   has_code=True if has_code else None)
 
 
 def link_citations(markdown: str, key: str, sources: set[int]) -> str:
@@ -219,7 +221,17 @@ def source_html(s: Source, open_: bool = False, key: str = "") -> str:
     sid = f"pa-src-{key}-{s.n}" if key else f"pa-src-{s.n}"
     return (f'<details class="pa-source" id="{sid}" data-n="{s.n}"{" open" if open_ else ""}>'
             f'<summary>[{s.n}] {markup.html(s.title or s.label)} <code>{html.escape(s.paper_id)}</code>{weak}</summary>'
-            f'<p>{highlight(s.abstract, s.sentence_start, s.sentence_end)}</p></details>')
+            f'<p>{highlight(s.abstract, s.sentence_start, s.sentence_end)}</p>{links_html(s.links)}</details>')
+
+
+def links_html(links: list[str]) -> str:
+    """A source's code and project links as real links (http(s) only, escaped; a new tab, no opener)."""
+    shown = [u for u in links if re.match(r"https?://", u)]
+    if not shown:
+        return ""
+    return ('<p class="pa-links">Code / project: ' + " · ".join(
+        f'<a href="{html.escape(u)}" target="_blank" rel="noopener noreferrer">{html.escape(u)}</a>' for u in shown)
+        + "</p>")
 
 
 EARLIER_SOURCES = 10
@@ -315,7 +327,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     answered: dict[str, list[tuple[str, CitedAnswer]]] = {}
 
     def chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY,
-             request: gr.Request | None = None):
+             has_code: bool = False, request: gr.Request | None = None):
         sid = getattr(request, "session_hash", None)
         epoch = chat_epochs.get(sid, 0)
         turns = list(turns or [])[-MAX_HISTORY_TURNS:]
@@ -325,7 +337,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         try:
             require_papers(assistant.index)
             stream = assistant.ask_stream(message, history=turns[-MAX_HISTORY_TURNS:],
-                                          filters=make_filters(venue, year, source))
+                                          filters=make_filters(venue, year, source, has_code))
             text = ""
             history.append({"role": "assistant", "content": ""})
             final = None
@@ -404,7 +416,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     # Downloads are served from here while the app runs; nothing should outlive the process.
     atexit.register(shutil.rmtree, export_dir, True)
 
-    def list_chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY):
+    def list_chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY,
+                  has_code: bool = False):
         from assistant.listing import as_answer, list_papers
         from assistant.render import list_html, list_markdown
 
@@ -412,7 +425,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
         try:
             require_papers(assistant.index)
-            result = list_papers(assistant, message, filters=make_filters(venue, year, source))
+            result = list_papers(assistant, message, filters=make_filters(venue, year, source, has_code))
         except Exception as exc:  # noqa: BLE001
             history.append({"role": "assistant", "content": f"⚠ {inert(ui_error(exc))}"})
             return message, history, turns, gr.update(), None
@@ -422,12 +435,12 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         return "", history, turns, list_html(result), result
 
     def route(message: str, history: list, turns: list, list_mode: bool, last_list, venue: str = ANY,
-              year: str = ANY, source: str = ANY, request: gr.Request | None = None):
+              year: str = ANY, source: str = ANY, has_code: bool = False, request: gr.Request | None = None):
         """Enter in the question box: list every matching paper in list mode, else answer."""
         if list_mode:
-            yield list_chat(message, history, turns, venue, year, source)
+            yield list_chat(message, history, turns, venue, year, source, has_code)
             return
-        for out in chat(message, history, turns, venue, year, source, request):
+        for out in chat(message, history, turns, venue, year, source, has_code, request):
             yield (*out, None)  # an answer replaces the last list (the map and exports follow the latest)
 
     def refresh_exports(turns: list, last_list, list_mode: bool):
@@ -497,6 +510,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                                                  elem_id="pa-filter-year")
                             f_source = gr.Dropdown(facets["source"], value=ANY, label="Source file",
                                                    elem_id="pa-filter-source")
+                        f_code = gr.Checkbox(False, label="Only papers with code (a link in the abstract)",
+                                             elem_id="pa-filter-code")
                     clear = gr.Button("New chat", size="sm")
                 with gr.Column(scale=2):
                     gr.Markdown("### Sources")
@@ -508,7 +523,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                         exp_bib = gr.DownloadButton("BibTeX", value=None, size="sm", interactive=False, elem_id="pa-export-bib")
                         exp_md = gr.DownloadButton("Markdown", value=None, size="sm", interactive=False, elem_id="pa-export-md")
             turns = gr.State([])
-            filters = [f_venue, f_year, f_source]
+            filters = [f_venue, f_year, f_source, f_code]
             last_list = gr.State(None)
             asked = send.click(chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel], api_name="chat", api_visibility=api_visibility)
             asked.then(lambda: None, None, [last_list], api_name=False)

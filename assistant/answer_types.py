@@ -205,3 +205,23 @@ def looks_foreign(text: str, vocabulary) -> bool:
         return False
     words = re.findall(r"[^\W\d_]+", text.lower())
     return any(not w.isascii() for w in words) or sum(w in _FUNCTION_WORDS for w in words) >= 2
+
+
+# "release code", "have a GitHub repository", "make their code publicly available", "with code":
+# what a list question asks when it asks for papers with code. What follows ("… for diffusion
+# models") is the topic, if any.
+_CODE_ASK = re.compile(
+    r"^(?:papers?\s+)?(?:that\s+|which\s+|who\s+)?(?:also\s+)?"
+    r"(?:release[sd]?|publish(?:es|ed)?|share[sd]?|provide[sd]?|offer(?:s|ed)?|open[- ]sources?|make|makes|made|"
+    r"have|has|include[sd]?|come\s+with|link(?:s)?(?:\s+to)?|with)\s+"
+    r"(?:(?:a|an|the|their|its|public(?:ly)?|open[- ]source|source|available|released)\s+)*"
+    r"(?:code(?:\s?bases?)?|implementations?|repositor(?:y|ies)|repos?|github(?:\s+(?:repositor(?:y|ies)|repos?|links?))?)"
+    r"(?:\s+(?:publicly|public|available|online|released|open[- ]source|too))*"
+    r"(?:\s+(?:for|on|about|in|of)\s+(?P<rest>.+?))?\W*$", re.I)
+
+
+def code_request(topic: str) -> tuple[bool, str]:
+    """``(asks for papers with code, the rest of the topic)``: "release code" → (True, ""), "release
+    code for diffusion models" → (True, "diffusion models"), "study diffusion" → (False, "")."""
+    m = _CODE_ASK.match(" ".join(topic.split()))
+    return (True, (m.group("rest") or "").strip()) if m else (False, "")

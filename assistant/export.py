@@ -151,8 +151,8 @@ def to_bibtex(items: list[ExportItem]) -> str:
             fields.append(("booktitle", venue_name(p.venue)))
         if p.year:
             fields.append(("year", str(p.year)))
-        if p.url:
-            fields.append(("url", p.url))
+        if p.url or p.links:  # the record's own URL, else the code or project link the abstract gives
+            fields.append(("url", p.url or p.links[0]))
         # Plain text: a reference manager shows the abstract as it is, so no Markdown or LaTeX marks.
         fields += [("abstract", plain(p.text)), ("paperid", p.id)]
         lib.add(model.Entry("inproceedings" if p.venue else "misc", cite_key(p, taken),
@@ -185,14 +185,23 @@ def to_markdown(items: list[ExportItem], heading: str = "Papers") -> str:
         # "Last, First" names are kept apart with semicolons.
         authors = ("; " if any("," in a for a in p.authors) else ", ").join(p.authors)
         meta = md_text(", ".join(x for x in (authors, p.venue, str(p.year or "")) if x))
-        url = re.sub(r"[<>\s]", lambda m: "%20" if m.group(0).isspace() else "", p.url)
-        url = url if re.match(r"https?://", url, re.I) else ""  # no javascript:, file: or data: links
+        url = _md_url(p.url)
         title = f"[{md_text(p.display())}](<{url}>)" if url else md_text(p.display())
         lines.append(f"{it.n}. **{title}** — `{p.id.replace('`', '')}`" + (f" ({meta})" if meta else ""))
         if it.sentence:
             lines.append(f"   > {md_text(it.sentence)}")
+        links = [u for u in map(_md_url, p.links) if u]
+        if links:
+            lines.append("   Code / project: " + ", ".join(f"<{u}>" for u in links))
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _md_url(url: str) -> str:
+    """``url`` safe inside ``<…>`` in Markdown: http(s) only (no javascript:, file: or data:), no
+    angle brackets, spaces as %20; "" otherwise."""
+    url = re.sub(r"[<>\s]", lambda m: "%20" if m.group(0).isspace() else "", url)
+    return url if re.match(r"https?://", url, re.I) else ""
 
 
 def md_text(text: str) -> str:

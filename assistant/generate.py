@@ -328,7 +328,7 @@ class Generator:
             n=n, paper_id=p.id, label=p.paper.label, title=p.paper.title,
             sentence=sent.text if sent else "", sentence_start=sent.start if sent else -1,
             sentence_end=sent.end if sent else -1, score=round(p.score, 6), abstract=p.paper.text,
-            support=support, similarity=similarity,
+            support=support, similarity=similarity, links=p.paper.links,
         )
 
 

@@ -249,3 +249,35 @@ def listed_from(prep: Prepared, sentences: SentenceCache, encoder: Encoder, inde
     result.note = bar_note(result)
     result.weak = prep.verdict == Verdict.weak and bool(result.papers)  # as the chat says for the same question
     return result
+
+
+CODE_NOTE = ("Listed from the links the abstracts give (code, models or project pages), not by relevance: "
+             "a paper that releases code without saying so in its abstract is missing.")
+
+
+MAX_CODE_LISTED = 100
+"""Papers with code listed at most (by id); the count and the note give the rest."""
+
+
+def code_list(question: str, papers: list[Paper], sentences: SentenceCache, indexed: int) -> ListResult:
+    """Every paper of ``papers`` (those whose abstract links code: ``Paper.links``) listed in file order,
+    each with the sentence giving its first link as evidence: "which papers release code?" is
+    answered from the metadata, not from retrieval (which found none of them: the link sentence shares
+    no word with the question but "code")."""
+    def in_file_order(p: Paper):  # "x#2" before "x#11"
+        head, _, n = p.id.rpartition("#")
+        return (head, int(n), "") if n.isdigit() else (p.id, 0, p.id)
+
+    shown = sorted(papers, key=in_file_order)[:MAX_CODE_LISTED]
+    cache = sentences.get(shown)
+    listed = []
+    for rank, p in enumerate(shown, 1):
+        link = p.links[0]
+        spans = cache[p.id][0]
+        sent = next((x for x in spans if link in x.text), spans[-1] if spans else None)
+        ev = RelevanceEvidence(dense=1.0, sentence=1.0, bm25=0.0, named_hit=False)
+        listed.append(ListedPaper(p, rank, 1.0, 0.0, 0.0, sent, 1.0, ev, Verdict.answered))
+    note = CODE_NOTE if len(papers) == len(shown) else (
+        f"{CODE_NOTE} The first {len(shown)} of {len(papers)} by id: name a topic (\"code for …\") or a filter to narrow.")
+    return ListResult(question=question, topic="papers with code", papers=listed, pool_size=len(papers),
+                      indexed=indexed, note=note)

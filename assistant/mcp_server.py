@@ -21,7 +21,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from assistant.mcp_tools import (K, AskResult, Backend, IndexedPaper, ListResult, Query, RelatedResult, SearchResult,
+from assistant.mcp_tools import (K, AskResult, Backend, HasCode, IndexedPaper, ListResult, Query, RelatedResult, SearchResult,
                                  Source, Venue, Year, ask_question, index_summary, list_matching, paper_record,
                                  related_papers, search_papers)
 from assistant.settings import Settings
@@ -75,18 +75,19 @@ def build_server(backend: Backend):
 
     @server.tool(annotations=read_only)
     @_user_errors
-    def search(query: Query, k: K = 5, venue: Venue = None, year: Year = None, source: Source = None) -> SearchResult:
+    def search(query: Query, k: K = 5, venue: Venue = None, year: Year = None, source: Source = None,
+               has_code: HasCode = False) -> SearchResult:
         """Rank indexed papers for a query (hybrid BM25 + embedding retrieval). Returns paper ids, labels,
         scores and the sentence of each abstract that best matches. Filters: venue, year, source file."""
-        return search_papers(backend, query, k, venue, year, source)
+        return search_papers(backend, query, k, venue, year, source, has_code)
 
     @server.tool(annotations=read_only)
     @_user_errors
     def ask(question: Query, k: Annotated[int | None, Field(ge=1, le=100, description="papers to retrieve (default 5)")] = None,
-            venue: Venue = None, year: Year = None, source: Source = None) -> AskResult:
+            venue: Venue = None, year: Year = None, source: Source = None, has_code: HasCode = False) -> AskResult:
         """Answer a question from the indexed abstracts, with [n] citations and the supporting sentence of
         each. verdict: 'answered', 'closest match' (may not answer) or 'nothing found'."""
-        return ask_question(backend, question, k, venue, year, source)
+        return ask_question(backend, question, k, venue, year, source, has_code)
 
     @server.tool(annotations=read_only)
     @_user_errors
@@ -104,10 +105,11 @@ def build_server(backend: Backend):
     @server.tool(annotations=read_only)
     @_user_errors
     def list_papers(topic: Annotated[str, Field(description="a topic or an 'all papers that…' question", max_length=4000)],
-                    venue: Venue = None, year: Year = None, source: Source = None) -> ListResult:
+                    venue: Venue = None, year: Year = None, source: Source = None,
+                    has_code: HasCode = False) -> ListResult:
         """Every indexed paper on a topic (above a relevance bar), best first, with the count, one evidence
         sentence each, and the near misses just below the bar."""
-        return list_matching(backend, topic, venue, year, source)
+        return list_matching(backend, topic, venue, year, source, has_code)
 
     @server.tool(annotations=read_only)
     @_user_errors

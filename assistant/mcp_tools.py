@@ -190,10 +190,10 @@ class Backend:
         return get_assistant(self.settings)
 
 
-def _filters(venue: str | None, year: int | None, source: str | None):
+def _filters(venue: str | None, year: int | None, source: str | None, has_code: bool = False):
     from assistant.retrieval import Filters
 
-    return Filters(venue=venue or None, year=year, source=source or None)
+    return Filters(venue=venue or None, year=year, source=source or None, has_code=has_code or None)
 
 
 # --- tool bodies (plain functions; the server registers them) ------------------------------------
@@ -202,16 +202,17 @@ K = Annotated[int, Field(ge=1, le=100, description="how many papers to return")]
 Venue = Annotated[str | None, Field(description="only papers of this venue (case-insensitive), e.g. 'ICML'")]
 Year = Annotated[int | None, Field(description="only papers of this year, e.g. 2026")]
 Source = Annotated[str | None, Field(description="only papers from this ingested file name, with or without extension")]
+HasCode = Annotated[bool, Field(description="only papers whose abstract links code or a project page")]
 
 
 def search_papers(backend: Backend, query: str, k: int = 5, venue: str | None = None, year: int | None = None,
-                  source: str | None = None) -> SearchResult:
+                  source: str | None = None, has_code: bool = False) -> SearchResult:
     """Ranked papers for ``query`` (hybrid retrieval, as ``ask`` retrieves), each with its best sentence."""
     from assistant.service import require_papers
 
     a = backend.assistant()
     require_papers(a.index)
-    prep = a.prepare(query, filters=_filters(venue, year, source), k=k)
+    prep = a.prepare(query, filters=_filters(venue, year, source, has_code), k=k)
     hits = []
     for i, p in enumerate(prep.papers[:k], 1):
         sent = prep.evidence.get(p.id, (None, 0.0))[0]
@@ -222,13 +223,13 @@ def search_papers(backend: Backend, query: str, k: int = 5, venue: str | None = 
 
 
 def ask_question(backend: Backend, question: str, k: int | None = None, venue: str | None = None,
-                 year: int | None = None, source: str | None = None) -> AskResult:
+                 year: int | None = None, source: str | None = None, has_code: bool = False) -> AskResult:
     """The cited answer ``paper-assistant ask --json`` gives. Raises EmptyIndexError on an index
     without papers."""
     from assistant.service import require_papers
 
     require_papers(backend.assistant().index)
-    ans = backend.assistant().ask(question, filters=_filters(venue, year, source), k=k)
+    ans = backend.assistant().ask(question, filters=_filters(venue, year, source, has_code), k=k)
     return AskResult(
         question=ans.question, answer=ans.answer, verdict=VERDICTS[ans.verdict.value],
         citations=[Citation(n=s.n, paper_id=s.paper_id, label=s.title or s.label, sentence=s.sentence,
@@ -265,13 +266,13 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
 
 
 def list_matching(backend: Backend, topic: str, venue: str | None = None, year: int | None = None,
-                  source: str | None = None) -> ListResult:
+                  source: str | None = None, has_code: bool = False) -> ListResult:
     """What ``paper-assistant list --json`` gives: every paper above the bar, with the count."""
     from assistant.listing import list_papers
     from assistant.service import require_papers
 
     require_papers(backend.assistant().index)
-    result = list_papers(backend.assistant(), topic, filters=_filters(venue, year, source))
+    result = list_papers(backend.assistant(), topic, filters=_filters(venue, year, source, has_code))
     return ListResult(**result.to_dict())
 
 

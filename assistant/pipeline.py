@@ -17,13 +17,13 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from assistant.answer_types import FOREIGN_NOTE, looks_foreign
+from assistant.answer_types import FOREIGN_NOTE, code_request, looks_foreign
 from assistant.evidence import SentenceCache, relevance_evidence
 from assistant.evidence_features import sentence_features
 from assistant.features import Cues, coverage, judge_features, question_cues, retrieved_signals, sentence_terms
 from assistant.followup import Anchor, FollowUp, FollowUps, quoted_before
 from assistant.generate import Generator
-from assistant.listing import LOOSE_NOTE, ListBar, ListResult, listed_from
+from assistant.listing import LOOSE_NOTE, ListBar, ListResult, code_list, listed_from
 from assistant.llm import ChatModel, OpenAIChat
 from assistant.prepared import Prepared
 from assistant.learned import load_model
@@ -103,6 +103,14 @@ class Assistant:
             if asked.reference is not None and not turns else ""
         analysis = (asked if follow.query == asked.text
                     else analyze(follow.query, max_own_terms=self.calibration.question.max_own_terms))
+        code, rest = code_request(analysis.topic) if analysis.is_list or analysis.text[:6].lower() == "papers" \
+            else (False, "")
+        if code:  # "Which papers release code [for X]?": the links in the abstracts decide, as a filter
+            filters = dataclasses.replace(filters, has_code=True) if filters else Filters(has_code=True, resolved=True)
+            if not rest:
+                return self.code_papers(asked, filters)
+            follow = dataclasses.replace(follow, query=f"Which papers are about {rest}?")
+            analysis = analyze(follow.query, max_own_terms=self.calibration.question.max_own_terms)
         qvec = self.index.encoder.encode_one(follow.query)
         k = k or self.settings.retrieval.k
         papers = self.retrieve(analysis, qvec, follow.anchor, filters, k)
@@ -251,6 +259,23 @@ class Assistant:
         if self.relevance_model is not None:
             top = max((relevance[p.id] for p in papers), key=lambda ev: ev.probability or 0.0)
         return self.judge.decide(top)
+
+    @step
+    def code_papers(self, asked: Question, filters: Filters) -> Prepared:
+        """ "Which papers release code?": every paper (within ``filters``) whose abstract links code or a
+        project page, from the metadata (assistant.listing.code_list), none left to retrieval's chance."""
+        store = self.index.store
+        ids = store.paper_ids_where(filters.where()) or set()
+        papers = [p for p in store.get_papers(sorted(ids)).values() if p.links and filters.admits(p)]
+        listing = code_list(asked.text, papers, self.sentences, store.counts()[0])
+        listing.scope = filters_scope(dataclasses.replace(filters, has_code=None))  # "with code" is the topic
+        scored = [ScoredPaper(lp.paper, 1.0) for lp in listing.papers]
+        prep = Prepared(asked.text, asked.text, self.index.encoder.encode_one(asked.text), scored,
+                        {lp.id: (lp.sentence, 1.0) for lp in listing.papers},
+                        {lp.id: lp.relevance for lp in listing.papers}, Verdict.answered if scored else Verdict.none,
+                        multi=True, note=listing.note, analysis=asked, scope=listing.scope)
+        prep.listing = listing
+        return prep
 
     @step
     def listing(self, prep: Prepared) -> ListResult:

@@ -37,6 +37,8 @@ def _answer_text(ans: CitedAnswer, show_abstract: bool) -> str:
             lines.append(f"[{s.n}] {s.title or s.label} ({s.paper_id}){flag}")
             if s.sentence:
                 lines.append(f'    "{s.sentence}"')
+            if s.links:
+                lines.append(f"    code / project: {' '.join(s.links)}")
             if show_abstract:
                 lines.append(f"    {s.abstract}")
     if ans.also_retrieved:

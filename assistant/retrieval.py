@@ -59,6 +59,8 @@ class Filters:
     venue: str | list[str] | None = None
     year: int | None = None
     source: str | None = None
+    has_code: bool | None = None
+    """True: only papers whose abstract links code or a project page (``Paper.links``)."""
     resolved: bool = False
     """Set by :func:`resolve_filters`: the values are the index's own, so resolving again is skipped."""
 
@@ -67,14 +69,15 @@ class Filters:
         for want, have in ((self.venue, paper.venue), (self.year, paper.year), (self.source, paper.source)):
             if want is not None and have not in (want if isinstance(want, list) else [want]):
                 return False
-        return True
+        return not self.has_code or bool(paper.links)
 
     def where(self) -> dict | None:
         """The store's filter for these values (vectorstore.store.where_clause), None for no filter."""
-        return where_clause({"venue": self.venue, "year": self.year, "source": self.source})
+        return where_clause({"venue": self.venue, "year": self.year, "source": self.source,
+                             "has_code": True if self.has_code else None})
 
     def active(self) -> bool:
-        return any(v is not None for v in (self.venue, self.year, self.source))
+        return any(v is not None for v in (self.venue, self.year, self.source)) or bool(self.has_code)
 
 
 def filters_scope(filters: Filters | None) -> str:
@@ -88,6 +91,8 @@ def filters_scope(filters: Filters | None) -> str:
         if value is not None:
             shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
             parts.append(f"{word} {shown}")
+    if filters.has_code:
+        parts.append("with code")
     return " ".join(parts)
 
 
@@ -98,6 +103,8 @@ def filtered_note(filters: Filters) -> str:
         value = getattr(filters, name)
         if value is not None:
             shown.append(f"{name} {value[0] if isinstance(value, list) and value else value}")
+    if filters.has_code:
+        shown.append("with code")
     return f"Only papers matching the filters ({', '.join(shown)}) were searched: clear them to search every paper."
 
 
@@ -133,7 +140,7 @@ def resolve_filters(filters: Filters, values: Callable[[str], set]) -> Filters:
         if name == "source" and len(match) > 1:
             raise FilterError(f"source {want!r} is ambiguous: {', '.join(match)}; give the file name with its extension")
         out[name] = match if name == "venue" and len(match) > 1 else match[0]
-    return Filters(**out, resolved=True)
+    return Filters(**out, has_code=filters.has_code or None, resolved=True)
 
 
 def group_by_paper(chunk_paper_ids: list[str], chunk_scores: list[float]) -> Ranking:

@@ -40,6 +40,7 @@ class Source(BaseModel):
     abstract: str = ""
     support: str | None = Field(None, description="'supported' | 'weak' for cited LLM claims; None if unchecked")
     similarity: float | None = Field(None, description="cosine of the weakest claim citing it to its best sentence")
+    links: list[str] = Field(default_factory=list, description="code and project links the abstract gives")
 
 
 class Claim(BaseModel):

@@ -202,3 +202,15 @@ def test_the_login_guard_waits_longer_after_each_failure_past_the_free_ones():
     guard.failures.extend([2.0, 3.0, 4.0, 5.0])
     assert guard.wait_s(now=6.0) == 8  # 1, 2, 4, 8: capped
     assert guard.wait_s(now=100.0) == 0  # the window has passed
+
+
+def test_the_page_links_a_sources_code_and_filters_papers_with_code(app_url):
+    from gradio_client import Client
+
+    client = Client(app_url, verbose=False)
+    _, history, panel = client.predict("Which papers release code?", [], api_name="/chat")
+    assert '<a href="https://github.com/skyshoumeng/MapGR" target="_blank" rel="noopener noreferrer">' in panel
+    assert "9 papers in the index match" in str(history[-1]["content"])
+    _, history, panel = client.predict("Which papers are about machine unlearning?", [], has_code=True, api_name="/chat")
+    text = str(history[-1]["content"])
+    assert "match with code:" in text and "FIA" in text and "VRU" not in text  # VRU links no code

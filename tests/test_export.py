@@ -120,3 +120,23 @@ def test_bibtex_uses_the_full_title_and_authors_and_marks_a_derived_label():
     assert back[0]["author"] == "Ada Lovelace" and "note" not in back[0]
     assert back[1]["title"] == "SyPE" and "author" not in back[1]
     assert "short label derived from the abstract" in back[1]["note"]
+
+
+def test_papers_with_code_come_from_the_abstracts_links_with_a_filter_and_their_links(assistant):
+    """ "Papers that release code" found 0, with a message about the abstention rule's bar; at least 8
+    of the 38 abstracts link their code."""
+    from assistant.listing import list_papers
+    from assistant.retrieval import Filters
+
+    ans = assistant.ask("Which papers release code?")
+    assert ans.verdict.value == "answered" and ans.count == len(ans.sources) == 9
+    assert all(s.links and s.links[0] in s.sentence for s in ans.sources)
+    assert ans.answer.splitlines()[0] == "9 papers in the index match:"
+    both = list_papers(assistant, "Which papers make their code publicly available?")
+    assert [p.id for p in both.papers] == [s.paper_id for s in ans.sources]
+    only = assistant.ask("Which papers are about machine unlearning?", filters=Filters(has_code=True))
+    assert {s.paper_id for s in only.sources} <= {s.paper_id for s in ans.sources} and only.sources
+    items = items_from_answer(ans, assistant.index.store)
+    bib = read_bibtex(to_bibtex(items))
+    assert [r["url"] for r in bib] == [s.links[0] for s in ans.sources]
+    assert "   Code / project: <https://github.com/skyshoumeng/MapGR>" in to_markdown(items)

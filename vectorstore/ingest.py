@@ -48,9 +48,10 @@ class IngestReport:
         return s
 
 
-RECORD_FORMAT = 2
-"""Version of what ingest stores per paper (2: sentence vectors in chunk metadata). Part of the
-content hash, so a re-run upgrades papers stored in an older format."""
+RECORD_FORMAT = 3
+"""Version of what ingest stores per paper (2: sentence vectors in chunk metadata; 3: ``has_code``).
+Part of the content hash, so a re-run upgrades papers stored in an older format (their chunk
+vectors are re-used by id: nothing is embedded again)."""
 
 
 def content_hash(paper: Paper, model: str, max_tokens: int, chunking: ChunkingConfig | None = None) -> str:

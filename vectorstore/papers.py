@@ -56,6 +56,37 @@ class Paper(BaseModel):
         """Title and abstract, for matching words ("Which paper is titled …?"); the abstract alone if untitled."""
         return f"{self.title}\n{self.text}" if self.title else self.text
 
+    @property
+    def links(self) -> list[str]:
+        """The code and project links the abstract gives, as written (:func:`code_links`)."""
+        return code_links(self.text)
+
+
+_URL = re.compile(r"https?://[^\s<>\"'{}\\`\[\]]+", re.I)
+CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "huggingface.co", "sourceforge.net",
+              "github.io", "gitlab.io", "colab.research.google.com", "zenodo.org", "kaggle.com")
+"""Hosts of code, models and project pages: a link to one is a "code" link, any other a project page."""
+
+
+def code_links(text: str) -> list[str]:
+    """The http(s) URLs an abstract gives (bare, ``\\url{…}``, ``\\href{…}{…}``, ``[…](…)``), in order and
+    once each, with the sentence punctuation after them and an unbalanced closing bracket cut off.
+    Abstracts link their code, models, data or project page; nothing else links from an abstract."""
+    out: list[str] = []
+    for m in _URL.finditer(text):
+        url = m.group(0).rstrip(".,;:!?*_~")
+        while url and url[-1] in ")]" and url.count(url[-1]) > url.count("(" if url[-1] == ")" else "["):
+            url = url[:-1].rstrip(".,;:!?")
+        if len(url) > len("https://") + 3 and url not in out:
+            out.append(url)
+    return out
+
+
+def is_code_link(url: str) -> bool:
+    """True for a link to a code, model or project host (:data:`CODE_HOSTS`)."""
+    host = re.sub(r"^https?://(?:www\.)?", "", url.lower()).split("/")[0]
+    return any(host == h or host.endswith("." + h) for h in CODE_HOSTS)
+
 
 # --- labels ------------------------------------------------------------------------------------
 _INTRO = re.compile(

@@ -157,6 +157,7 @@ def _paper_metadata(paper: Paper, content_hash: str) -> dict:
         "url": paper.url,
         "source": paper.source,
         "hash": content_hash,
+        "has_code": bool(paper.links),  # a filter ("papers with code"); the links are read from the text
     }
     if paper.year is not None:
         meta["year"] = paper.year
@@ -193,7 +194,7 @@ class DenseMatrix:
     fields: dict[str, list]
     matrix: np.ndarray
 
-    FIELDS = ("venue", "year", "source", "paper_id")
+    FIELDS = ("venue", "year", "source", "paper_id", "has_code")
 
     def save(self, folder: Path) -> None:
         with replace_folder(folder) as tmp:
@@ -215,7 +216,7 @@ class DenseMatrix:
             n = len(dense.ids)
             if not (isinstance(dense.stamp, str) and matrix.ndim == 2 and matrix.shape[0] == n
                     and len(dense.paper_ids) == len(dense.texts) == dense.starts.shape[0] == dense.ends.shape[0] == n
-                    and isinstance(dense.fields, dict)
+                    and isinstance(dense.fields, dict) and set(dense.fields) == set(cls.FIELDS)
                     and all(len(v) == n for v in dense.fields.values())):
                 return None
             return dense
@@ -348,7 +349,7 @@ class ChunkStore:
         for k, c in enumerate(chunks):
             p = papers[c.paper_id]
             m = {"paper_id": c.paper_id, "index": c.index, "start": c.start, "end": c.end,
-                 "venue": p.venue, "source": p.source, TEXT_KEY: text_key(c.text)}
+                 "venue": p.venue, "source": p.source, "has_code": bool(p.links), TEXT_KEY: text_key(c.text)}
             if p.year is not None:
                 m["year"] = p.year
             if sentences is not None:

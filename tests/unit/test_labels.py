@@ -56,3 +56,27 @@ EXPECTED = {
 def test_every_bundled_paper_is_labelled_by_the_name_it_introduces():
     got = {f"{p.id.split('_')[0]}#{p.id.split('#')[1]}": p.label for p in load_papers([BUNDLED])}
     assert got == EXPECTED
+
+
+def test_code_links_are_read_as_written_from_every_markup():
+    from vectorstore.papers import code_links, is_code_link
+
+    text = (r"See [https://github.com/a/b](https://github.com/a/b). Project (https://x.github.io/p). "
+            r"\url{https://gitlab.com/c}; \href{https://hf.co/m}{model}. Code: https://github.com/d/e.")
+    assert code_links(text) == ["https://github.com/a/b", "https://x.github.io/p", "https://gitlab.com/c",
+                                "https://hf.co/m", "https://github.com/d/e"]
+    assert is_code_link("https://github.com/a/b") and is_code_link("https://x.github.io/p")
+    assert not is_code_link("https://vla-leaderboard-01.vercel.app/")
+    linked = {p.label for p in load_papers([BUNDLED]) if p.links}
+    assert len(linked) == 9 and {"MapGR", "FIA", "World Shaper", "U2A"} <= linked
+
+
+def test_a_question_for_papers_with_code_is_told_apart_from_one_about_code():
+    from assistant.answer_types import code_request
+
+    assert code_request("release code") == (True, "")
+    assert code_request("make their code publicly available") == (True, "")
+    assert code_request("have a GitHub repository") == (True, "")
+    assert code_request("release code for diffusion models") == (True, "diffusion models")
+    assert code_request("code generation with LLMs") == (False, "")
+    assert code_request("study program repair") == (False, "")
