@@ -22,12 +22,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from langchain_core.messages import BaseMessage
-from langchain_core.output_parsers import StrOutputParser
-
 from assistant.settings import LLMSettings
 
-if TYPE_CHECKING:  # imported when a chat model is made: langchain-openai and openai take about 1 s to import
+if TYPE_CHECKING:  # imported when a chat model is made: langchain-openai and openai take about 1 s to import,
+    # LangChain's messages and parsers 0.2-0.6 s, and an answer without an LLM needs none of them
+    from langchain_core.messages import BaseMessage
     from langchain_openai import ChatOpenAI
 
 T = TypeVar("T")
@@ -81,6 +80,8 @@ class OpenAIChat:
 
     def complete(self, messages: list[BaseMessage]) -> str:
         """Not streamed: the first-token wait covers the whole (short) reply."""
+        from langchain_core.output_parsers import StrOutputParser
+
         chain = self.client | StrOutputParser()
         messages = self._messages(messages)
         return "".join(iter_with_deadline(lambda: [chain.invoke(messages)], self.cfg.timeout,

@@ -11,10 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
-from langchain_core.documents import Document
-from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict
 
 from assistant.evidence import lexical_coverage, question_weights
 from assistant.question import Question, analyze, names_in
@@ -227,7 +223,8 @@ def mmr(query_vec: np.ndarray, doc_vecs: np.ndarray, relevance: list[float], k: 
 
 
 class HybridRetriever:
-    """Papers for a query from one :class:`Index`. Plain Python; see :class:`PaperRetriever` for LangChain.
+    """Papers for a query from one :class:`Index`. Plain Python; see
+    :class:`assistant.langchain_retriever.PaperRetriever` for LangChain.
 
     ``candidates`` chunk hits are fetched from each ranker; ``rrf_k`` is the RRF constant.
     """
@@ -311,23 +308,3 @@ class HybridRetriever:
             mat = np.vstack([vecs[p.id] for p in out])
             out = [out[i] for i in mmr(qvec, mat, [p.score for p in out], k, mmr_lambda)]
         return out[:k]
-
-
-class PaperRetriever(BaseRetriever):
-    """The LangChain entry point to retrieval: a ``BaseRetriever`` giving one Document per retrieved
-    paper (abstract text; metadata: paper id, label, fused/dense/BM25 scores, venue, year, source), for
-    composing the index into other LangChain chains: ``PaperRetriever(retriever=assistant.retriever).invoke(q)``."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    retriever: HybridRetriever
-    k: int = 5
-    mode: str = "hybrid"
-
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        return [
-            Document(page_content=sp.paper.text, id=sp.id,
-                     metadata={"paper_id": sp.id, "label": sp.paper.label, "score": sp.score,
-                               "dense": sp.dense, "bm25": sp.bm25, "venue": sp.paper.venue,
-                               "year": sp.paper.year, "source": sp.paper.source})
-            for sp in self.retriever.search(query, k=self.k, mode=self.mode)
-        ]

@@ -186,3 +186,20 @@ def test_chat_keeps_the_paper_across_follow_ups_and_new_forgets_it(index, index_
     assert "refers to an earlier answer, and there is none yet" in turns[2]
     one_shot = run_cli("ask", "what dataset did it use?", "--index", str(index_dir))
     assert "follow-ups need `paper-assistant chat`" in one_shot.stderr
+
+
+def test_a_cold_ask_imports_only_what_it_runs(index, index_dir):
+    """Every CLI call took 3.2–5 s, most of it imports: render → related → retrieval pulled in LangChain's
+    retriever (0.7 s) for a class the command never uses, and the prompts, the LLM client and the text
+    splitter loaded LangChain without an LLM configured."""
+    script = ("import sys, json\nsys.argv = ['paper-assistant', 'ask', 'What is SyPE?', '--index', sys.argv[1]]\n"
+              "from assistant.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+              "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PAPER_ASSISTANT_LLM"))}
+    out = subprocess.run([sys.executable, "-c", script, str(index_dir)], capture_output=True, text=True, cwd=ROOT,
+                         env=env, timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert "SyPE" in out.stdout
+    loaded = set(json.loads(out.stdout.splitlines()[-1]))
+    assert loaded & {"langchain_core", "langchain_text_splitters", "langsmith", "langchain_openai", "openai", "torch",
+                     "transformers", "sentence_transformers", "sklearn", "gradio", "mcp", "matplotlib"} == set()

@@ -1,5 +1,6 @@
 from assistant.metrics import ranking_metrics
-from assistant.retrieval import Filters, HybridRetriever, PaperRetriever
+from assistant.langchain_retriever import PaperRetriever
+from assistant.retrieval import Filters, HybridRetriever
 
 
 def test_a_question_naming_two_methods_ranks_both_papers_first(assistant):

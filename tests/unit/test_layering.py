@@ -21,7 +21,7 @@ LAYERS = [
     # 3: follow-ups and generation
     {"assistant.followup", "assistant.generate", "assistant.related", "assistant.related_list", "assistant.related_llm"},
     # 4: the pipeline and the process-wide service
-    {"assistant.pipeline", "assistant.answer", "assistant.service"},
+    {"assistant.pipeline", "assistant.answer", "assistant.service", "assistant.langchain_retriever"},
     # 5: the faces
     {"assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query", "assistant.cli.chat", "assistant.cli.tools",
      "assistant.cli.serving", "assistant.cli.__main__", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.trainset", "assistant.export",
