@@ -464,13 +464,17 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                 gr.update(value=str(md), interactive=True, label=f"Markdown ({len(items)})"))
 
     def show_map(question: str, turns: list, last_list):
-        """The paper map with the papers of ``question`` (else the latest list or answer) highlighted."""
+        """The paper map with the papers of ``question`` (else the latest list or answer) highlighted.
+        Yields a progress line first when the map is not drawn yet (the first open takes seconds)."""
         from assistant.listing import list_papers
-        from assistant.paper_map import index_map, map_figure
+        from assistant.paper_map import index_map, is_cached, map_figure
 
         hits, what, question = [], "", valid_text(question or "")
         try:
             require_papers(assistant.index)
+            if not is_cached(assistant.index.store):
+                yield gr.update(), (f"Drawing the map of {counted(assistant.index.store.counts()[0], 'paper')}: "
+                                    "layout, clusters and their keywords (the first time takes a few seconds)…")
             pmap = index_map(assistant.index.store)
             if question and question.strip():
                 hits, what = [p.id for p in list_papers(assistant, question).papers], question.strip()
@@ -479,13 +483,14 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             elif turns:
                 hits, what = [s.paper_id for s in turns[-1][1].sources], turns[-1][1].question
         except Exception as exc:  # noqa: BLE001
-            return gr.update(), f"⚠ {inert(ui_error(exc))}"
+            yield gr.update(), f"⚠ {inert(ui_error(exc))}"
+            return
         info = [f"**{len(pmap.points)} papers**, {len(pmap.clusters)} clusters (PCA of the abstract embeddings; "
                 f"KMeans; keywords by class-based TF-IDF)."]
         if what:
             info.append(f"Highlighted (★): {counted(len(hits), 'paper')} for “{inert(what)}”.")
         info += [f"{c.id + 1}. {', '.join(c.keywords)} ({c.size})" for c in pmap.clusters]
-        return map_figure(pmap, hits), "\n\n".join(info[:2]) + "\n\n" + "\n".join(f"- {x}" for x in info[2:])
+        yield map_figure(pmap, hits), "\n\n".join(info[:2]) + "\n\n" + "\n".join(f"- {x}" for x in info[2:])
 
     with gr.Blocks(title="Paper Assistant") as demo:
         gr.Markdown(f"## Paper Assistant\nAsk about the {assistant.index.store.counts()[0]} indexed abstracts. Every answer cites its sources; "

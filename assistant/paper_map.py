@@ -131,9 +131,18 @@ def build_map(papers: list[Paper], vecs: np.ndarray, n_clusters: int | None = No
 _CACHE: dict[str, PaperMap] = {}
 
 
+def _stamp(store) -> str:
+    return f"{id(store)}:{store.state_stamp()}:{store.counts()[0]}"
+
+
+def is_cached(store) -> bool:
+    """True when :func:`index_map` of ``store`` would return at once (drawn for this index state)."""
+    return _stamp(store) in _CACHE
+
+
 def index_map(store, n_clusters: int | None = None) -> PaperMap:
     """The map of every paper in ``store`` (a ChunkStore), cached until the index changes."""
-    stamp = f"{id(store)}:{store.state_stamp()}:{store.counts()[0]}"
+    stamp = _stamp(store)
     if stamp not in _CACHE:
         papers, vecs = store.all_papers(with_embeddings=True)
         order = sorted(range(len(papers)), key=lambda i: papers[i].id)  # stable layout whatever the storage order

@@ -214,3 +214,20 @@ def test_the_page_links_a_sources_code_and_filters_papers_with_code(app_url):
     _, history, panel = client.predict("Which papers are about machine unlearning?", [], has_code=True, api_name="/chat")
     text = str(history[-1]["content"])
     assert "match with code:" in text and "FIA" in text and "VRU" not in text  # VRU links no code
+
+
+def test_the_map_says_it_is_drawing_on_first_open(app_url):
+    """The map tab's first open took 4 s with no progress text."""
+    from gradio_client import Client
+
+    import assistant.paper_map as paper_map
+
+    paper_map._CACHE.clear()
+    job = Client(app_url, verbose=False).submit("", api_name="/map")
+    job.result(timeout=120)
+    outputs = job.outputs()
+    assert outputs[0][1].startswith("Drawing the map of 38 papers: layout, clusters and their keywords")
+    assert outputs[-1][1].startswith("**38 papers**")
+    again = Client(app_url, verbose=False).submit("", api_name="/map")
+    again.result(timeout=120)
+    assert len(again.outputs()) == 1  # drawn already: no progress line
