@@ -8,7 +8,7 @@
   Always used: ``Settings.calibration.sentences.learned`` names its version ("v3").
 
 - The **relevance judge** (:class:`BoostedJudge`; used when ``Settings.calibration.abstention.learned``
-  names its version, "v2"; off by default: see README) gives ``P(some retrieved paper answers)`` from
+  names its version, "v2"; off by default: see docs/settings.md) gives ``P(some retrieved paper answers)`` from
   :data:`assistant.features.JUDGE_FEATURES`: the mean of a logistic regression's and a small
   gradient-boosted tree ensemble's probabilities (scikit-learn's HistGradientBoostingClassifier, after
   LightGBM: Ke et al. 2017), and two cutoffs chosen by cross-validation on the training questions:

@@ -186,7 +186,7 @@ class LearnedJudge(_FollowUpAndListRules):
 
 @dataclass(frozen=True)
 class CrossEncoderJudge(_FollowUpAndListRules):
-    """The cross-encoder judge (``calibration.relevance.model = "v1"``; opt-in, see README): the relevance
+    """The cross-encoder judge (``calibration.relevance.model = "v1"``; opt-in, see docs/settings.md): the relevance
     model's calibrated probability (assistant.crossencoder) against two cutoffs fitted with it (``answered``;
     ``weak``, below which nothing is found), and the follow-up rules every judge shares. A list lists each
     paper whose own probability reaches ``listed`` (:meth:`listed_paper`), nothing relative to the best."""

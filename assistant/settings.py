@@ -107,7 +107,7 @@ class AbstentionCalibration(BaseModel):
 
 class RelevanceCalibration(BaseModel):
     """The relevance cross-encoder (assistant.crossencoder); cutoffs from its calibration file unless set here."""
-    model: str = _tuned("", "'v1': the cross-encoder (models/relevance-v1.*) judges; '': the rules", "off: on dev.jsonl it refuses 24% of answerable questions (README)", pattern=r"^(v\d+)?$", allow_inf_nan=None)
+    model: str = _tuned("", "'v1': the cross-encoder (models/relevance-v1.*) judges; '': the rules", "off: on dev.jsonl it refuses 24% of answerable questions (docs/quality.md)", pattern=r"^(v\d+)?$", allow_inf_nan=None)
     answered: float | None = _tuned(None, "answered from this P of the best paper", "out of fold on train.jsonl: ≤ 8% of answerable flagged")
     weak: float | None = _tuned(None, "'closest match' from this P, 'nothing found' below", "out of fold on train.jsonl: ≤ 2% of answerable refused")
     listed: float | None = _tuned(None, "a list lists every paper from this P", "best F1 on held-out title-phrase lists over corpus2k")
@@ -130,7 +130,7 @@ class SentenceCalibration(BaseModel):
     """The quoted sentence: the learned evidence ranker (assistant.learned) and the term weights shared with retrieval."""
 
     learned: str = _tuned("v3", "the evidence ranker's model file (assistant/models/evidence-<v>.json) that picks the quoted sentence",
-                          "fitted by `paper-assistant train` on eval/train/train.jsonl (README, Retrieval quality)",
+                          "fitted by `paper-assistant train` on eval/train/train.jsonl (docs/quality.md)",
                           pattern=r"^v\d+$", allow_inf_nan=None)
     name_term_weight: float = _tuned(2.0, "idf multiplier of terms from names and numbers ('PEER', '73ms')",
                                      "hand-set with the weights of the former sentence rules")

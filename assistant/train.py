@@ -16,7 +16,7 @@ records the features the two models read. Then:
   probabilities (5 folds) so that at most ``refuse_rate`` of the answerable questions fall below
   ``none_below`` and at most ``flag_rate`` below ``weak_below`` (:class:`TrainSettings`), on the whole
   index and on each simulated small index alike (:func:`choose_cutoffs`). In 5-fold CV the regression
-  alone refused 15 % of ``none`` questions, the trees 30 %, their mean 43 % (README).
+  alone refused 15 % of ``none`` questions, the trees 30 %, their mean 43 % (docs/quality.md).
 
 The small-index copies (:func:`assistant.trainset.collect_variants`) set the cutoffs and are
 cross-validated (``CVReport.by_index``); neither they nor the gold-held-out copies are trained on by

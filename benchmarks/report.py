@@ -1,4 +1,4 @@
-"""Print the README's performance table from benchmarks/results/*.json.
+"""Print the performance table of docs/quality.md from benchmarks/results/*.json.
 
     .venv/bin/python benchmarks/report.py
 """

@@ -203,3 +203,25 @@ def test_a_cold_ask_imports_only_what_it_runs(index, index_dir):
     loaded = set(json.loads(out.stdout.splitlines()[-1]))
     assert loaded & {"langchain_core", "langchain_text_splitters", "langsmith", "langchain_openai", "openai", "torch",
                      "transformers", "sentence_transformers", "sklearn", "gradio", "mcp", "matplotlib"} == set()
+
+
+def test_the_documented_json_keys_are_the_ones_the_commands_write(index, index_dir):
+    """The README documented "id" and "quoted sentence" where `ask --json` writes `paper_id` and `sentence`."""
+    import re
+
+    doc = (ROOT / "docs" / "usage.md").read_text()
+
+    def keys(label: str) -> list[str]:
+        line = next(ln for ln in doc.splitlines() if ln.startswith(f"- {label}:"))
+        return re.findall(r"`([a-z_]+)`", line.split(":", 1)[1])
+
+    ask = json.loads(run_cli("ask", "What is SyPE?", "--index", str(index_dir), "--json").stdout)
+    listed = json.loads(run_cli("list", "machine unlearning", "--index", str(index_dir), "--json").stdout)
+    related = json.loads(run_cli("related", "--paper", "000_12a0d7b1c5c902c5#6", "--index", str(index_dir),
+                                 "--json", "--min-similarity", "0").stdout)
+    assert keys("`ask --json`") == list(ask)
+    assert keys("each of `citations` and `also_retrieved`") == list(ask["citations"][0]) == list(ask["also_retrieved"][0])
+    assert keys("`list --json`") == list(listed) and keys("each of its `papers`") == list(listed["papers"][0])
+    assert keys("`related --json`") == list(related)
+    related_line = [ln for ln in doc.splitlines() if ln.startswith("- each of its `papers`:")][1]
+    assert re.findall(r"`([a-z_]+)`", related_line.split(":", 1)[1]) == list(related["papers"][0])

@@ -44,7 +44,7 @@ def test_the_learned_ranker_and_judge_on_dev(settings, index):
     """The learned judge (fitted on eval/train, never on dev), measured with judge-v2: 11/17 gold
     sentences, 15/58 answerable refused, 21/58 flagged, 7/10 and 8/10 'none' refused and flagged.
     It refuses more than v1 (3/58) on dev's paraphrased questions over 38 papers, though it does
-    better in cross-validation over the training corpus: not the default (README, Known limitations)."""
+    better in cross-validation over the training corpus: not the default (docs/limitations.md)."""
     needs_shared(DEV)
     learned = settings.model_copy(update={"calibration": settings.calibration.model_copy(update={
         "abstention": settings.calibration.abstention.model_copy(update={"learned": "v2"})})})

@@ -270,19 +270,19 @@ def test_raw_stdio_carries_only_protocol_while_it_ingests(tmp_path):
 
 
 def _readme_config() -> dict:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "api.md").read_text()
     block = re.search(r"```json\n(\{\s*\"mcpServers\".*?)```", text, re.S)
-    assert block, "README has no mcpServers JSON block"
+    assert block, "docs/api.md has no mcpServers JSON block"
     return json.loads(block.group(1))["mcpServers"]["paper-assistant"]
 
 
 def test_readme_config_works_as_written(index, index_dir):
-    """The README's `mcpServers` entry, with its placeholder replaced by this checkout's path: the
+    """The documented `mcpServers` entry (docs/api.md), with its placeholder replaced by this checkout's path: the
     absolute entry point, no working directory, the client's filtered environment (plus the index)."""
     cfg = _readme_config()
     command = cfg["command"].replace("/ABSOLUTE/PATH/TO/paper-assistant", str(ROOT))
     assert command == str(ROOT / ".venv" / "bin" / "paper-assistant") and cfg["args"] == ["mcp"]
-    assert Path(command).exists(), "no .venv in this checkout: `make setup` creates it (the README's config names it)"
+    assert Path(command).exists(), "no .venv in this checkout: `make setup` creates it (the documented config names it)"
     where = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c", "import assistant; print(assistant.__file__)"],
                            capture_output=True, text=True, cwd="/", env={"PATH": os.environ.get("PATH", "")})
     assert where.stdout.strip().startswith(str(ROOT)), f".venv runs another checkout's code ({where.stdout.strip()})"

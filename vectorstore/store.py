@@ -89,7 +89,7 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
     index_dir.mkdir(parents=True, exist_ok=True)
     # Opening writes even for a reader: Chroma opens chroma.sqlite3 read-write and commits a transaction
     # (a journal is created and removed), and loading a collection's HNSW segment rewrites its files. So
-    # the folder's mtimes change on every `ask`, and a read-only index needs `chroma run` (README).
+    # the folder's mtimes change on every `ask`, and a read-only index needs `chroma run` (docs/limitations.md).
     try:
         return chromadb.PersistentClient(path=str(index_dir / "chroma"), settings=chroma_settings)
     except Exception as exc:
