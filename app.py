@@ -44,6 +44,13 @@ CSS = """
 .pa-source p { line-height: 1.5; }
 .pa-source mark { background: #ffe58a; color: inherit; padding: 0 2px; border-radius: 2px; }
 #pa-chat a[href*="#pa-src-"] { text-decoration: none; font-weight: 600; }
+/* The chat's share / clear / copy buttons float over the first message once it scrolls: give them a
+   row of their own above the messages (the tab already says "Chat": no label chip). */
+#pa-chat .icon-button-wrapper.top-panel { position: static !important; margin: 0 0 0 auto; width: fit-content;
+                                          background: transparent; }
+/* Long file names ("000_12a0d7b1c5c902c5.txt") fit the Source filter. */
+#pa-filter-source { min-width: 280px; }
+#pa-filter-source input { text-overflow: clip; }
 .pa-trimmed { color: var(--body-text-color-subdued); font-size: 0.85em; }
 #pa-chat .placeholder { max-width: 34em; margin: 0 auto; padding: 0 1.5em; text-align: center;
                         color: var(--body-text-color-subdued); }
@@ -498,7 +505,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         with gr.Tab("Chat"):
             with gr.Row():
                 with gr.Column(scale=3):
-                    chatbot = gr.Chatbot(label="Chat", height=480, elem_id="pa-chat", placeholder=CHAT_PLACEHOLDER,
+                    chatbot = gr.Chatbot(label="Chat", show_label=False, height=480, elem_id="pa-chat", placeholder=CHAT_PLACEHOLDER,
                                          latex_delimiters=markup.LATEX_DELIMITERS, autoscroll=False)
                     with gr.Row():
                         box = gr.Textbox(placeholder="Ask a question about the papers…", show_label=False,
@@ -513,7 +520,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                                                   elem_id="pa-filter-venue")
                             f_year = gr.Dropdown(facets["year"], value=ANY, label="Year",
                                                  elem_id="pa-filter-year")
-                            f_source = gr.Dropdown(facets["source"], value=ANY, label="Source file",
+                            f_source = gr.Dropdown(facets["source"], value=ANY, label="Source file", scale=2,
                                                    elem_id="pa-filter-source")
                         f_code = gr.Checkbox(False, label="Only papers with code (a link in the abstract)",
                                              elem_id="pa-filter-code")

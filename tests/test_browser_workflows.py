@@ -164,3 +164,35 @@ def test_source_filter_limits_the_answer_to_one_file(page):
     ids = [c.inner_text() for c in page.locator("#pa-sources details.pa-source summary code").all()]
     shot(page, "workflow-filtered-answer.png")
     assert ids and all(i.startswith("004_9268713af81d21d3#") for i in ids), ids
+
+
+def test_the_chats_buttons_never_cover_a_message_and_the_source_filter_shows_its_whole_value(page):
+    """The "Chat" chip and icons overlapped the top message once the chat scrolled; the Source dropdown
+    cut its value."""
+    for q in ("What is SyPE?", "What is OmniMoE?", "What is VideoLoom?"):
+        page.fill("#pa-question textarea", q)
+        page.click("#pa-ask")
+        page.wait_for_function(f"() => document.querySelector('#pa-chat').innerText.includes({q!r})", timeout=60_000)
+    page.wait_for_timeout(1500)
+    overlaps = page.evaluate("""() => {
+      const chat = document.querySelector('#pa-chat');
+      const box = e => e.getBoundingClientRect();
+      const scroller = [...chat.querySelectorAll('*')].find(e => e.scrollHeight > e.clientHeight + 20
+          && /auto|scroll/.test(getComputedStyle(e).overflowY));
+      if (scroller) scroller.scrollTop = 150;
+      const view = scroller ? box(scroller) : box(chat);
+      const covers = [...chat.querySelectorAll('[data-testid="block-label"], .top-panel')];
+      const msgs = [...chat.querySelectorAll('.message')].map(box).filter(r => r.bottom > view.top && r.top < view.bottom);
+      return {scrolled: !!scroller && scroller.scrollTop > 0, labels: chat.querySelectorAll('[data-testid="block-label"]').length,
+              hits: covers.flatMap(c => msgs.filter(m => { const r = box(c);
+                  return Math.min(r.right, m.right) - Math.max(r.left, m.left) > 1
+                      && Math.min(r.bottom, m.bottom, view.bottom) - Math.max(r.top, m.top, view.top) > 1; }).length)};
+    }""")
+    assert overlaps["scrolled"] and overlaps["labels"] == 0 and sum(overlaps["hits"]) == 0, overlaps
+    shot(page, "workflow_chat_scrolled.png")
+    page.locator("#pa-filters").get_by_text("Filters").click()
+    page.locator("#pa-filter-source input").click()
+    page.get_by_role("option", name="004_9268713af81d21d3.txt").click()
+    width = page.evaluate("() => { const e = document.querySelector('#pa-filter-source input');"
+                          " return [e.scrollWidth, e.clientWidth, e.value]; }")
+    assert width[2] == "004_9268713af81d21d3.txt" and width[0] <= width[1], width
