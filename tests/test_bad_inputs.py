@@ -158,10 +158,10 @@ def call(url: str, api_name: str, data: list):
 def test_invalid_utf8_in_the_page_is_replaced_and_answered(ui):  # noqa: F811
     demo, url = ui
     personality = "Which papers study personality in large language models? \udcff"
-    box, history, _turns, panel = call(url, "chat", ["What is SyPE? \udcff", [], "any", "any", "any"])
+    box, history, _turns, panel = call(url, "chat", ["What is SyPE? \udcff", [], "any", "any", "any", False])
     assert SYPE in panel and "[1](#pa-src-" in text(history[-1]), text(history[-1])
     assert text(history[-2]) == "What is SyPE? \ufffd"  # the question as shown: decoded with replacement
-    box, history, _turns, panel, _list = call(url, "list", [personality, [], "any", "any", "any"])
+    box, history, _turns, panel, _list = call(url, "list", [personality, [], "any", "any", "any", False])
     assert "000_12a0d7b1c5c902c5#14" in panel and not text(history[-1]).startswith("⚠"), text(history[-1])
     plot, info = call(url, "map", [personality])
     assert "Highlighted (★): 2 papers" in info, info
