@@ -110,4 +110,4 @@ def test_page_list_related_and_map_name_the_fix_on_an_empty_index():
     listed = fns["list"]("Which papers study graph coloring?", [], [])
     assert listed[1][-1]["content"] == shown
     assert fns["related"]("We color graphs with neural networks.", None, "text") == shown
-    assert fns["map"]("graph coloring", [], None)[1] == shown
+    assert list(fns["map"]("graph coloring", [], None))[-1][1] == shown  # a generator: progress, then the map
