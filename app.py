@@ -44,10 +44,9 @@ CSS = """
 .pa-source p { line-height: 1.5; }
 .pa-source mark { background: #ffe58a; color: inherit; padding: 0 2px; border-radius: 2px; }
 #pa-chat a[href*="#pa-src-"] { text-decoration: none; font-weight: 600; }
-/* The chat's share / clear / copy buttons float over the first message once it scrolls: give them a
-   row of their own above the messages (the tab already says "Chat": no label chip). */
-#pa-chat .icon-button-wrapper.top-panel { position: static !important; margin: 0 0 0 auto; width: fit-content;
-                                          background: transparent; }
+/* The chat's toolbar (Gradio keeps a Clear icon there whatever `buttons` says) floats over the top messages
+   once the chat scrolls; "New chat" below does the same. */
+#pa-chat .top-panel { display: none !important; }
 /* Long file names ("000_12a0d7b1c5c902c5.txt") fit the Source filter. */
 #pa-filter-source { min-width: 280px; }
 #pa-filter-source input { text-overflow: clip; }
@@ -505,7 +504,10 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         with gr.Tab("Chat"):
             with gr.Row():
                 with gr.Column(scale=3):
-                    chatbot = gr.Chatbot(label="Chat", show_label=False, height=480, elem_id="pa-chat", placeholder=CHAT_PLACEHOLDER,
+                    # No label chip and no toolbar (share, copy all, clear; CSS hides the rest): Gradio floats
+                    # them over the top messages once the chat scrolls. "New chat" clears; messages keep a copy.
+                    chatbot = gr.Chatbot(label="Chat", show_label=False, buttons=["copy"], height=480,
+                                         elem_id="pa-chat", placeholder=CHAT_PLACEHOLDER,
                                          latex_delimiters=markup.LATEX_DELIMITERS, autoscroll=False)
                     with gr.Row():
                         box = gr.Textbox(placeholder="Ask a question about the papers…", show_label=False,
@@ -563,9 +565,6 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
 
             wiped = [chatbot, turns, panel, last_list]
             clear.click(cleared, None, wiped, api_name=False, cancels=[asked, submitted, listed]).then(
-                settled, None, wiped, api_name=False)
-            # The chat's own trash icon empties the display; the turns follow-ups read must go too.
-            chatbot.clear(cleared, None, wiped, api_name=False, cancels=[asked, submitted, listed]).then(
                 settled, None, wiped, api_name=False)
             api_out = gr.JSON(visible=False)
             api_in = gr.Textbox(visible=False)

@@ -179,14 +179,21 @@ def test_the_chats_buttons_never_cover_a_message_and_the_source_filter_shows_its
       const box = e => e.getBoundingClientRect();
       const scroller = [...chat.querySelectorAll('*')].find(e => e.scrollHeight > e.clientHeight + 20
           && /auto|scroll/.test(getComputedStyle(e).overflowY));
-      if (scroller) scroller.scrollTop = 150;
-      const view = scroller ? box(scroller) : box(chat);
-      const covers = [...chat.querySelectorAll('[data-testid="block-label"], .top-panel')];
-      const msgs = [...chat.querySelectorAll('.message')].map(box).filter(r => r.bottom > view.top && r.top < view.bottom);
-      return {scrolled: !!scroller && scroller.scrollTop > 0, labels: chat.querySelectorAll('[data-testid="block-label"]').length,
-              hits: covers.flatMap(c => msgs.filter(m => { const r = box(c);
-                  return Math.min(r.right, m.right) - Math.max(r.left, m.left) > 1
-                      && Math.min(r.bottom, m.bottom, view.bottom) - Math.max(r.top, m.top, view.top) > 1; }).length)};
+      const hits = [];
+      let scrolled = false;
+      // Every scroll position, 40 px apart: a floating chip or toolbar covers text at some of them.
+      for (let y = 0; scroller && y <= scroller.scrollHeight - scroller.clientHeight + 40; y += 40) {
+        scroller.scrollTop = y;
+        scrolled = scrolled || scroller.scrollTop > 0;
+        const view = box(scroller);
+        const covers = [...chat.querySelectorAll('[data-testid="block-label"], .top-panel, .icon-button-wrapper.top-panel')]
+            .filter(c => box(c).width > 0);
+        const msgs = [...chat.querySelectorAll('.message')].map(box).filter(r => r.bottom > view.top && r.top < view.bottom);
+        hits.push(covers.reduce((n, c) => n + msgs.filter(m => { const r = box(c);
+            return Math.min(r.right, m.right) - Math.max(r.left, m.left) > 1
+                && Math.min(r.bottom, m.bottom, view.bottom) - Math.max(r.top, m.top, view.top) > 1; }).length, 0));
+      }
+      return {scrolled, labels: chat.querySelectorAll('[data-testid="block-label"]').length, hits};
     }""")
     assert overlaps["scrolled"] and overlaps["labels"] == 0 and sum(overlaps["hits"]) == 0, overlaps
     shot(page, "workflow_chat_scrolled.png")
