@@ -142,8 +142,9 @@ def math_plain(tex: str) -> str:
 @lru_cache(maxsize=2048)
 def _known(name: str) -> bool:
     """True when flatlatex turns ``\\name`` (with an argument, if it takes one) into text without a backslash."""
-    out = _flat(f"\\{name}{{a}}")
-    return out is not None and not re.search(r"\\[A-Za-z]", out)
+    # With no, one or two arguments: \\alpha takes none, \\frac two (given one, flatlatex fails).
+    outs = (_flat(f"\\{name}"), _flat(f"\\{name}{{a}}"), _flat(f"\\{name}{{a}}{{b}}"))
+    return any(out is not None and not re.search(r"\\[A-Za-z]", out) for out in outs)
 
 
 def _arg_or_name(m: re.Match) -> str:
