@@ -300,6 +300,43 @@ def test_doctor_finds_a_paper_without_chunks_and_ingest_restores_it(scratch):
     assert next(run_doctor(settings)) == healthy
 
 
+def test_a_file_emptied_to_invisible_characters_or_cut_short_keeps_its_papers(scratch):
+    """A list left with only a zero-width space under its heading became one invisible paper and lost
+    the other 18 (exit 0); a list cut to its first lines, or whose blank lines were lost, lost most of
+    its papers with no warning."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    f = root / "cut.txt"
+    abstracts = [f"We study CutNet variant {i} for graph coloring with spectral messages." for i in range(6)]
+    f.write_text("ICML 2026\n\n" + "\n\n".join(abstracts) + "\n")
+    assert ingest([f], idx).added == 6
+    for bad in ("ICML 2026\n\u200b\n", "ICML 2026\n\u200b\u200b\u200b\n\n", "ICML 2026\n\n\u00a0\n\u200b\n"):
+        f.write_text(bad)
+        assert ingest_bad(idx, f).skipped[0].startswith("cut.txt: no papers in this file, but 6 papers of it are indexed")
+    f.write_text("ICML 2026\n\n" + "\n\n".join(abstracts[:2]) + "\n")  # cut short
+    assert ingest_bad(idx, f).skipped == ["cut.txt: 4 of its 6 indexed papers are no longer in it (cut short, or its "
+                                          "blank lines lost?); nothing of it was changed. If that is meant: "
+                                          "paper-assistant remove cut.txt, then ingest it again"]
+    f.write_text("ICML 2026\n\n" + "\n".join(abstracts) + "\n")  # blank lines lost: one long paper
+    assert "5 of its 6 indexed papers are no longer in it" in ingest_bad(idx, f).skipped[0]
+    f.write_text("ICML 2026\n\n" + "\n\n".join(abstracts[:5]) + "\n")  # one paper deleted on purpose: fine
+    assert ingest([f], idx).removed == 1
+
+
+def test_a_lone_surrogate_in_metadata_skips_its_file_and_the_others_are_ingested(scratch):
+    """A lone surrogate in a JSONL title aborted the whole ingest with a UnicodeEncodeError naming no file."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    bad, good = root / "surrogate.jsonl", root / "fine.jsonl"
+    bad.write_text('{"id": "sg-1", "abstract": "We study SurNet.", "title": "bad \\udc80 value"}\n')
+    good.write_text('{"id": "fine-1", "abstract": "We study FineNet on graphs."}\n')
+    report = ingest([bad, good], idx)
+    assert report.added == 1 and report.skipped == [f"{bad}:1: 'title' holds an invalid character (a lone UTF-16 "
+                                                    "surrogate such as \\udc80); fix the record"]
+
+
 def test_cli_ingest_reports_each_bad_file_in_one_line_and_keeps_the_good_one(tmp_path, monkeypatch, capsys):
     (tmp_path / "a_empty.txt").write_text("")
     (tmp_path / "b_bad.txt").write_bytes(b"ICML 2026\n\n\xff\n")

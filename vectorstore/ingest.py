@@ -130,6 +130,30 @@ def _empty_inputs(paths: list[str | Path], by_file: dict[str, list[Paper]], inde
     return warnings, skipped
 
 
+MAX_SHARE_REMOVED = 0.5
+"""A re-read file that no longer holds more than this share of its indexed papers (and at least
+three of them) is skipped, its papers kept: far more often a file cut short, or one whose blank
+lines were lost, than an edit. Removing many papers stays possible: ``remove`` the file, then ingest it."""
+
+
+def _cut_short(by_file: dict[str, list[Paper]], stored: dict[str, tuple[str, str]]) -> list[str]:
+    """Skip reasons for the files of ``by_file`` (taken out of it) that lost most of their indexed
+    papers (:data:`MAX_SHARE_REMOVED`); ``stored``: ``{paper id: (hash, source file)}``."""
+    indexed: dict[str, set[str]] = {}
+    for pid, (_, src) in stored.items():
+        indexed.setdefault(src, set()).add(pid)
+    out = []
+    for name in list(by_file):
+        had = indexed.get(name, set())
+        missing = had - {p.id for p in by_file[name]}
+        if len(missing) >= 3 and len(missing) > MAX_SHARE_REMOVED * len(had):
+            del by_file[name]
+            out.append(f"{name}: {len(missing)} of its {len(had)} indexed papers are no longer in it (cut short, or "
+                       f"its blank lines lost?); nothing of it was changed. If that is meant: paper-assistant "
+                       f"remove {name}, then ingest it again")
+    return out
+
+
 def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = None, paper_batch: int = 256,
            progress: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None,
            write_batch: int = 4096, build_lexical: bool = True) -> IngestReport:
@@ -159,7 +183,7 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         for _, src in stored.values():
             per_file[src] = per_file.get(src, 0) + 1
         empty, kept = _empty_inputs(paths, by_file, per_file)
-        report = IngestReport(skipped=skipped + kept, empty=empty)
+        report = IngestReport(skipped=skipped + kept + _cut_short(by_file, stored), empty=empty)
         todo: list[tuple[Paper, str]] = []
         loaded_ids: set[str] = set()
         # A paper record whose chunks are gone (an older version deleted them before writing the new

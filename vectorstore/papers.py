@@ -197,6 +197,16 @@ def read_text(path: Path) -> str:
         raise CorpusError(f"{path}: invalid UTF-8 at byte {exc.start} (line {line}); re-save the file as UTF-8") from exc
 
 
+_INVISIBLE = re.compile(r"[\s\u200b-\u200d\u2060\ufeff\u00a0\u180e]+")
+
+
+def visible(text: str) -> bool:
+    """True when ``text`` holds a character one can see: whitespace, zero-width characters, no-break
+    spaces and BOMs alone are no abstract, title or id (a list "emptied" to them must not replace its
+    papers with one invisible paper)."""
+    return bool(_INVISIBLE.sub("", text))
+
+
 def load_paper_list(path: str | Path) -> list[Paper]:
     """Papers of one paper-list text file, in file order.
 
@@ -207,7 +217,7 @@ def load_paper_list(path: str | Path) -> list[Paper]:
     """
     path = Path(path)
     text = read_text(path).replace("\r\n", "\n").replace("\r", "\n")
-    if not text.strip():
+    if not visible(text):
         raise CorpusError(f"{path}: file is empty (expected a heading line, then abstracts separated by blank lines)")
     heading, _, body = text.partition("\n")
     venue, year = parse_heading(heading)
@@ -220,7 +230,7 @@ def load_paper_list(path: str | Path) -> list[Paper]:
     blocks = [b.strip() for b in _BLANK_LINE.split(body)]
     papers = []
     for block in blocks:
-        if not block:
+        if not visible(block):  # blank, or only zero-width / no-break spaces and BOMs: no abstract
             continue
         _check_length(block, f"{path}: abstract #{len(papers) + 1}")
         papers.append(
@@ -296,6 +306,11 @@ that shows the paper megabytes long."""
 
 
 def _check_metadata(title: str, venue: str, url: str, authors: list[str], where: str) -> None:
+    for name, value in (("title", title), ("venue", venue), ("url", url), ("authors", " ".join(authors))):
+        if any("\ud800" <= ch <= "\udfff" for ch in value):  # a lone surrogate: no valid text, and it
+            # would fail the whole ingest when the record is hashed
+            raise CorpusError(f"{where}: '{name}' holds an invalid character (a lone UTF-16 surrogate such as "
+                              "\\udc80); fix the record")
     for name, value in (("title", title), ("venue", venue), ("url", url)):
         if len(value) > MAX_FIELD_CHARS[name]:
             raise CorpusError(f"{where}: '{name}' is {len(value):,} characters long; the limit is "
@@ -322,13 +337,13 @@ def load_jsonl(path: str | Path) -> list[Paper]:
     first_line: dict[str, int] = {}
     for lineno, rec in _jsonl_records(path):
         abstract = rec.get("abstract") or rec.get("text")
-        if not isinstance(abstract, str) or not abstract.strip():
+        if not isinstance(abstract, str) or not visible(abstract):
             raise CorpusError(f"{path}:{lineno}: record has no 'abstract' text")
         _check_length(abstract.strip(), f"{path}:{lineno}: abstract")
         pid = rec.get("id")
         if isinstance(pid, (dict, list, bool)):
             raise CorpusError(f"{path}:{lineno}: record 'id' must be a string or a number")
-        if pid is None or not str(pid).strip():
+        if pid is None or not visible(str(pid)):
             raise CorpusError(f"{path}:{lineno}: record has no 'id'")
         year = _as_year(rec.get("year"), f"{path}:{lineno}")
         title = _as_text(rec.get("title"))
