@@ -40,7 +40,7 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
         idx = get_index(settings)
         papers, chunks = idx.store.counts()
     except Exception as exc:
-        return False, f"index: {exc}"
+        return False, f"index: {_index_failure(exc, settings)}"
     where = f"{settings.store.host}:{settings.store.port}" if settings.store.host else str(settings.index)
     if papers == 0:
         from assistant.service import EMPTY_INDEX
@@ -55,6 +55,28 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     if writer:
         line += f"; an ingest is running ({writer}): answers use the papers written so far"
     return True, line
+
+
+def _index_failure(exc: BaseException, settings: Settings) -> str:
+    """What a failure to open the index means and how to fix it: a full disk (free space: nothing is
+    lost), Chroma's own error (its files damaged: rebuild), else the error itself."""
+    import shutil
+
+    from vectorstore.store import DISK_FULL_BELOW
+
+    first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+    if not settings.store.host:
+        try:
+            free = shutil.disk_usage(settings.index if settings.index.exists() else settings.index.parent).free
+        except OSError:
+            free = None
+        if free is not None and free < DISK_FULL_BELOW:
+            return (f"the disk holding {settings.index} is full ({free / 2**20:.0f} MB free): free some space, then "
+                    f"run the command again; nothing is lost ({first})")
+    if type(exc).__module__.split(".")[0] == "chromadb":
+        return (f"Chroma cannot read the index ({first}): its files are damaged; delete {settings.index} and run "
+                "`paper-assistant ingest` again (the paper files are not touched)")
+    return first
 
 
 def _health_problems(settings: Settings) -> list[str]:
@@ -107,10 +129,10 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
     import openai
 
     from assistant.answer import as_data
-    from assistant.llm import LLMStreamIncomplete, OpenAIChat, explain_llm_error, fold_system, system_role_kept
+    from assistant.llm import LLMStreamIncomplete, OpenAIChat, explain_llm_error, fold_system, redact, system_role_kept
     from assistant.prompts import answer_prompt
 
-    where = cfg.base_url or "the OpenAI API"
+    where = redact(cfg.base_url or "the OpenAI API", cfg)  # no password or query key of the URL shown
     client = openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key.get_secret_value() if cfg.api_key else "not-needed",
                            timeout=cfg.timeout, max_retries=0)
     try:

@@ -84,7 +84,7 @@ def exit_message(exc: BaseException) -> tuple[str, int]:
                 "run the command again once the server is back"), 2
     if type(exc).__module__.split(".")[0] == "chromadb":
         # Chroma's own failures (a damaged HNSW or SQLite file, a failed compaction) name no remedy.
-        return (f"the Chroma index failed ({type(exc).__name__}: {first[:200]}); run `paper-assistant doctor` "
-                "to check it; if its files are damaged, delete the index folder and run `paper-assistant ingest` "
-                "again (the paper files are not touched)"), 2
+        return (f"the Chroma index failed ({type(exc).__name__}: {first[:200]}); if the disk is full, free some "
+                "space and try again; otherwise its files are damaged: delete the index folder and run "
+                "`paper-assistant ingest` again (the paper files are not touched)"), 2
     return f"unexpected {type(exc).__name__}: {first}", 2

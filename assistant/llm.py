@@ -215,14 +215,16 @@ def _server_message_raw(exc: BaseException) -> str:
 
 
 def redact(text: str, cfg: LLMSettings) -> str:
-    """``text`` with the API key, and any password in the base URL, replaced by ``***``: servers and
-    proxies sometimes echo the key they were sent in their error messages."""
-    from urllib.parse import urlsplit
+    """``text`` with the API key, and any password or query value in the base URL, replaced by ``***``:
+    servers and proxies sometimes echo the key they were sent in their error messages."""
+    from urllib.parse import parse_qsl, urlsplit
 
     secrets = [cfg.api_key.get_secret_value()] if cfg.api_key else []
     if cfg.base_url:
         try:
-            secrets.append(urlsplit(cfg.base_url).password or "")
+            parts = urlsplit(cfg.base_url)
+            secrets.append(parts.password or "")
+            secrets += [v for _, v in parse_qsl(parts.query)]  # "?api_key=…": a key in the URL's query
         except ValueError:
             pass
     for secret in secrets:

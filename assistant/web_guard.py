@@ -2,8 +2,9 @@
 a bound on every request body.
 
 Gradio checks a password as often as it is asked (100 guesses took 1.2 s) and reads any request
-body whole (a 3.5 MB malformed chat history came back as a 17.8 MB error and 35 MB of log). Both
-guards are plain ASGI / callables handed to ``demo.launch`` (``auth=LoginGuard(...).check``, ``app_kwargs=``).
+body whole (a 3.5 MB malformed chat history came back as a 17.8 MB error and 35 MB of log). The
+guards are plain ASGI middleware and a callable handed to ``demo.launch`` (``app_kwargs=``,
+``auth=LoginGuard(...).check``).
 """
 
 from __future__ import annotations
@@ -21,39 +22,68 @@ MAX_UPLOAD = "1kb"
 
 
 class LoginGuard:
-    """The login for Gradio (pass ``auth=guard.check``): checks ``user:password`` in constant time, and after
-    ``free_failures`` failed logins within ``window_s`` seconds makes each further attempt wait
-    ``delay_s`` seconds (doubling, at most ``max_delay_s``), one attempt at a time, so parallel
-    guessing gains nothing. Waits are asyncio sleeps: the server's threads stay free."""
+    """The login for Gradio (pass ``auth=guard.check``): ``user:password`` compared in constant time.
+    Guessing is slowed per client address by :class:`LoginThrottle`, not here: Gradio's ``auth``
+    callable does not see who asks, and one shared delay let a guesser lock the real user out."""
 
-    def __init__(self, user: str, password: str, free_failures: int = 5, window_s: float = 300.0,
-                 delay_s: float = 1.0, max_delay_s: float = 30.0):
+    def __init__(self, user: str, password: str):
         self.user, self.password = user, password
-        self.free, self.window, self.delay, self.max_delay = free_failures, window_s, delay_s, max_delay_s
-        self.failures: deque[float] = deque()
-        self._lock: asyncio.Lock | None = None
-
-    def wait_s(self, now: float | None = None) -> float:
-        """Seconds the next attempt waits, from the failures in the window."""
-        now = time.monotonic() if now is None else now
-        while self.failures and now - self.failures[0] > self.window:
-            self.failures.popleft()
-        over = len(self.failures) - self.free
-        return 0.0 if over < 0 else min(self.max_delay, self.delay * 2 ** min(over, 16))
 
     async def check(self, user: str, password: str) -> bool:
         """The ``auth=`` callable (a coroutine function: Gradio awaits only those)."""
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            wait = self.wait_s()
+        return bool(hmac.compare_digest(user.encode(), self.user.encode())
+                    & hmac.compare_digest(password.encode(), self.password.encode()))
+
+
+class LoginThrottle:
+    """ASGI middleware slowing login guesses per client address: after ``free_failures`` failed logins
+    (HTTP 400 from ``POST …/login``) within ``window_s`` seconds, each further attempt from that address
+    waits ``delay_s`` seconds, doubling up to ``max_delay_s``, one at a time (parallel guessing gains
+    nothing). A success clears the address. Waits are asyncio sleeps: the server's threads stay free.
+    Other addresses, and sessions already logged in, are not slowed."""
+
+    def __init__(self, app, free_failures: int = 5, window_s: float = 300.0, delay_s: float = 1.0,
+                 max_delay_s: float = 30.0):
+        self.app = app
+        self.free, self.window, self.delay, self.max_delay = free_failures, window_s, delay_s, max_delay_s
+        self.failures: dict[str, deque[float]] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        THROTTLES.append(self)
+
+    def wait_s(self, client: str, now: float | None = None) -> float:
+        """Seconds the next login attempt from ``client`` waits, from its failures in the window."""
+        now = time.monotonic() if now is None else now
+        seen = self.failures.get(client, deque())
+        while seen and now - seen[0] > self.window:
+            seen.popleft()
+        over = len(seen) - self.free
+        return 0.0 if over < 0 else min(self.max_delay, self.delay * 2 ** min(over, 16))
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("method") != "POST" or not scope.get("path", "").endswith("/login"):
+            return await self.app(scope, receive, send)
+        client = (scope.get("client") or ("?", 0))[0]
+        lock = self._locks.setdefault(client, asyncio.Lock())
+        status = {}
+
+        async def watched(message):
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        async with lock:
+            wait = self.wait_s(client)
             if wait:
                 await asyncio.sleep(wait)
-            ok = hmac.compare_digest(user.encode(), self.user.encode()) & hmac.compare_digest(
-                password.encode(), self.password.encode())
-            if not ok:
-                self.failures.append(time.monotonic())
-            return bool(ok)
+            await self.app(scope, receive, watched)
+            if status.get("code") == 400:
+                self.failures.setdefault(client, deque()).append(time.monotonic())
+            elif status.get("code") == 200:
+                self.failures.pop(client, None)
+
+
+THROTTLES: list[LoginThrottle] = []
+"""Every LoginThrottle made in this process (the app makes one per launch), for tests and ``doctor``."""
 
 
 class BodyLimit:
@@ -97,7 +127,8 @@ class _TooLarge(Exception):
 
 
 def launch_options() -> dict:
-    """``demo.launch`` keyword arguments: the body limit and no uploads (the login is ``LoginGuard``)."""
+    """``demo.launch`` keyword arguments: the body limit, the login throttle and no uploads (the login
+    itself is ``LoginGuard``)."""
     from starlette.middleware import Middleware
 
-    return {"max_file_size": MAX_UPLOAD, "app_kwargs": {"middleware": [Middleware(BodyLimit)]}}
+    return {"max_file_size": MAX_UPLOAD, "app_kwargs": {"middleware": [Middleware(BodyLimit), Middleware(LoginThrottle)]}}

@@ -123,16 +123,19 @@ def test_a_start_refreshes_only_the_corpus_files_an_own_index_holds(settings, en
 
 @pytest.fixture
 def guarded_url(settings, assistant):
-    """The page behind a login, launched as `serve --auth` launches it."""
+    """The page behind a login, launched as `serve --auth` launches it; yields (url, its login throttle)."""
     import app as web
+    from assistant import web_guard
     from assistant.web_guard import LoginGuard
 
     cfg = settings.model_copy(update={"ui": settings.ui.model_copy(update={"port": free_port(), "auth": "ann:s3cret-pw"})})
     demo = web.build_app(cfg, assistant)
-    guard = LoginGuard("ann", "s3cret-pw", delay_s=0.3)
+    made = len(web_guard.THROTTLES)
     demo.launch(server_name="127.0.0.1", server_port=cfg.ui.port, prevent_thread_lock=True, share=False, quiet=True,
-                auth=guard.check, **web.page_options())
-    yield f"http://127.0.0.1:{cfg.ui.port}", guard
+                auth=LoginGuard("ann", "s3cret-pw").check, **web.page_options())
+    throttle = web_guard.THROTTLES[made]
+    throttle.delay = 0.3
+    yield f"http://127.0.0.1:{cfg.ui.port}", throttle
     demo.close()
 
 
@@ -167,14 +170,16 @@ def test_the_login_page_names_no_file_and_guessing_is_slowed_one_attempt_at_a_ti
     """The login page embedded the API description (venues, years, file names); 100 guesses took 1.2 s."""
     import urllib.request
 
-    url, guard = guarded_url
+    url, throttle = guarded_url
     page = urllib.request.urlopen(url + "/", timeout=30).read().decode()
     assert "auth_required" in page and ".txt" not in page and "Source file" not in page
     for _ in range(6):
         assert _post(url + "/login", b"username=ann&password=guess", "application/x-www-form-urlencoded")[0] == 400
-    assert len(guard.failures) == 6 and guard.wait_s() == 0.6  # the 6th failure doubled the 0.3 s wait
+    # Per address: this one waits 0.6 s now (the 6th failure doubled the 0.3 s wait), another not at all.
+    assert len(throttle.failures["127.0.0.1"]) == 6 and throttle.wait_s("127.0.0.1") == 0.6
+    assert throttle.wait_s("192.0.2.7") == 0
     code, body = _post(url + "/login", b"username=ann&password=s3cret-pw", "application/x-www-form-urlencoded")
-    assert code == 200 and b"success" in body
+    assert code == 200 and b"success" in body and "127.0.0.1" not in throttle.failures  # a success clears it
 
 
 def test_an_oversized_body_and_any_upload_are_refused_with_a_short_reply(guarded_url):
@@ -193,15 +198,17 @@ def test_an_oversized_body_and_any_upload_are_refused_with_a_short_reply(guarded
     assert code == 413 and len(body) < 1000, (code, body[:200])
 
 
-def test_the_login_guard_waits_longer_after_each_failure_past_the_free_ones():
-    from assistant.web_guard import LoginGuard
+def test_the_login_throttle_waits_longer_after_each_failure_past_the_free_ones():
+    from collections import deque
 
-    guard = LoginGuard("a", "b", free_failures=2, window_s=60, delay_s=1, max_delay_s=8)
-    guard.failures.extend([0.0, 1.0])
-    assert guard.wait_s(now=2.0) == 1
-    guard.failures.extend([2.0, 3.0, 4.0, 5.0])
-    assert guard.wait_s(now=6.0) == 8  # 1, 2, 4, 8: capped
-    assert guard.wait_s(now=100.0) == 0  # the window has passed
+    from assistant.web_guard import LoginThrottle
+
+    throttle = LoginThrottle(None, free_failures=2, window_s=60, delay_s=1, max_delay_s=8)
+    throttle.failures["a"] = deque([0.0, 1.0])
+    assert throttle.wait_s("a", now=2.0) == 1 and throttle.wait_s("b", now=2.0) == 0
+    throttle.failures["a"].extend([2.0, 3.0, 4.0, 5.0])
+    assert throttle.wait_s("a", now=6.0) == 8  # 1, 2, 4, 8: capped
+    assert throttle.wait_s("a", now=100.0) == 0  # the window has passed
 
 
 def test_the_page_links_a_sources_code_and_filters_papers_with_code(app_url):

@@ -28,3 +28,9 @@ def test_a_password_in_the_base_url_is_masked_in_the_settings_error():
         LLMSettings(base_url="http://alice:hunter2secret@127.0.0.1:abc/v1", model="m")
     line = one_line(err.value)
     assert "hunter2secret" not in line and "http://alice:***@127.0.0.1:abc/v1" in line
+
+
+def test_a_key_in_the_base_urls_query_is_masked_where_the_url_is_shown():
+    cfg = LLMSettings(base_url="http://127.0.0.1:1/v1?api_key=secretpw42", model="m")
+    assert redact(f"Cannot connect to the LLM endpoint {cfg.base_url}", cfg) == (
+        "Cannot connect to the LLM endpoint http://127.0.0.1:1/v1?api_key=***")

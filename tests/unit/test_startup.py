@@ -106,5 +106,26 @@ def test_a_chroma_failure_names_doctor_and_the_rebuild_instead_of_unexpected():
 
     line, code = exit_message(InternalError("Error in compaction: Failed to apply logs\nmore"))
     assert code == 2 and line == ("the Chroma index failed (InternalError: Error in compaction: Failed to apply logs); "
-                                  "run `paper-assistant doctor` to check it; if its files are damaged, delete the "
-                                  "index folder and run `paper-assistant ingest` again (the paper files are not touched)")
+                                  "if the disk is full, free some space and try again; otherwise its files are "
+                                  "damaged: delete the index folder and run `paper-assistant ingest` again (the "
+                                  "paper files are not touched)")
+
+
+def test_doctor_names_a_full_disk_or_damaged_files_instead_of_chromas_words(monkeypatch, tmp_path):
+    """After a full disk, doctor printed "index: Error executing plan: Error sending backfill request to
+    compactor…"; with damaged HNSW files it named no fix."""
+    import shutil
+
+    from chromadb.errors import InternalError
+
+    from assistant.doctor import _index_failure
+    from assistant.settings import load_settings
+
+    settings = load_settings(index=tmp_path)
+    err = InternalError("Error executing plan: Error loading hnsw index")
+    assert _index_failure(err, settings) == (f"Chroma cannot read the index (Error executing plan: Error loading hnsw "
+                                             f"index): its files are damaged; delete {tmp_path} and run "
+                                             "`paper-assistant ingest` again (the paper files are not touched)")
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage._replace(free=2**20))
+    assert _index_failure(err, settings).startswith(f"the disk holding {tmp_path} is full (1 MB free): free some space")
