@@ -564,7 +564,10 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                 return [], [], sources_html(None), None
 
             wiped = [chatbot, turns, panel, last_list]
-            clear.click(cleared, None, wiped, api_name=False, cancels=[asked, submitted, listed]).then(
+            # Also the API's way to start over: a client's conversation lives in its session, not in the
+            # `history` it sends (that is the display), so a script calls /new_chat between conversations.
+            clear.click(cleared, None, wiped, api_name="new_chat", api_visibility=api_visibility,
+                        cancels=[asked, submitted, listed]).then(
                 settled, None, wiped, api_name=False)
             api_out = gr.JSON(visible=False)
             api_in = gr.Textbox(visible=False)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.related_list import NEAR_MISSES, NEAREST_SHOWN, RelatedList, shown_percent
+from assistant.related_list import NEAR_MISSES, NEAR_WITHIN, NEAREST_SHOWN, RelatedList, shown_percent
 from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
 from assistant.sanitize import valid_text
 from assistant.settings import RelatedCalibration
@@ -290,7 +290,7 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     if nearest_only:
         kept, below = below[:NEAREST_SHOWN], below[NEAREST_SHOWN:]
     ids, scores = [i for i, _ in kept], [sc for _, sc in kept]
-    near_ids = [i for i, _ in below[:NEAR_MISSES]]
+    near_ids = [i for i, _ in below if d_sim.get(i, 0.0) >= bar - NEAR_WITHIN][:NEAR_MISSES]
     papers = store.get_papers(ids + near_ids)
     cache = sentence_cache.get([papers[i] for i in ids if i in papers])
     out = []

@@ -7,6 +7,8 @@ NEAREST_SHOWN = 3
 """When no paper clears the similarity bar, the nearest this many are shown anyway, marked as below it."""
 NEAR_MISSES = 5
 """Papers just below the bar shown under "Just below the bar", with their similarity."""
+NEAR_WITHIN = 0.15
+"""…if their cosine is at most this far below the bar: a paper at 24 % under a 43 % bar is not near."""
 
 
 def shown_percent(similarity: float, bar: float) -> int:

@@ -28,8 +28,8 @@ def _answer_text(ans: CitedAnswer, show_abstract: bool) -> str:
     lines.append(ans.answer)
     if ans.verdict == Verdict.weak and VERDICT_TEXT[Verdict.weak] not in ans.answer:
         lines += ["", f"({VERDICT_TEXT[Verdict.weak]})"]
-    if ans.count is not None:
-        lines += ["", f"Found {counted(ans.count, 'paper')}."]
+    if ans.count is not None and not re.match(rf"{ans.count:,} papers? (?:in the index )?match", ans.answer):
+        lines += ["", f"Found {counted(ans.count, 'paper')}."]  # once: an extractive list opens with its count
     if ans.sources:
         lines += ["", "Sources:"]
         for s in ans.sources:

@@ -238,3 +238,16 @@ def test_the_map_says_it_is_drawing_on_first_open(app_url):
     again = Client(app_url, verbose=False).submit("", api_name="/map")
     again.result(timeout=120)
     assert len(again.outputs()) == 1  # drawn already: no progress line
+
+
+def test_a_script_holds_a_conversation_over_http_and_new_chat_ends_it(app_url):
+    """Over the HTTP API a script could not start a fresh conversation except with a new client."""
+    from gradio_client import Client
+
+    client = Client(app_url, verbose=False)
+    _, chat, _ = client.predict("What is VideoLoom?", [], api_name="/chat")
+    _, chat, _ = client.predict("and what dataset?", chat, api_name="/chat")
+    assert "LoomData-8.7k" in str(chat[-1]["content"])
+    client.predict(api_name="/new_chat")
+    _, chat, _ = client.predict("and what dataset?", [], api_name="/chat")
+    assert "refers to an earlier answer, and there is none yet" in str(chat[-1]["content"])

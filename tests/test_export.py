@@ -140,3 +140,19 @@ def test_papers_with_code_come_from_the_abstracts_links_with_a_filter_and_their_
     bib = read_bibtex(to_bibtex(items))
     assert [r["url"] for r in bib] == [s.links[0] for s in ans.sources]
     assert "   Code / project: <https://github.com/skyshoumeng/MapGR>" in to_markdown(items)
+
+
+def test_an_export_of_a_refusal_writes_no_empty_file(index, index_dir, tmp_path, monkeypatch, capsys):
+    """`ask … --export ocean.bib` under "No relevant abstract found" wrote a 0-byte file, so the next run
+    needed --force."""
+    from assistant.cli import main
+
+    out = tmp_path / "ocean.bib"
+    monkeypatch.setattr("sys.argv", ["paper-assistant", "ask", "Which papers measure ocean temperature with satellites?",
+                                     "--index", str(index_dir), "--export", str(out)])
+    try:
+        main()
+    except SystemExit as done:  # the console runner may exit 0 explicitly
+        assert done.code in (0, None)
+    assert not out.exists()
+    assert f"nothing to export to {out}: the answer cites no paper" in capsys.readouterr().err

@@ -69,3 +69,17 @@ def test_cli_map_writes_a_png(assistant, index_dir, tmp_path, monkeypatch):
     shutil.copy(out_png, ARTIFACTS / "map.png")
     bad = CliRunner().invoke(cli.app, ["map", "--out", str(tmp_path / "map.svg"), "--index", str(index_dir)])
     assert bad.exit_code == 2
+
+
+def test_map_json_writes_no_png_unless_asked(index_dir, tmp_path, monkeypatch):
+    """`map --json` quietly wrote map.png into the current folder, and the next run failed on it."""
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from assistant import cli
+
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(cli.app, ["map", "--json", "--index", str(index_dir)])
+    assert res.exit_code == 0, res.output
+    assert _json.loads(res.stdout)["out"] is None and list(tmp_path.iterdir()) == []

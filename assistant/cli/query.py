@@ -136,6 +136,9 @@ def _write_export(path: Path | None, items, heading: str) -> None:
         return
     from assistant.export import write_export
 
+    if not items:  # a refusal cites nothing: an empty file would only block the next run (--force)
+        typer.echo(f"nothing to export to {path}: the answer cites no paper", err=True)
+        return
     write_export(path, items, heading)
     typer.echo(f"exported {len(items)} paper{'s' if len(items) != 1 else ''} to {path}", err=True)
 
@@ -176,7 +179,8 @@ def list_cmd(
 
 def map_cmd(
     ctx: typer.Context,
-    out: Annotated[Path, typer.Option("--out", help="PNG file to write")] = Path("map.png"),
+    out: Annotated[Optional[Path], typer.Option("--out", help="PNG file to write (default map.png; with --json, "
+                                                              "none unless given)")] = None,
     index: IndexOpt = None,
     question: Annotated[Optional[str], typer.Option("--question", help="highlight the papers this question lists")] = None,
     clusters: Annotated[Optional[int], typer.Option("--clusters", min=1, help="number of clusters (default √papers)")] = None,
@@ -189,9 +193,11 @@ def map_cmd(
     from assistant.paper_map import index_map, save_png
     from assistant.service import get_assistant, require_papers
 
-    if out.suffix.lower() != ".png":
+    if out is None and not as_json:
+        out = Path("map.png")
+    if out is not None and out.suffix.lower() != ".png":
         fail(f"--out must be a .png file, not {out.name!r}")
-    if out.exists() and not force:  # as --export: never overwrite silently; missing folders are created
+    if out is not None and out.exists() and not force:  # as --export: never overwrite silently; missing folders are created
         fail(f"{out} already exists: pass --force to overwrite it, or choose another file name")
     a = get_assistant(settings_for(ctx, index))
     require_papers(a.index)
@@ -201,9 +207,11 @@ def map_cmd(
         from assistant.listing import list_papers
 
         hits = [p.id for p in list_papers(a, question).papers]
-    save_png(pmap, out, highlight=hits)
+    if out is not None:
+        save_png(pmap, out, highlight=hits)
     if as_json:
-        typer.echo(json.dumps(pmap.to_dict() | {"out": str(out), "highlighted": hits}, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(pmap.to_dict() | {"out": str(out) if out else None, "highlighted": hits}, indent=2,
+                              ensure_ascii=False))
         return
     from vectorstore.papers import counted
 
