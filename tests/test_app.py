@@ -251,3 +251,14 @@ def test_a_script_holds_a_conversation_over_http_and_new_chat_ends_it(app_url):
     client.predict(api_name="/new_chat")
     _, chat, _ = client.predict("and what dataset?", [], api_name="/chat")
     assert "refers to an earlier answer, and there is none yet" in str(chat[-1]["content"])
+
+
+def test_the_related_tab_takes_a_count_and_a_bar(app_url):
+    """The Related-work tab had no control for how many papers or how similar."""
+    from gradio_client import Client
+
+    client = Client(app_url, verbose=False)
+    everything = client.predict("", "000_12a0d7b1c5c902c5#6", 4, "0% (show all)", api_name="/related")
+    assert len(re.findall(r"^\| \d+ \|", everything, re.M)) == 4
+    strict = client.predict("", "000_12a0d7b1c5c902c5#6", 10, "70%", api_name="/related")
+    assert strict.startswith("Related to **VRU**") and "similarity under 70%" in strict

@@ -296,3 +296,13 @@ def test_readme_config_works_as_written(index, index_dir):
     with start_blocking_portal() as portal:
         tools, result = portal.call(session)
     assert tools == TOOLS and ok(result)["label"] == "OmniMoE"
+
+
+def test_the_tools_filter_papers_with_code_and_related_names_its_near_misses(stdio_client):
+    coded = ok(call(stdio_client, "list_papers", {"topic": "Which papers are about machine unlearning?", "has_code": True}))
+    plain = ok(call(stdio_client, "list_papers", {"topic": "Which papers are about machine unlearning?"}))
+    assert coded["count"] >= 1 and {p["paper_id"] for p in coded["papers"]} < {p["paper_id"] for p in plain["papers"]}
+    asked = ok(call(stdio_client, "ask", {"question": "Which papers release code?"}))
+    assert asked["count"] == 9 and all(c["paper_id"] for c in asked["citations"])
+    near = ok(call(stdio_client, "related", {"paper_id": "000_12a0d7b1c5c902c5#6", "k": 10}))["near_misses"]
+    assert near and all(set(n) == {"paper_id", "label", "similarity", "similarity_percent"} for n in near)
