@@ -129,6 +129,9 @@ def math_plain(tex: str) -> str:
     body = _OPERATOR_NAME.sub(r"\\,\1\\,", body)  # flatlatex drops math spaces: "n \log n" → "nlog n"
     body = _TEXT_IN_MATH.sub(lambda m: m.group(0).replace(" ", "\u00a0"), body)
     body = body.replace(r"\{", "\ue000").replace(r"\}", "\ue001")  # literal braces, not groups
+    # A script on a literal brace ("\{r/2^k\}_{k=0}^R") goes on an empty base after it: flatlatex would
+    # take the brace into the script's parentheses ("{r/2ᵏ(}[k=0])ᴿ").
+    body = re.sub("([\ue000\ue001])(?=[_^])", "\\1{}", body)
     # A command it does not know (an author's \\x, \\mathsf{A}) is replaced first by its argument,
     # else its name: left in, flatlatex either fails on the whole span or glues it to its argument.
     body = _UNKNOWN.sub(lambda m: m.group(0) if _known(m.group(1)) else _arg_or_name(m), body)

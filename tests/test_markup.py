@@ -115,6 +115,9 @@ def test_math_common_forms_read_right_and_unknown_commands_give_their_argument()
     assert math_plain(r"O(n \log n)") == "O(n log n)"
     assert math_plain(r"\text{foo bar}") == "foo bar"
     assert math_plain(r"\frobnicate{x} + 1") == "x+1"  # unknown: its argument (never "frobnicatex + 1")
+    # a fraction keeps its denominator; a script on a literal brace stays after the brace
+    assert math_plain(r"\tilde{\mathcal{O}}\big(\frac{d \log N}{\Delta^2}\big)") == "𝓞̃((d log N)/(Δ²))"
+    assert math_plain(r"\{r/2^k\}_{k=0}^R") == "{r/2ᵏ}([k=0])ᴿ"
 
 
 LEFT_COMMAND = __import__("re").compile(r"\\[A-Za-z]+")
