@@ -216,6 +216,8 @@ def test_the_page_links_a_sources_code_and_filters_papers_with_code(app_url):
 
     client = Client(app_url, verbose=False)
     _, history, panel = client.predict("Which papers release code?", [], api_name="/chat")
+    # The link MapGR's abstract gives, as text of the panel: nothing fetches it (the browser tests check that
+    # the page requests nothing but 127.0.0.1).
     assert '<a href="https://github.com/skyshoumeng/MapGR" target="_blank" rel="noopener noreferrer">' in panel
     assert "9 papers in the index match" in str(history[-1]["content"])
     _, history, panel = client.predict("Which papers are about machine unlearning?", [], has_code=True, api_name="/chat")

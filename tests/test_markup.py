@@ -150,7 +150,7 @@ def test_every_bundled_abstract_renders_without_a_backslash_command():
     texts = [p.text for p in load_papers([CORPUS])]
     assert len(texts) == 38 and _bad_renderings(texts) == {}
     mapgr = next(t for t in texts if r"\href" in t)
-    assert "https://github.com/" in markup.plain(mapgr) and r"\texttt" not in markup.html(mapgr)
+    assert "https://github.com/" in markup.plain(mapgr) and r"\texttt" not in markup.html(mapgr)  # text, never fetched
     bov = next(t for t in texts if "BOVText" in t)
     assert "on (BOVText)[SOT]." in markup.plain(bov)
 

@@ -24,7 +24,7 @@ def test_words_that_merely_start_like_the_key_stay():
 
 
 def test_a_password_in_the_base_url_is_masked_in_the_settings_error():
-    with pytest.raises(ValidationError) as err:
+    with pytest.raises(ValidationError) as err:  # refused while parsing: nothing is ever connected to
         LLMSettings(base_url="http://alice:hunter2secret@127.0.0.1:abc/v1", model="m")
     line = one_line(err.value)
     assert "hunter2secret" not in line and "http://alice:***@127.0.0.1:abc/v1" in line
