@@ -37,7 +37,8 @@ _DROPPED = re.compile(r"\s*\\(?:cite[pt]?|parencite|citeauthor|ref|eqref|label)\
 """Commands a reader gains nothing from: citation keys, labels, list environments."""
 _SWITCH = re.compile(r"\{\\(em|it|sl|bf|rm|sf|tt|sc)\s+([^{}]*)\}")
 """Old font switches: ``{\\em x}``."""
-_LEFTOVER = re.compile(r"\\([A-Za-z]+)(\{[^{}]*\})?")
+_COMMAND = re.compile(r"\\([A-Za-z]+)(\{[^{}]*\})?")
+"""A backslash command and its first argument, if any: what no reader should see."""
 _MD_LINK = re.compile(r"(?<!!)\[([^\[\]\n]+)\]\((https?://[^\s()<>\"]+)\)")  # [text](https://…) in an abstract
 _HREF = re.compile(r"\\href\{([^{}]*)\}\{([^{}]*)\}")
 _ESCAPED = re.compile(r"\\([%&#_$])")
@@ -134,11 +135,11 @@ def math_plain(tex: str) -> str:
     body = re.sub("([\ue000\ue001])(?=[_^])", "\\1{}", body)
     # A command it does not know (an author's \\x, \\mathsf{A}) is replaced first by its argument,
     # else its name: left in, flatlatex either fails on the whole span or glues it to its argument.
-    body = _UNKNOWN.sub(lambda m: m.group(0) if _known(m.group(1)) else _arg_or_name(m), body)
+    body = _COMMAND.sub(lambda m: m.group(0) if _known(m.group(1)) else _arg_or_name(m), body)
     out = _flat(body)
     if out is None:
-        out = _UNKNOWN.sub(_arg_or_name, body)
-    out = _UNKNOWN.sub(_arg_or_name, out).replace("\ue000", "{").replace("\ue001", "}")
+        out = _COMMAND.sub(_arg_or_name, body)
+    out = _COMMAND.sub(_arg_or_name, out).replace("\ue000", "{").replace("\ue001", "}")
     return re.sub(r",(?=\S)", ", ", " ".join(out.split()))  # (ε,δ) → (ε, δ): flatlatex drops the spaces math would set
 
 
@@ -153,8 +154,6 @@ def _known(name: str) -> bool:
 def _arg_or_name(m: re.Match) -> str:
     return m.group(2)[1:-1] if m.group(2) else m.group(1)
 
-
-_UNKNOWN = re.compile(r"\\([A-Za-z]+)(\{[^{}]*\})?")
 
 
 def _flat(body: str) -> str | None:
@@ -194,16 +193,9 @@ def _text_mode(text: str, em: str, strong: str, code: str) -> str:
             break
     text = _HREF.sub(_href_text, text)
     text = text.replace("``", "“").replace("''", "”")  # LaTeX quotes
-    return _LEFTOVER.sub(_leftover, _ESCAPED.sub(r"\1", text))
-
-
-def _leftover(m: re.Match) -> str:
-    r"""A command still left in text: a math one written outside ``$`` (``\\mathcal{O}``, ``\\times``) as
-    its Unicode, else (an author's own macro, ``\\SCGPP``) its name, the best a reader can get."""
-    converted = math_plain(m.group(0))
-    if not re.search(r"\\[A-Za-z]", converted):
-        return converted
-    return m.group(1) + (m.group(2)[1:-1] if m.group(2) else "")
+    # A command still left is a math one written outside "$" (\mathcal{O}, \times: its Unicode) or an
+    # author's own macro (\SCGPP: its argument, else its name): math_plain reads both.
+    return _COMMAND.sub(lambda m: math_plain(m.group(0)), _ESCAPED.sub(r"\1", text))
 
 
 def _href_text(m: re.Match) -> str:

@@ -107,12 +107,12 @@ def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = Non
     return by_file, skipped
 
 
-def _empty_inputs(paths: list[str | Path], by_file: dict[str, list[Paper]], indexed: dict[str, int]
+def _empty_inputs(paths: list[str | Path], by_file: dict[str, list[Paper]], indexed: dict[str, set[str]]
                   ) -> tuple[list[str], list[str]]:
     """``(warnings, skip reasons)`` for inputs without a paper, taking the emptied files out of ``by_file``.
 
     A folder without a .txt or .jsonl file, and a new file without a paper, is a warning. A file
-    read without a paper whose papers are indexed (``indexed``: ``{file name: papers}``) is skipped
+    read without a paper whose papers are indexed (``indexed``: ``{file name: paper ids}``) is skipped
     and its papers stay: a file truncated to 0 bytes, or left with blank lines or a BOM, is far more
     often a failed copy than a wish, and removal is explicit (``paper-assistant remove``).
     """
@@ -121,9 +121,10 @@ def _empty_inputs(paths: list[str | Path], by_file: dict[str, list[Paper]], inde
     skipped = []
     for name in [n for n, papers in by_file.items() if not papers]:
         del by_file[name]
-        if indexed.get(name):
-            skipped.append(f"{name}: no papers in this file, but {counted(indexed[name], 'paper')} of it "
-                           f"{'is' if indexed[name] == 1 else 'are'} indexed; they were kept (to drop them: "
+        n = len(indexed.get(name, ()))
+        if n:
+            skipped.append(f"{name}: no papers in this file, but {counted(n, 'paper')} of it "
+                           f"{'is' if n == 1 else 'are'} indexed; they were kept (to drop them: "
                            f"paper-assistant remove {name})")
         else:
             warnings.append(f"{name}: no papers in this file")
@@ -136,12 +137,9 @@ three of them) is skipped, its papers kept: far more often a file cut short, or 
 lines were lost, than an edit. Removing many papers stays possible: ``remove`` the file, then ingest it."""
 
 
-def _cut_short(by_file: dict[str, list[Paper]], stored: dict[str, tuple[str, str]]) -> list[str]:
+def _cut_short(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]]) -> list[str]:
     """Skip reasons for the files of ``by_file`` (taken out of it) that lost most of their indexed
-    papers (:data:`MAX_SHARE_REMOVED`); ``stored``: ``{paper id: (hash, source file)}``."""
-    indexed: dict[str, set[str]] = {}
-    for pid, (_, src) in stored.items():
-        indexed.setdefault(src, set()).add(pid)
+    papers (:data:`MAX_SHARE_REMOVED`); ``indexed``: ``{file name: paper ids}``."""
     out = []
     for name in list(by_file):
         had = indexed.get(name, set())
@@ -179,11 +177,11 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         stored = store.paper_hashes()
         paths = list(paths)
         by_file, skipped = load_files(paths, {pid: src for pid, (_, src) in stored.items()})
-        per_file: dict[str, int] = {}
-        for _, src in stored.values():
-            per_file[src] = per_file.get(src, 0) + 1
-        empty, kept = _empty_inputs(paths, by_file, per_file)
-        report = IngestReport(skipped=skipped + kept + _cut_short(by_file, stored), empty=empty)
+        indexed: dict[str, set[str]] = {}  # {source file: its indexed paper ids}
+        for pid, (_, src) in stored.items():
+            indexed.setdefault(src, set()).add(pid)
+        empty, kept = _empty_inputs(paths, by_file, indexed)
+        report = IngestReport(skipped=skipped + kept + _cut_short(by_file, indexed), empty=empty)
         todo: list[tuple[Paper, str]] = []
         loaded_ids: set[str] = set()
         # A paper record whose chunks are gone (an older version deleted them before writing the new

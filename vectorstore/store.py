@@ -346,10 +346,11 @@ class ChunkStore:
         if not chunks:
             return
         metas = []
+        has_code = {pid: bool(p.links) for pid, p in papers.items()}  # each abstract read once, not per chunk
         for k, c in enumerate(chunks):
             p = papers[c.paper_id]
             m = {"paper_id": c.paper_id, "index": c.index, "start": c.start, "end": c.end,
-                 "venue": p.venue, "source": p.source, "has_code": bool(p.links), TEXT_KEY: text_key(c.text)}
+                 "venue": p.venue, "source": p.source, "has_code": has_code[c.paper_id], TEXT_KEY: text_key(c.text)}
             if p.year is not None:
                 m["year"] = p.year
             if sentences is not None:
@@ -625,10 +626,7 @@ class ChunkStore:
         now = time.monotonic()
         if self._stamp is not None and now - self._meta_read <= 1.0:
             return self._stamp
-        try:
-            self.chunks = self.client.get_collection(self.chunks.name, embedding_function=None)
-        except Exception:
-            pass  # keep the handle we have; the count below still tracks changes
+        self._reload_chunks()
         meta = self.chunks.metadata or {}
         # The collection's id too: a collection made anew (a wiped server, another server under the
         # same name) restarts at the same count and generation, and must not pass for the old one.
@@ -646,10 +644,7 @@ class ChunkStore:
         in between is stale at the closing bump, and a writer killed in between leaves the mark, so
         the next writer bumps again (:meth:`write_interrupted`) even when it has nothing to write.
         """
-        try:
-            self.chunks = self.client.get_collection(self.chunks.name, embedding_function=None)
-        except Exception:
-            pass
+        self._reload_chunks()
         meta = dict(self.chunks.metadata or {})
         meta["generation"] = int(meta.get("generation", 0)) + 1
         meta["writing"] = writing
@@ -669,8 +664,13 @@ class ChunkStore:
 
     def write_interrupted(self) -> bool:
         """True when a writer opened a write (``bump_generation(writing=True)``) and never closed it."""
+        self._reload_chunks()
+        return bool((self.chunks.metadata or {}).get("writing"))
+
+    def _reload_chunks(self) -> None:
+        """Fetch the chunks collection afresh, so its metadata (generation, the writing mark) is another
+        process's latest; on failure keep the handle we have (the count still tracks changes)."""
         try:
             self.chunks = self.client.get_collection(self.chunks.name, embedding_function=None)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a server gone for a moment: the next call tries again
             pass
-        return bool((self.chunks.metadata or {}).get("writing"))
