@@ -256,7 +256,7 @@ CODE_NOTE = ("Listed from the links the abstracts give (code, models or project 
 
 
 MAX_CODE_LISTED = 100
-"""Papers with code listed at most (by id); the count and the note give the rest."""
+"""Papers with code listed at most (in file order); the count and the note give the rest."""
 
 
 def code_list(question: str, papers: list[Paper], sentences: SentenceCache, indexed: int) -> ListResult:
@@ -278,6 +278,6 @@ def code_list(question: str, papers: list[Paper], sentences: SentenceCache, inde
         ev = RelevanceEvidence(dense=1.0, sentence=1.0, bm25=0.0, named_hit=False)
         listed.append(ListedPaper(p, rank, 1.0, 0.0, 0.0, sent, 1.0, ev, Verdict.answered))
     note = CODE_NOTE if len(papers) == len(shown) else (
-        f"{CODE_NOTE} The first {len(shown)} of {len(papers)} by id: name a topic (\"code for …\") or a filter to narrow.")
+        f"{CODE_NOTE} The first {len(shown)} of {len(papers)} in file order: name a topic (\"code for …\") or a filter to narrow.")
     return ListResult(question=question, topic="papers with code", papers=listed, pool_size=len(papers),
                       indexed=indexed, note=note)

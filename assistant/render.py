@@ -7,6 +7,7 @@ import re
 
 from assistant import markup
 from assistant.related import FACET_NAMES, RelatedPaper
+from assistant.related_list import shown_percent
 from assistant.types import CitedAnswer
 from assistant.relevance import VERDICT_TEXT, Verdict
 from vectorstore.papers import counted
@@ -110,8 +111,6 @@ def near_heading(items) -> str:
 def near_records(items) -> list[dict]:
     """The papers just below the bar (``RelatedList.near``) as ``[{paper_id, label, similarity,
     similarity_percent}]``, most similar first."""
-    from assistant.related_list import shown_percent
-
     bar = getattr(items, "bar", 0.0)
     return [{"paper_id": p.id, "label": p.display(), "similarity": round(sim, 4),
              "similarity_percent": shown_percent(sim, bar)} for p, sim in getattr(items, "near", [])]
