@@ -193,14 +193,12 @@ _FUNCTION_WORDS = frozenset(
 """Frequent function words of German, Spanish, French, Italian, Dutch and Swedish (none of them English)."""
 
 
-def looks_foreign(text: str, vocabulary) -> bool:
+def looks_foreign(text: str, terms, vocabulary) -> bool:
     """True when ``text`` reads as another language than the abstracts: fewer than half of its BM25
-    terms (vectorstore.lexical.tokenize) occur in ``vocabulary`` (the index's terms), and it holds a
-    non-ASCII letter ("¿Qué método…", "注意力…") or two function words of another language ("Welche
-    Methode reduziert die Kosten"). A terse English query ("V4D Kinetics-400 top-1 accuracy") has neither."""
-    from vectorstore.lexical import tokenize
-
-    terms = tokenize(text)
+    ``terms`` (``Question.terms``, from vectorstore.lexical.tokenize) occur in ``vocabulary`` (the index's
+    terms), and it holds a non-ASCII letter ("¿Qué método…", "注意力…") or two function words of another
+    language ("Welche Methode reduziert die Kosten"). A terse English query ("V4D Kinetics-400 top-1
+    accuracy") has neither."""
     if len(terms) < 2 or sum(t in vocabulary for t in terms) * 2 >= len(terms):
         return False
     words = re.findall(r"[^\W\d_]+", text.lower())

@@ -130,7 +130,7 @@ class Assistant:
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
                         note=follow.anchor.note if follow.anchor else unanchored, topic_vec=tvec, analysis=analysis,
                         scope=filters_scope(filters))
-        if verdict != Verdict.answered and looks_foreign(asked.text, self.index.lexical().retriever.vocab_dict):
+        if verdict != Verdict.answered and looks_foreign(asked.text, asked.terms, self.index.lexical().retriever.vocab_dict):
             prep.note = " ".join(x for x in (prep.note, FOREIGN_NOTE) if x)
         if verdict == Verdict.none and filters is not None and filters.active():
             # The paper that answers may be one the filters leave out: say so, or "nothing found" misleads.

@@ -186,4 +186,4 @@ def test_a_question_in_another_language_is_told_so_instead_of_a_bare_none(text, 
 
     vocabulary = set(tokenize("We reduce the cost of attention in transformers with sparse attention methods "
                               "and measure accuracy on benchmarks papers"))
-    assert looks_foreign(text, vocabulary) is foreign
+    assert looks_foreign(text, tokenize(text), vocabulary) is foreign
