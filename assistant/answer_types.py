@@ -17,6 +17,20 @@ from vectorstore.lexical import NAME
 if TYPE_CHECKING:
     from assistant.question import Question
 
+# "What is FlashMoE Lite?": a name followed by capitalized words ("Lite", "XL", "V2") names, as a whole,
+# a longer name than its first word.
+_NAME_RUN = re.compile(rf"{NAME.pattern}(?: [A-Z][A-Za-z0-9_-]*(?![A-Za-z0-9_-]))+")
+
+
+def whole_names(question: str, common=frozenset()) -> list[str]:
+    """Several-word names of a question that begin with a name (:data:`NAME`, not one of ``common``)
+    and go on with capitalized words: "What is FlashMoE Lite?" → FlashMoE Lite, where
+    assistant.question.question_names finds FlashMoE. A paper holding the whole name is the one asked
+    about, not one holding its first word."""
+    runs = (m.group(0).split() for m in _NAME_RUN.finditer(question))
+    return [" ".join(words) for words in runs if words[0].strip("-") not in common]
+
+
 # A link or a code-availability pointer states no finding ("Code is at https://github.com/x/y.").
 URL = re.compile(r"\b(?:https?://|www\.)\S+|\b\S+\.(?:com|org|io|net)/\S*", re.I)
 

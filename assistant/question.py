@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from assistant.sanitize import valid_text, without_pictographs
 from assistant.settings import QuestionCalibration
 from assistant.answer_types import (ANSWER_TYPES, COUNT, FIGURE, NUMBER_WORDS, QUANTITY_CUE, XREF,  # noqa: F401
-                                    answer_type, asking_clause, counts, figures, names_in)
+                                    answer_type, asking_clause, counts, figures, names_in, whole_names)
 from vectorstore.lexical import NAME, tokenize
 
 MAX_QUESTION_CHARS = 4000
@@ -277,6 +277,8 @@ class Question:
 
     text: str
     names: tuple[str, ...] = ()
+    whole_names: tuple[str, ...] = ()
+    """Names of several words that begin with one of ``names`` ("FlashMoE Lite"; :func:`whole_names`)."""
     terms: tuple[str, ...] = ()
     """Stemmed BM25 terms of ``text`` (vectorstore.lexical.tokenize), in order, repeats kept."""
     name_terms: frozenset[str] = frozenset()
@@ -330,7 +332,7 @@ def analyze(text: str, corpus_names: dict[str, str] | None = None, max_own_terms
     topic = question_topic(text) if is_list else text
     bare = all(t in REFERENCE_WORDS or t.isdigit() for t in terms)
     return Question(
-        text=text, names=tuple(names), terms=tuple(terms),
+        text=text, names=tuple(names), whole_names=tuple(whole_names(text, COMMON_NAMES)), terms=tuple(terms),
         name_terms=frozenset(tokenize(" ".join(NAME.findall(text) + NUMBER_TOKEN.findall(text)))),
         is_list=is_list, list_cue=list_cue, topic=topic, topic_terms=tuple(tokenize(topic)) if topic != text else tuple(terms),
         definition=is_definition_question(text, names), quantity=bool(QUANTITY_CUE.search(text)),

@@ -7,6 +7,7 @@ Büttcher (SIGIR 2009); maximal marginal relevance, Carbonell & Goldstein (SIGIR
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -178,10 +179,14 @@ def coverage_fusion(ids: list[str], scores: list[float], coverage: list[float], 
     return [ids[i] for i in order], [fused[i] for i in order]
 
 
-def names_first(ids: list[str], scores: list[float], texts: list[str], names: list[str]) -> Ranking:
+def names_first(ids: list[str], scores: list[float], texts: list[str], names: list[str],
+                whole: list[str] = ()) -> Ranking:
     """Papers whose text holds a name the query names (an acronym, CamelCase or digit-bearing token,
     see assistant.question.question_names) ahead of the rest, each group in its given order; those
-    holding it on its own ahead of those holding it only hyphenated into a longer name.
+    holding it on its own ahead of those holding it only hyphenated into a longer name. Papers holding
+    one of ``whole``, the query's several-word names that begin with a name (assistant.question.
+    whole_names: "FlashMoE Lite"), come first of all: "What is FlashMoE Lite?" asks for that paper,
+    not for the FlashMoE one.
 
     A name is the most specific thing a question can say: for "What do CABS and U2A have in common?"
     dense search ranks a paper holding neither first (names are near-random to MiniLM), and RRF keeps
@@ -191,7 +196,11 @@ def names_first(ids: list[str], scores: list[float], texts: list[str], names: li
         return ids, scores
     # A paper naming it on its own comes before one naming it only inside a longer name ("What is
     # SyPE?": the SyPE paper, then SyPE-Lite), and both before the rest.
-    tier = [0 if names_in(names, t, alone=True) else 1 if names_in(names, t) else 2 for t in texts]
+    # A whole several-word name ("FlashMoE Lite", also spelled "FlashMoE-Lite") before either.
+    spelled = [re.compile(r"(?<![A-Za-z0-9_-])" + r"[ -]".join(map(re.escape, w.split()))
+                          + r"s?(?![A-Za-z0-9_]|-[A-Za-z0-9])") for w in whole]
+    tier = [0 if any(p.search(t) for p in spelled) else 1 if names_in(names, t, alone=True)
+            else 2 if names_in(names, t) else 3 for t in texts]
     order = sorted(range(len(ids)), key=lambda i: tier[i])
     return [ids[i] for i in order], [scores[i] for i in order]
 
@@ -297,7 +306,8 @@ class HybridRetriever:
             ids, scores = coverage_fusion([pid for pid, _ in kept], [sc for _, sc in kept],
                                           [lexical_coverage(papers[pid].searchable(), weights) for pid, _ in kept],
                                           self.coverage_weight)
-            ids, scores = names_first(ids, scores, [papers[pid].searchable() for pid in ids], list(question.names))
+            ids, scores = names_first(ids, scores, [papers[pid].searchable() for pid in ids], list(question.names),
+                                       list(question.whole_names))
         out = [
             ScoredPaper(papers[pid], s, dense_of.get(pid, 0.0), bm25_of.get(pid, 0.0),
                         sorted(chunk_hits.get(pid, []), key=lambda c: -c.score))

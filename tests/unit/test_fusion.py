@@ -66,3 +66,26 @@ def test_a_paper_naming_the_name_alone_beats_one_naming_it_inside_a_longer_name(
     assert names_first(["lite", "sype"], [0.3, 0.1], texts[::2], ["SyPE-Lite"])[0] == ["lite", "sype"]
     assert names_in(["SyPE"], "SyPE-Lite") and not names_in(["SyPE"], "SyPE-Lite", alone=True)
     assert not names_in(["Lite"], "SyPE-Lite", alone=True) and names_in(["SyPE"], "(SyPE).", alone=True)
+
+
+def test_a_paper_holding_the_whole_several_word_name_beats_one_holding_its_first_word():
+    """ "What is FlashMoE Lite?" was answered from the FlashMoE paper when both were indexed: only
+    FlashMoE was taken for a name, and both papers hold it on its own."""
+    from assistant.question import analyze, whole_names
+
+    q = analyze("What is FlashMoE Lite?")
+    assert q.names == ("FlashMoE",) and q.whole_names == ("FlashMoE Lite",)
+    assert whole_names("Compare FlashMoE and SyPE") == [] and analyze("Is MoE Lite fast?").whole_names == ()
+    texts = ["We propose FlashMoE, a fast mixture-of-experts kernel.",
+             "We propose FlashMoE Lite, a smaller variant of FlashMoE for edge devices.",
+             "Unrelated graph paper."]
+    ids, _ = names_first(["full", "lite", "graph"], [0.3, 0.2, 0.1], texts, list(q.names), list(q.whole_names))
+    assert ids == ["lite", "full", "graph"]
+    hyphen = ["We propose FlashMoE, a kernel.", "FlashMoE-Lite trims it."]
+    assert names_first(["full", "lite"], [0.3, 0.2], hyphen, ["FlashMoE"], ["FlashMoE Lite"])[0] == ["lite", "full"]
+    # the asked name alone still goes first when the question names only FlashMoE
+    q = analyze("What is FlashMoE?")
+    assert q.whole_names == () and names_first(["full", "lite"], [0.3, 0.2], texts[:2], list(q.names))[0] == ["full", "lite"]
+    # a longer name ("FlashMoE Lite Plus") is not the asked one
+    assert names_first(["plus", "lite"], [0.3, 0.2], ["FlashMoE Lite-Plus is new.", "FlashMoE Lite is new."],
+                       ["FlashMoE"], ["FlashMoE Lite"])[0] == ["lite", "plus"]
