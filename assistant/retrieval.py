@@ -180,13 +180,15 @@ def coverage_fusion(ids: list[str], scores: list[float], coverage: list[float], 
 
 
 def names_first(ids: list[str], scores: list[float], texts: list[str], names: list[str],
-                whole: list[str] = ()) -> Ranking:
+                whole: list[str] = (), labels: list[str] | None = None) -> Ranking:
     """Papers whose text holds a name the query names (an acronym, CamelCase or digit-bearing token,
     see assistant.question.question_names) ahead of the rest, each group in its given order; those
     holding it on its own ahead of those holding it only hyphenated into a longer name. Papers holding
     one of ``whole``, the query's several-word names that begin with a name (assistant.question.
     whole_names: "FlashMoE Lite"), come first of all: "What is FlashMoE Lite?" asks for that paper,
-    not for the FlashMoE one.
+    not for the FlashMoE one. Within each group, a paper whose ``labels[i]`` (the name it introduces,
+    vectorstore.papers.derive_label) is the asked name comes first: "What is FlashMoE?" asks for the
+    paper labelled FlashMoE, not the one labelled FlashMoE Lite that also names FlashMoE on its own.
 
     A name is the most specific thing a question can say: for "What do CABS and U2A have in common?"
     dense search ranks a paper holding neither first (names are near-random to MiniLM), and RRF keeps
@@ -201,7 +203,9 @@ def names_first(ids: list[str], scores: list[float], texts: list[str], names: li
                           + r"s?(?![A-Za-z0-9_]|-[A-Za-z0-9])") for w in whole]
     tier = [0 if any(p.search(t) for p in spelled) else 1 if names_in(names, t, alone=True)
             else 2 if names_in(names, t) else 3 for t in texts]
-    order = sorted(range(len(ids)), key=lambda i: tier[i])
+    asked = {n.lower() for n in (*whole, *names)}
+    named = [bool(labels) and labels[i].lower() in asked for i in range(len(ids))]
+    order = sorted(range(len(ids)), key=lambda i: (tier[i], not named[i]))
     return [ids[i] for i in order], [scores[i] for i in order]
 
 
@@ -307,7 +311,7 @@ class HybridRetriever:
                                           [lexical_coverage(papers[pid].searchable(), weights) for pid, _ in kept],
                                           self.coverage_weight)
             ids, scores = names_first(ids, scores, [papers[pid].searchable() for pid in ids], list(question.names),
-                                       list(question.whole_names))
+                                       list(question.whole_names), [papers[pid].label for pid in ids])
         out = [
             ScoredPaper(papers[pid], s, dense_of.get(pid, 0.0), bm25_of.get(pid, 0.0),
                         sorted(chunk_hits.get(pid, []), key=lambda c: -c.score))

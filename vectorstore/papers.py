@@ -133,8 +133,9 @@ def derive_label(text: str, max_words: int = 6) -> str:
             near = len(rest[: m.start()].split()) <= 8
             (direct if near else mentioned).append(m.group("name").strip("*-,."))
         direct += [m.group("name").strip("*-,.") for m in _NAMED.finditer(rest)]
-        m = re.match(r"\s*(?:a|an|the)?\s*(?P<name>(?:[A-Z][a-z]+[\s-]){1,4}[A-Z][a-z]+|[A-Z][\w-]*[A-Z0-9][\w-]*|"
-                     r"[A-Z][a-z]+[A-Z][\w-]*)(?![\w-])", rest)
+        # A name's capitalized words after it are part of it: "we present FlashMoE Lite" names FlashMoE Lite.
+        m = re.match(r"\s*(?:a|an|the)?\s*(?P<name>(?:[A-Z][a-z]+[\s-]){1,4}[A-Z][a-z]+|(?:[A-Z][\w-]*[A-Z0-9][\w-]*|"
+                     r"[A-Z][a-z]+[A-Z][\w-]*)(?<!-)(?: [A-Z][A-Za-z0-9]*(?![\w-])){0,2})(?![\w-])", rest)
         if m:
             direct.append(m.group("name").rstrip("-"))
         m = _INTRO.search(sentence)

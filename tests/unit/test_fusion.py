@@ -89,3 +89,8 @@ def test_a_paper_holding_the_whole_several_word_name_beats_one_holding_its_first
     # a longer name ("FlashMoE Lite Plus") is not the asked one
     assert names_first(["plus", "lite"], [0.3, 0.2], ["FlashMoE Lite-Plus is new.", "FlashMoE Lite is new."],
                        ["FlashMoE"], ["FlashMoE Lite"])[0] == ["lite", "plus"]
+    # "What is FlashMoE?": both hold FlashMoE on its own; the paper labelled FlashMoE, not FlashMoE Lite
+    ids = ["lite", "full"]
+    assert names_first(ids, [0.3, 0.2], texts[1::-1], ["FlashMoE"], [], ["FlashMoE Lite", "FlashMoE"])[0] == ["full", "lite"]
+    assert names_first(ids, [0.3, 0.2], texts[1::-1], ["FlashMoE"], ["FlashMoE Lite"],
+                       ["FlashMoE Lite", "FlashMoE"])[0] == ["lite", "full"]

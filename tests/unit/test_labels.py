@@ -80,3 +80,13 @@ def test_a_question_for_papers_with_code_is_told_apart_from_one_about_code():
     assert code_request("release code for diffusion models") == (True, "diffusion models")
     assert code_request("code generation with LLMs") == (False, "")
     assert code_request("study program repair") == (False, "")
+
+
+def test_a_name_introduced_with_a_capitalized_word_after_it_is_labelled_whole():
+    """The FlashMoE Lite paper was labelled "FlashMoE", so an answer about it read "FlashMoE: …"."""
+    from vectorstore.papers import derive_label
+
+    assert derive_label("We present FlashMoE Lite, a memory-light variant of FlashMoE for one GPU.") == "FlashMoE Lite"
+    assert derive_label("We present FlashMoE, a fused kernel. FlashMoE Lite is left to future work.") == "FlashMoE"
+    assert derive_label("We introduce MuZero Unplugged, offline RL with MuZero.") == "MuZero Unplugged"
+    assert derive_label("We propose OmniMoE. OmniMoE routes tokens.") == "OmniMoE"
