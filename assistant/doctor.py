@@ -146,7 +146,7 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
         if cfg.model in names:
             yield True, f"LLM endpoint {where}: {len(names)} models listed, including {cfg.model!r}"
         else:
-            shown = ", ".join(repr(n) for n in names[:5]) + (", …" if len(names) > 5 else "")
+            shown = redact(", ".join(repr(n) for n in names[:5]), cfg) + (", …" if len(names) > 5 else "")
             yield False, f"LLM endpoint {where} does not list model {cfg.model!r} (it lists: {shown or 'none'})"
     # Streamed, as answers are, with the answer prompt: a server whose streaming is broken fails here,
     # not mid-answer. The reply is short by design, so a cut at its budget ("length") is fine.

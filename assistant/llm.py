@@ -16,12 +16,12 @@ turns each into one line and the caller falls back to the extractive answer.
 from __future__ import annotations
 
 import queue
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from assistant.redact import StreamRedactor, endpoint_reason, redact
 from assistant.settings import LLMSettings
 
 if TYPE_CHECKING:  # imported when a chat model is made: langchain-openai and openai take about 1 s to import,
@@ -79,21 +79,24 @@ class OpenAIChat:
         return fold_system_messages(messages) if fold_system(self.cfg) else messages
 
     def complete(self, messages: list[BaseMessage]) -> str:
-        """Not streamed: the first-token wait covers the whole (short) reply."""
+        """Not streamed: the first-token wait covers the whole (short) reply. The key is masked in it
+        (:func:`redact`)."""
         from langchain_core.output_parsers import StrOutputParser
 
         chain = self.client | StrOutputParser()
         messages = self._messages(messages)
-        return "".join(iter_with_deadline(lambda: [chain.invoke(messages)], self.cfg.timeout,
-                                          self.cfg.first_token_timeout))
+        return redact("".join(iter_with_deadline(lambda: [chain.invoke(messages)], self.cfg.timeout,
+                                                 self.cfg.first_token_timeout)), self.cfg)
 
     def stream(self, messages: list[BaseMessage], usage: dict | None = None) -> Iterator[str]:
         """See :meth:`ChatModel.stream`. A server that rejects ``stream_options`` (asked for to get
-        usage) is asked again without it, once, and never again by this object."""
+        usage) is asked again without it, once, and never again by this object. The key is masked in
+        the text (:class:`StreamRedactor`: text that may be the start of it is held back a little)."""
         messages = self._messages(messages)
         for attempt in range(2):
             sent = False
             finish = None
+            masked = StreamRedactor(self.cfg)
             try:
                 for chunk in iter_with_deadline(lambda: self.client.stream(messages), self.cfg.timeout,
                                                 self.cfg.first_token_timeout, starts=lambda c: bool(c.text)):
@@ -104,13 +107,21 @@ class OpenAIChat:
                     text = chunk.text
                     if text:
                         sent = True
-                        yield text
+                        text = masked.feed(text)
+                        if text:
+                            yield text
+                rest = masked.flush()
+                if rest:
+                    yield rest
                 # Every compatible server ends a finished answer with a finish_reason ("stop"); a
                 # stream that just stops, or stops at the token budget, is a cut answer.
                 if sent and finish in (None, "length"):
                     raise LLMStreamIncomplete(finish)
                 return
             except Exception as exc:
+                rest = masked.flush()  # the text held back is part of what was received
+                if rest:
+                    yield rest
                 if attempt == 0 and not sent and self._stream_usage and rejects_stream_options(exc):
                     self._stream_usage = False
                     self.client = make_chat_model(self.cfg, stream_usage=False)
@@ -205,41 +216,6 @@ def rejects_stream_options(exc: BaseException) -> bool:
     return isinstance(exc, openai.BadRequestError) and "stream_options" in f"{exc} {getattr(exc, 'param', '')}"
 
 
-def _server_message_raw(exc: BaseException) -> str:
-    """The server's own error message (first line, ending in a full stop), else the exception's."""
-    body = getattr(exc, "body", None)
-    inner = body.get("error", body) if isinstance(body, dict) else None
-    text = str(inner["message"]) if isinstance(inner, dict) and inner.get("message") else str(exc)
-    text = (text.strip().splitlines() or [""])[0]
-    return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def redact(text: str, cfg: LLMSettings) -> str:
-    """``text`` with the API key, and any password or query value in the base URL, replaced by ``***``:
-    servers and proxies sometimes echo the key they were sent in their error messages."""
-    from urllib.parse import parse_qsl, urlsplit
-
-    secrets = [cfg.api_key.get_secret_value()] if cfg.api_key else []
-    if cfg.base_url:
-        try:
-            parts = urlsplit(cfg.base_url)
-            secrets.append(parts.password or "")
-            secrets += [v for _, v in parse_qsl(parts.query)]  # "?api_key=…": a key in the URL's query
-        except ValueError:
-            pass
-    for secret in secrets:
-        if len(secret) >= 4:
-            text = re.sub(re.escape(secret), "***", text, flags=re.I)
-        if len(secret) >= 12:
-            # Echoed altered (upper-cased, cut by a character, wrapped in other text): mask any word that
-            # shares a run of about two thirds of the key with it.
-            w = max(8, len(secret) * 2 // 3)
-            pieces = {secret.lower()[i : i + w] for i in range(len(secret) - w + 1)}
-            text = re.sub(r"[^\s'\"`<>(),;]+", lambda m, pieces=pieces: "***" if any(
-                x in m.group().lower() for x in pieces) else m.group(), text)
-    return text
-
-
 def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = False) -> str:
     """One sentence saying what went wrong with the endpoint (never the key).
 
@@ -248,10 +224,9 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
     """
     import openai
 
+    # The endpoint's own error text is never shown: it may echo the key reversed, encoded or spaced out
+    # beyond any masking. Only its HTTP status and a reason of ours.
     where = redact(cfg.base_url or "the OpenAI API", cfg)
-
-    def _server_message(e: BaseException) -> str:  # the server's words, without the key it may echo
-        return redact(_server_message_raw(e), cfg)
 
     if isinstance(exc, LLMStreamIncomplete):
         if exc.finish_reason == "length":
@@ -278,13 +253,14 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
             return f"The LLM endpoint {where} closed the connection mid-answer."
         return f"Cannot connect to the LLM endpoint {where}: is the server running?"
     if isinstance(exc, openai.BadRequestError):
-        return f"The LLM endpoint {where} rejected the request (400): {_server_message(exc)}"
+        return f"The LLM endpoint {where} rejected the request (400): {endpoint_reason(exc, 400, cfg)}."
     if isinstance(exc, openai.InternalServerError):
         return f"The LLM endpoint {where} failed with a server error ({getattr(exc, 'status_code', 500)})."
     if isinstance(exc, openai.APIStatusError):
-        return f"The LLM endpoint {where} answered with HTTP {exc.status_code}: {_server_message(exc)}"
+        reason = endpoint_reason(exc, exc.status_code, cfg)
+        return f"The LLM endpoint {where} answered with HTTP {exc.status_code}: {reason}."
     # Anything else came from reading the reply (a malformed stream, a server that ignores "stream").
-    return f"The LLM endpoint {where} sent a reply this client could not read ({type(exc).__name__}: {_server_message(exc)})"
+    return f"The LLM endpoint {where} sent a reply this client could not read ({type(exc).__name__})."
 
 
 _SYSTEM_PROBE = ("You are a research assistant. Answer only from the paper abstracts you are given, cite each "

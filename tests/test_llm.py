@@ -404,8 +404,8 @@ def test_a_request_rejected_even_without_stream_options_is_a_failure(fake, make_
     fake.default = Reply(status=400, error_message="Unrecognized request argument supplied: stream_options")
     ans = make_assistant(fake.base_url).ask(OMNIMOE_Q)
     assert len(fake.requests) == 2  # asked once more without stream_options, then gave up
-    assert ans.note == (f"The LLM endpoint {fake.base_url} rejected the request (400): Unrecognized request "
-                        f"argument supplied: stream_options. {FALLBACK_NOTE}")
+    assert ans.note == (f"The LLM endpoint {fake.base_url} rejected the request (400): the server does not accept "
+                        f"the request's stream options. {FALLBACK_NOTE}")
     assert ans.answer == extractive.answer and ans.sources[0].paper_id == OMNIMOE
 
 
@@ -679,8 +679,7 @@ def test_an_unreadable_reply_is_explained_with_the_endpoint():
 
     cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m")
     msg = explain_llm_error(ValueError("No generation chunks were returned"), cfg)
-    assert msg == ("The LLM endpoint http://127.0.0.1:9/v1 sent a reply this client could not read "
-                   "(ValueError: No generation chunks were returned.)")
+    assert msg == "The LLM endpoint http://127.0.0.1:9/v1 sent a reply this client could not read (ValueError)."
 
 
 def test_a_list_questions_count_is_the_lists_when_the_llm_cites_fewer(fake, make_assistant, assistant):
@@ -700,3 +699,30 @@ def test_a_sentence_that_is_mostly_a_link_is_filler_and_names_in_links_do_not_co
     assert is_generic_claim("Our code is available at http://127.0.0.1:8000/r/U2A-1234.")
     assert is_generic_claim(r"The example leaderboard website is: \url{http://127.0.0.1:8000/vla-leaderboard-01/}.")
     assert not is_generic_claim("We release LoomData-8.7k, a character-centric video dataset, at http://127.0.0.1:8000/d.")
+
+
+def test_an_endpoint_echoing_the_key_transformed_never_shows_it(fake, make_assistant, settings):
+    """An endpoint's error body echoed the key reversed, base64-encoded or spaced out, and the note
+    (CLI, doctor, /ask, chat) printed it; an answer repeating the key in those forms showed it too."""
+    import base64
+
+    from assistant.render import answer_text
+
+    key = "sk-live-" + os.urandom(10).hex()
+    forms = [key[::-1], base64.b64encode(f"Bearer {key}".encode()).decode(), " ".join(key), key.upper()]
+    for status in (400, 401, 403, 418, 500):
+        for form in forms:
+            fake.script(Reply(status=status, error_message=f"bad key {form} for model test-model"))
+            ans = make_assistant(fake.base_url, api_key=SecretStr(key)).ask(OMNIMOE_Q)
+            assert ans.mode == "extractive" and (f"({status})" in ans.note or f"HTTP {status}" in ans.note)
+            assert "bad key" not in ans.note and form not in ans.note and key[8:16] not in ans.note
+    fake.script(Reply(status=400, error_message=f"invalid token {forms[1]}"))  # the doctor says no more either
+    assert _doctor(settings, fake.base_url, api_key=SecretStr(key))[2] == (
+        False, f"The LLM endpoint {fake.base_url} rejected the request (400): the server's log says why.")
+    a = make_assistant(fake.base_url, api_key=SecretStr(key))
+    for form in forms:
+        fake.script(Reply(text=f"{GOOD_CLAIM} [1]. Your key is {form}.", chunk_size=3))
+        pieces, ans = collect(a.ask_stream(OMNIMOE_Q))
+        shown = "".join(pieces) + answer_text(ans) + ans.model_dump_json()
+        assert ans.mode == "llm" and "***" in ans.answer.split("Your key is")[1]
+        assert form not in shown and key[8:16] not in shown.replace(" ", "") and key[::-1][:12] not in shown

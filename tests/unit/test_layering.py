@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS = [
     # 0: records and settings, importing nothing above them
     {"assistant.types", "assistant.settings", "assistant.prompts", "assistant.metrics", "assistant.trace",
-     "assistant.sanitize", "assistant.markup", "assistant.map_types"},
+     "assistant.sanitize", "assistant.markup", "assistant.map_types", "assistant.redact"},
     # 1: pure analysis and the chat-model contract
     {"assistant.question", "assistant.answer_types", "assistant.llm", "assistant.citations"},
     # 2: the judge, evidence, retrieval, the list bar

@@ -34,3 +34,58 @@ def test_a_key_in_the_base_urls_query_is_masked_where_the_url_is_shown():
     cfg = LLMSettings(base_url="http://127.0.0.1:1/v1?api_key=secretpw42", model="m")
     assert redact(f"Cannot connect to the LLM endpoint {cfg.base_url}", cfg) == (
         "Cannot connect to the LLM endpoint http://127.0.0.1:1/v1?api_key=***")
+
+
+def _forms(key: str) -> dict[str, str]:
+    import base64
+
+    return {"reversed": key[::-1], "base64": base64.b64encode(key.encode()).decode(),
+            "base64 inside": base64.b64encode(f"Authorization: Bearer {key}".encode()).decode(),
+            "url-safe base64": base64.urlsafe_b64encode(f"k={key}".encode()).decode().rstrip("="),
+            "spaced": " ".join(key), "dotted": ".".join(key), "spaced reversed": " ".join(key[::-1]),
+            "hex": key.encode().hex(), "upper reversed": key[::-1].upper()}
+
+
+@pytest.mark.parametrize("form", list(_forms(KEY)))
+def test_a_key_reversed_encoded_or_spaced_is_masked(form):
+    """An endpoint echoed the key reversed, base64-encoded or spaced out, and it was printed."""
+    import base64
+
+    cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
+    echo = _forms(KEY)[form]
+    shown = redact(f"The answer [1]. Your key: {echo} (as sent).", cfg)
+    assert shown.startswith("The answer [1]. Your key: ") and shown.endswith(" (as sent).") and "***" in shown
+    for seen in (shown, shown[::-1], shown.replace(" ", "").replace(".", "")):
+        assert not any(KEY.lower()[i : i + 6] in seen.lower() for i in range(len(KEY) - 5))
+    assert KEY.encode().hex() not in shown.lower() and base64.b64encode(KEY.encode()).decode()[4:-4] not in shown
+
+
+def test_plain_text_passes_unchanged():
+    cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
+    text = "SyPE [1] improves length extrapolation by 3.2 points on PG-19; see also a b c d e."
+    assert redact(text, cfg) == text
+
+
+@pytest.mark.parametrize("form", list(_forms(KEY)))
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_a_streamed_answer_never_shows_the_key_across_piece_boundaries(form, size):
+    from assistant.llm import StreamRedactor
+
+    cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
+    text = f"SyPE is a positional encoding [1]. Key {_forms(KEY)[form]} echoed. It extrapolates well [2]."
+    masked = StreamRedactor(cfg)
+    shown = [masked.feed(text[i : i + size]) for i in range(0, len(text), size)] + [masked.flush()]
+    assert "".join(shown) == redact(text, cfg)
+    assert "".join(shown).startswith("SyPE is a positional encoding [1]. Key ") and "***" in "".join(shown)
+    # nothing of it ever on screen, even for a moment: each prefix shown is a prefix of the masked text
+    for n in range(len(shown)):
+        assert redact(text, cfg).startswith("".join(shown[: n + 1]))
+    # and it does not hold the answer back: all but the last word shown before the end
+    assert len("".join(shown[:-1])) >= len(redact(text, cfg)) - len("well [2].") - size
+
+
+def test_without_a_key_pieces_pass_as_they_come():
+    from assistant.llm import StreamRedactor
+
+    masked = StreamRedactor(LLMSettings(base_url="http://127.0.0.1:9/v1", model="m"))
+    assert [masked.feed(p) for p in ("Sy", "PE [1", "].")] == ["Sy", "PE [1", "]."] and masked.flush() == ""
