@@ -350,6 +350,35 @@ def test_cli_ingest_reports_each_bad_file_in_one_line_and_keeps_the_good_one(tmp
     assert out.strip() == "1 added, 0 updated, 0 unchanged, 0 removed, 2 skipped; index holds 1 paper in 1 chunk"
 
 
+def test_a_list_whose_heading_was_deleted_is_skipped_and_keeps_its_venue_and_year(tmp_path, monkeypatch, capsys, encoder):
+    """Deleting a .txt list's heading line (venue and year) re-ingested its papers without them, exit 0,
+    and a venue filter then missed them."""
+    from vectorstore.index import open_index
+
+    f = tmp_path / "venue.txt"
+    body = "\n\n".join(f"We study HeadNet variant {i} for graph coloring with spectral messages." for i in range(3))
+    f.write_text(f"ICML 2026\n\n{body}\n")
+    ingest_cli = ("ingest", str(f), "--index", str(tmp_path / "idx"))
+    assert run_main(monkeypatch, capsys, *ingest_cli)[0] == 0
+    for headless in (f"\n{body}\n", f"\n\n{body}\n", f"\u200b\n\n{body}\n", f" \n\n{body}\n"):
+        f.write_text(headless)
+        code, out, err = run_main(monkeypatch, capsys, *ingest_cli)
+        assert code == 1 and err.splitlines() == [
+            "skipped: venue.txt: its heading line (venue and year) is gone, but its 3 indexed papers have 'ICML 2026'; "
+            "nothing of it was changed. Put the heading back as its first line (e.g. 'ICML 2026'), or to drop venue "
+            "and year: paper-assistant remove venue.txt, then ingest it again"]
+        assert out.strip() == "0 added, 0 updated, 0 unchanged, 0 removed, 1 skipped; index holds 3 papers in 3 chunks"
+    papers = open_index(tmp_path / "idx", encoder).store.get_papers(["venue#1", "venue#2", "venue#3"])
+    assert {(p.venue, p.year) for p in papers.values()} == {("ICML", 2026)} and len(papers) == 3
+    f.write_text(f"ICML 2026\n\n{body}\n")  # the heading back: nothing to do
+    assert run_main(monkeypatch, capsys, *ingest_cli)[:2] == (
+        0, "0 added, 0 updated, 3 unchanged, 0 removed, 0 skipped; index holds 3 papers in 3 chunks\n")
+    f.write_text(f"NeurIPS 2025\n\n{body}\n")  # a heading changed on purpose is taken
+    assert run_main(monkeypatch, capsys, *ingest_cli)[0] == 0
+    papers = open_index(tmp_path / "idx", encoder).store.get_papers(["venue#1"])
+    assert (papers["venue#1"].venue, papers["venue#1"].year) == ("NeurIPS", 2025)
+
+
 # --- text that must survive byte for byte -------------------------------------------------------
 def test_latex_cjk_greek_and_math_come_back_byte_exact(scratch, encoder):
     from assistant.answer import Assistant

@@ -20,7 +20,7 @@ import numpy as np
 
 from vectorstore.chunking import SENTENCE_SPLITTER, Chunk, Chunker, ChunkingConfig
 from vectorstore.index import Index
-from vectorstore.papers import CorpusError, Paper, counted, iter_paper_files, load_file
+from vectorstore.papers import CorpusError, Paper, counted, iter_paper_files, load_file, visible
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
 from vectorstore.store import text_key
 
@@ -152,6 +152,30 @@ def _cut_short(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]]) ->
     return out
 
 
+def _lost_heading(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store) -> list[str]:
+    """Skip reasons for the paper lists of ``by_file`` (taken out of it) read without a heading (no
+    venue, no year: its first line deleted or blanked) whose indexed papers have a venue or year. Ingested,
+    they would lose both, and a venue or year filter would then miss them; ``indexed``: ``{file name:
+    paper ids}``, ``store``: the VectorStore holding them."""
+    out = []
+    for name in list(by_file):
+        papers = by_file[name]
+        if (not name.endswith(".txt") or not papers or not indexed.get(name)
+                or any(visible(p.venue) or p.year is not None for p in papers)):
+            continue
+        old = next((p for p in store.get_papers(sorted(indexed[name])[:8]).values()
+                    if visible(p.venue) or p.year is not None), None)
+        if old is None:
+            continue
+        del by_file[name]
+        heading = " ".join(str(x) for x in (old.venue, old.year) if x not in ("", None))
+        n = len(indexed[name])
+        out.append(f"{name}: its heading line (venue and year) is gone, but its {counted(n, 'indexed paper')} "
+                   f"{'has' if n == 1 else 'have'} {heading!r}; nothing of it was changed. Put the heading back as its first line (e.g. "
+                   f"'{heading}'), or to drop venue and year: paper-assistant remove {name}, then ingest it again")
+    return out
+
+
 def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = None, paper_batch: int = 256,
            progress: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None,
            write_batch: int = 4096, build_lexical: bool = True) -> IngestReport:
@@ -181,7 +205,8 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         for pid, (_, src) in stored.items():
             indexed.setdefault(src, set()).add(pid)
         empty, kept = _empty_inputs(paths, by_file, indexed)
-        report = IngestReport(skipped=skipped + kept + _cut_short(by_file, indexed), empty=empty)
+        lost = _lost_heading(by_file, indexed, store)
+        report = IngestReport(skipped=skipped + kept + lost + _cut_short(by_file, indexed), empty=empty)
         todo: list[tuple[Paper, str]] = []
         loaded_ids: set[str] = set()
         # A paper record whose chunks are gone (an older version deleted them before writing the new
