@@ -406,7 +406,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
 
             # One paragraph per listed paper: the bar keeps the list short.
             failed = add_llm_summaries(assistant.llm, settings.llm, settings.prompts_dir,
-                                       query.text if use_paper else text, items, n=len(items))
+                                       query.text if use_paper else items.text, items, n=len(items))
             if failed:
                 return f"⚠ {inert(failed)}\n\n{head}\n\n" + related_markdown(items)
         return f"{head}\n\n" + related_markdown(items)

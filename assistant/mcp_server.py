@@ -91,7 +91,7 @@ def build_server(backend: Backend):
 
     @server.tool(annotations=read_only)
     @_user_errors
-    def related(text: Annotated[str | None, Field(description="a draft abstract or paragraph", max_length=50_000)] = None,
+    def related(text: Annotated[str | None, Field(description="a draft abstract or paragraph (its first 8,000 characters are read)", max_length=50_000)] = None,
                 paper_id: Annotated[str | None, Field(description="an indexed paper id (instead of text)")] = None,
                 k: Annotated[int, Field(ge=1, le=100, description="how many papers")] = 10,
                 explain: Annotated[int, Field(ge=0, le=10, description="with an LLM configured: a cited paragraph for the top N")] = 0,

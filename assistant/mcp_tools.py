@@ -114,6 +114,7 @@ class RelatedResult(BaseModel):
     below_bar: int = Field(0, description="papers ranked but left out as too dissimilar, where a bar applies")
     nearest_only: bool = Field(False, description="no paper clears the bar: `papers` are the nearest few, all below it")
     near_misses: list[NearMiss] = Field(default_factory=list, description="up to five papers just below the bar")
+    note: str = Field("", description="non-empty when the text was longer than 8,000 characters: only its start was read")
 
 
 class ListedHit(_Open):
@@ -254,7 +255,7 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
     if a.llm is not None and explain and items:
         from assistant.related_llm import add_llm_summaries
 
-        query = text if not paper_id else a.index.store.get_papers([paper_id])[paper_id].text
+        query = items.text if not paper_id else a.index.store.get_papers([paper_id])[paper_id].text
         failed = add_llm_summaries(a.llm, a.settings.llm, a.settings.prompts_dir, query, items, n=explain)
         if failed:
             log.warning("%s", failed)
@@ -262,7 +263,7 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
     records = related_records(items)
     return RelatedResult(query=shown, count=len(records), papers=[RelatedHit(**r) for r in records],
                          below_bar=items.below_bar, nearest_only=items.nearest_only,
-                         near_misses=[NearMiss(**r) for r in near_records(items)])
+                         near_misses=[NearMiss(**r) for r in near_records(items)], note=items.note)
 
 
 def list_matching(backend: Backend, topic: str, venue: str | None = None, year: int | None = None,

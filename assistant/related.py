@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.related_list import NEAR_MISSES, NEAR_WITHIN, NEAREST_SHOWN, RelatedList, shown_percent
+from assistant.related_list import (MAX_TEXT_CHARS, NEAR_MISSES, NEAR_WITHIN, NEAREST_SHOWN, RelatedList,
+                                    shown_percent, within_budget)
 from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
 from assistant.sanitize import valid_text
 from assistant.settings import RelatedCalibration
@@ -228,10 +229,6 @@ def explain(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str], p
     return pairs
 
 
-MAX_TEXT_CHARS = 50_000
-"""Longest pasted text for related work (a long draft section; a whole paper is not a query)."""
-
-
 def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = None, paper_id: str | None = None,
                  k: int = 10, n_pairs: int = 2, bar: float | None = None) -> RelatedList:
     """Papers related to ``text`` or to the indexed paper ``paper_id`` (left out), most similar first.
@@ -242,7 +239,8 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     for a text of fewer than ``short_text_sentences`` sentences, both fitted on CSFCube; 0: keep all)
     and counted in ``below_bar``; if none clears it, the first :data:`NEAREST_SHOWN` are kept anyway
     (``nearest_only``); up to :data:`NEAR_MISSES` below it are ``near``. Raises UnknownPaperError (naming
-    close ids), or ValueError for neither or both inputs, an empty text or one over MAX_TEXT_CHARS."""
+    close ids), or ValueError for neither or both inputs, an empty text or one over MAX_TEXT_CHARS. A text
+    over TEXT_BUDGET_CHARS is read to that budget (``.text``), and ``.note`` says so."""
     if (text is None) == (paper_id is None):
         raise ValueError("give either a text or a paper id")
     paper_id = paper_id.strip() if paper_id is not None else None  # a pasted id: spaces around it are no part of it
@@ -262,6 +260,7 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
         if len(text) > MAX_TEXT_CHARS:
             raise ValueError(f"the text is {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}: "
                              "paste an abstract or a few paragraphs")
+        text, cut = within_budget(text)  # a long draft: its start, and a note saying so
         qvec = text_embedding(retriever, text)
     nearest = store.nearest_papers(qvec, k + len(exclude) + _CAL.pool_extra)
     d_ids = [i for i, _ in nearest if i not in exclude]
@@ -314,7 +313,8 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
                                 facets=facet_notes(q_sents, q_vecs, p_sents, vecs), bar=bar))
     near = [(papers[i], float(d_sim.get(i, 0.0))) for i in near_ids if i in papers]
     return RelatedList(out, considered=considered, below_bar=considered - len(out), bar=bar, nearest_only=nearest_only,
-                       near=near, query_label=found[paper_id].display() if paper_id is not None else "")
+                       near=near, query_label=found[paper_id].display() if paper_id is not None else "",
+                       text="" if paper_id is not None else text, note="" if paper_id is not None else cut)
 
 
 def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str],

@@ -135,8 +135,9 @@ RELATED_ORDER_NOTE = ("Candidates: embedding similarity and shared terms togethe
 
 
 def related_text(items: list[RelatedPaper]) -> str:
-    """Related work as plain text (math as Unicode)."""
-    return markup.plain(_related_text(items))
+    """Related work as plain text (math as Unicode), after the note saying a long text was cut."""
+    note = getattr(items, "note", "")
+    return markup.plain((f"{note}\n" if note else "") + _related_text(items))
 
 
 def _related_text(items: list[RelatedPaper]) -> str:
@@ -170,11 +171,12 @@ def related_json(items: list[RelatedPaper]) -> str:
     """``related --json``: the object the MCP ``related`` tool returns — ``count``, ``papers`` (records),
     ``below_bar`` (ranked but too dissimilar), ``bar`` (cosine) and ``nearest_only`` (none cleared the bar:
     ``papers`` are the nearest few, all below it), ``near_misses`` (up to five just below it, with their
-    similarity) — plus ``headline``, the line the text output starts with."""
+    similarity), ``note`` ("" or the line saying a long text was read to its first TEXT_BUDGET_CHARS)
+    — plus ``headline``, the line the text output starts with (after the note)."""
     return json.dumps({"count": len(items), "papers": related_records(items),
                        "below_bar": getattr(items, "below_bar", 0), "bar": round(getattr(items, "bar", 0.0), 4),
                        "nearest_only": bool(getattr(items, "nearest_only", False)),
-                       "near_misses": near_records(items),
+                       "near_misses": near_records(items), "note": getattr(items, "note", ""),
                        "headline": related_headline(items)}, indent=2, ensure_ascii=False)
 
 
@@ -251,7 +253,13 @@ def list_html(result) -> str:
 
 def related_markdown(items: list[RelatedPaper]) -> str:
     """Related work as a Markdown table: paper, score, what it shares (sentence pairs) and where it
-    differs (sentences with no good match), plus the LLM's paragraph when there is one."""
+    differs (sentences with no good match), plus the LLM's paragraph when there is one; after the note
+    saying a long text was cut."""
+    note = getattr(items, "note", "")
+    return (f"_{markup.markdown(note)}_\n\n" if note else "") + _related_markdown(items)
+
+
+def _related_markdown(items: list[RelatedPaper]) -> str:
     def esc(text: str) -> str:  # a table cell: inert, math kept for KaTeX, no bare "|"
         return markup.markdown(text).replace("|", "&#124;")
 

@@ -64,6 +64,10 @@ def test_related_endpoint(app_url):
     md = client.predict("", "000_12a0d7b1c5c902c5#13", api_name="/related")
     assert "None is closely related (similarity under" in md and "the nearest are:" in md
     assert len(re.findall(r"^\| \d+ \|", md, re.M)) == 3
+    # A long draft is read to its first 8,000 characters, and the page says so over the table.
+    md = client.predict("We study machine unlearning for diffusion models. " * 400, "", api_name="/related")
+    assert md.startswith("Related to your text:\n\n_Your text is 20,000 characters long; related work read its "
+                         "first 7,999 (at most 8,000 per request)") and "\n| 1 |" in md
 
 
 def test_exposed_bind_requires_auth(settings):

@@ -207,3 +207,37 @@ def test_a_picked_paper_is_called_by_its_label_and_the_nearest_only_text_is_laid
     assert md.startswith("**None is closely related (similarity under") and md.split("\n")[1] == ""
     assert "shares (OmniMoE ↔ this paper)" in md
     assert all(sim >= items.bar - 0.15 for _, sim in items.near)  # "near": at most 15 points below the bar
+
+
+def test_a_long_draft_is_read_to_the_budget_with_a_note_in_every_face(assistant):
+    """A 50,000-character draft made related work slow (12.5 s in the CLI): it is read to its first
+    8,000 characters, cut at a sentence end, and the CLI, the page, --json and MCP say so."""
+    import time
+
+    from assistant.mcp_tools import related_papers
+    from assistant.related_list import TEXT_BUDGET_CHARS, within_budget
+
+    from tests.conftest import CORPUS
+
+    abstracts = [b.strip() for f in sorted(CORPUS.glob("*.txt")) for b in f.read_text().split("\n\n")[1:] if b.strip()]
+    draft = " ".join(abstracts * 10)[:50_000]
+    assert TEXT_BUDGET_CHARS == 8_000 and within_budget(DRAFT) == (DRAFT, "")
+    start = time.monotonic()
+    items = related_work(assistant.retriever, assistant.sentences, text=draft, k=5)
+    took = time.monotonic() - start
+    assert 6_400 <= len(items.text) <= 8_000 and draft.startswith(items.text) and items.text.endswith(".")
+    note = (f"Your text is 50,000 characters long; related work read its first {len(items.text):,} (at most 8,000 "
+            "per request): paste the part that matters most, e.g. its abstract.")
+    assert items.note == note and items
+    assert related_text(items).startswith(note + "\n") and json.loads(related_json(items))["note"] == note
+    assert related_markdown(items).startswith(f"_{note}_\n\n")
+    assert [p.paper.id for p in related_work(assistant.retriever, assistant.sentences, text=items.text, k=5)] == [
+        p.paper.id for p in items]  # the same as pasting the start yourself
+    assert related_work(assistant.retriever, assistant.sentences, text=DRAFT, k=5).note == ""
+
+    class Backend:
+        def assistant(self):
+            return assistant
+
+    assert related_papers(Backend(), text=draft, k=5).note == note
+    print(f"related_work on 50,000 characters: {took:.2f} s")

@@ -110,7 +110,7 @@ def related(
     if a.llm is not None and explain and items:
         from assistant.related_llm import add_llm_summaries
 
-        query = text if paper is None else a.index.store.get_papers([paper])[paper].text
+        query = items.text if paper is None else a.index.store.get_papers([paper])[paper].text
         failed = add_llm_summaries(a.llm, a.settings.llm, a.settings.prompts_dir, query, items, n=explain)
         if failed:
             typer.echo(f"note: {failed}", err=True)
