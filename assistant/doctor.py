@@ -62,7 +62,7 @@ def _index_failure(exc: BaseException, settings: Settings) -> str:
     lost), Chroma's own error (its files damaged: rebuild), else the error itself."""
     import shutil
 
-    from vectorstore.store import DISK_FULL_BELOW
+    from vectorstore.store import DISK_FULL_BELOW, StoreError
 
     first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
     if not settings.store.host:
@@ -73,6 +73,8 @@ def _index_failure(exc: BaseException, settings: Settings) -> str:
         if free is not None and free < DISK_FULL_BELOW:
             return (f"the disk holding {settings.index} is full ({free / 2**20:.0f} MB free): free some space, then "
                     f"run the command again; nothing is lost ({first})")
+    if isinstance(exc, StoreError):  # our own line names its remedy at its end: never cut
+        return str(exc).splitlines()[0]
     if type(exc).__module__.split(".")[0] == "chromadb":
         return (f"Chroma cannot read the index ({first}): its files are damaged; delete {settings.index} and run "
                 "`paper-assistant ingest` again (the paper files are not touched)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -377,6 +378,34 @@ def test_a_list_whose_heading_was_deleted_is_skipped_and_keeps_its_venue_and_yea
     assert run_main(monkeypatch, capsys, *ingest_cli)[0] == 0
     papers = open_index(tmp_path / "idx", encoder).store.get_papers(["venue#1"])
     assert (papers["venue#1"].venue, papers["venue#1"].year) == ("NeurIPS", 2025)
+
+
+def test_deleted_hnsw_folders_are_found_on_open_and_the_remedy_named(tmp_path, monkeypatch, capsys, encoder):
+    """With Chroma's HNSW segment folders deleted (and its log already trimmed, as in any index past a few
+    thousand chunks), ingest said "38 unchanged", exited 0, and dense search found 1 chunk of 58."""
+    import vectorstore.store as store_module
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    from tests.conftest import CORPUS
+
+    # Vectors leave Chroma's log for the HNSW files every 10 records (the default, 1,000, on a small corpus).
+    monkeypatch.setattr(store_module, "HNSW_CONFIG", {"hnsw": {"space": "cosine", "sync_threshold": 10, "batch_size": 5}})
+    folder = tmp_path / "idx"
+    idx = open_index(folder, encoder)
+    assert ingest([CORPUS / "004_9268713af81d21d3.txt"], idx).added == 19
+    open_index(folder, encoder)  # sound: opens
+    segments = [d for d in (folder / "chroma").iterdir() if d.is_dir()]
+    assert segments and all((d / "header.bin").is_file() for d in segments)
+    for d in segments:
+        shutil.rmtree(d)
+    code, out, err = run_main(monkeypatch, capsys, "ingest", str(CORPUS / "004_9268713af81d21d3.txt"), "--index", str(folder))
+    assert code == 2 and out == "" and re.fullmatch(
+        rf"error: the vector index at {re.escape(str(folder))} is missing \d+ of its \d+ chunks \(Chroma's HNSW folders "
+        rf"under {re.escape(str(folder / 'chroma'))} were deleted or replaced\), so search would miss them: delete "
+        rf"{re.escape(str(folder))} and run `paper-assistant ingest` again \(the paper files are not touched\)\n", err)
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))  # the whole line, remedy and all
+    assert code == 1 and f"FAIL  index: {err.removeprefix('error: ')}" in out
 
 
 # --- text that must survive byte for byte -------------------------------------------------------

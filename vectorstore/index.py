@@ -167,5 +167,51 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
     store = ChunkStore(client, collection, encoder.name, encoder.dim, create=create)
     store.cache_dir = directory
     store.data_dir = None if host else directory
+    if not host:
+        check_vector_files(directory, store)
     return Index(directory=directory, store=store, encoder=encoder, remote=bool(host),
                  chunking=chunking or ChunkingConfig())
+
+
+def check_vector_files(directory: Path, store: ChunkStore) -> None:
+    """Raise StoreError, naming the remedy, when the HNSW files of a local index's collections hold fewer
+    vectors than Chroma's SQLite has records (their segment folders deleted, or replaced by older ones):
+    what neither those files nor the write-ahead log hold is gone, and dense search and related work
+    would silently miss those papers (ingest said "unchanged" and exited 0).
+
+    Every record is in the log until its vector is in the files, so ``vectors in the files + log entries
+    >= records`` holds for a sound index; deleted vectors stay counted in the files, so the check never
+    fires on a sound one. Read in the order records, log, files (a concurrent writer only adds to the
+    files before it trims the log). A header of another layout than Chroma 1.x's (version 1, 100 bytes,
+    the element count at byte 20) or an unreadable database is not judged."""
+    import sqlite3
+    from contextlib import closing
+
+    from vectorstore.papers import counted
+    from vectorstore.store import StoreError
+
+    root = directory / "chroma"
+    for col, what in ((store.chunks, "chunk"), (store.papers, "paper")):
+        records = col.count()
+        if not records:
+            continue
+        try:
+            with closing(sqlite3.connect(f"file:{root / 'chroma.sqlite3'}?mode=ro", uri=True)) as db:
+                logged = db.execute("SELECT COUNT(*) FROM embeddings_queue WHERE topic LIKE ?",
+                                    (f"%/{col.id}",)).fetchone()[0]
+                segments = [r[0] for r in db.execute("SELECT id FROM segments WHERE collection = ? AND scope = "
+                                                     "'VECTOR'", (str(col.id),))]
+        except sqlite3.Error:
+            return
+        held = 0
+        for seg in segments:
+            header = root / str(seg) / "header.bin"
+            data = header.read_bytes() if header.is_file() else b"\x01\x00\x00\x00" + bytes(96)
+            if len(data) != 100 or data[:4] != b"\x01\x00\x00\x00":
+                return
+            held += int.from_bytes(data[20:28], "little")
+        if held + logged < records:
+            raise StoreError(f"the vector index at {directory} is missing {records - held - logged} of its "
+                             f"{counted(records, what)} (Chroma's HNSW folders under {root} were deleted or "
+                             f"replaced), so search would miss them: delete {directory} and run `paper-assistant "
+                             "ingest` again (the paper files are not touched)")
