@@ -55,8 +55,9 @@ train: setup
 	$(VENV)/bin/paper-assistant train --corpus ../shared/eval/train/corpus2k.jsonl --questions ../shared/eval/train/train.jsonl --questions data/train/written.jsonl
 	$(MAKE) train-relevance
 
-# Refits the relevance cross-encoder (assistant/models/relevance-v1.*): trained on data/train/written.jsonl and pairs
-# made from corpus2k, calibrated on train.jsonl (held out). About 15-25 minutes on 2 cores; needs ../shared.
+# Refits the relevance model (assistant/models/relevance-v2.*): a cross-encoder trained on data/train/written.jsonl and
+# pairs made from corpus2k, its stacked calibration fitted on train.jsonl (held out). About 20-30 minutes on a quiet
+# 2-core machine (far longer under load); needs ../shared.
 train-relevance: setup
 	$(VENV)/bin/paper-assistant train --relevance --corpus ../shared/eval/train/corpus2k.jsonl --questions data/train/written.jsonl \
 	  --calibrate-on ../shared/eval/train/train.jsonl --absent-from ../shared/corpora/ml_abstracts_23k.jsonl

@@ -31,7 +31,7 @@ from pathlib import Path
 
 
 from assistant.crossencoder import MAX_LENGTH, cut_question, passage, token_counts
-from assistant.crossencoder_calibration import calibrate, list_cutoff, platt, write_calibration  # noqa: F401  (platt: API)
+from assistant.crossencoder_calibration import calibrate, list_cutoff, write_calibration
 
 
 @dataclass(frozen=True)
@@ -39,17 +39,20 @@ class FitSettings:
     """The knobs of fine-tuning (not of answering)."""
 
     seed: int = 0
-    epochs: int = 2
+    epochs: int = 1
     batch: int = 16
     lr: float = 5e-5
     head_lr: float = 1e-3
     warmup: float = 0.1
     max_length: int = MAX_LENGTH
     threads: int = 2
-    title_limit: int | None = None
-    """Titled papers used as ``title`` queries (None: every one not held out)."""
+    title_limit: int | None = 1000
+    """Titled papers used as ``title`` queries (None: every one not held out). v1 used all 1,800: titles
+    made 63 % of its pairs, and it read long paraphrased questions poorly (dev lookups at P ≈ 0.01)."""
     title_negatives: int = 2
-    written_repeat: int = 2
+    cloze_limit: int = 800
+    """Papers whose one sentence becomes a ``cloze`` query (:func:`assistant.crossencoder_pairs.cloze_pairs`)."""
+    written_repeat: int = 3
     """Passes over the hand-written pairs (the strongest labels) per epoch."""
     rerank: int = 10
     """Retrieved papers per calibration question whose logits calibrate the model (the answer path's N)."""
@@ -58,7 +61,7 @@ class FitSettings:
     folds: int = 5
     list_topics: int = 40
     """Held-out title phrases whose lists set the list cutoff (:func:`list_rows`)."""
-    kinds: tuple = field(default=("title", "written", "synthetic", "detail", "contribution", "topic", "absent"))
+    kinds: tuple = field(default=("title", "cloze", "written", "synthetic", "detail", "contribution", "topic", "absent"))
 
 
 def passages_for(assistant, queries_and_ids: list[tuple[str, str]]) -> list[str]:
@@ -90,6 +93,8 @@ def build_pairs(assistant, written: list[dict], held_out: list[dict], others: Pa
     t = time.time()
     if "title" in cfg.kinds:
         pairs += cp.title_pairs(assistant, papers, exclude, cfg.title_negatives, cfg.seed, cfg.title_limit)
+    if "cloze" in cfg.kinds:
+        pairs += cp.cloze_pairs(assistant, papers, exclude, cfg.cloze_limit, seed=cfg.seed)
     if "written" in cfg.kinds:
         pairs += cp.question_pairs(assistant, written, "written") * cfg.written_repeat
     if "synthetic" in cfg.kinds:
@@ -118,7 +123,9 @@ def base_model_dir() -> str:
 
 
 class _Scorer:
-    """Built lazily (torch is imported only for training): the BERT and a linear head on its [CLS] state."""
+    """Built lazily (torch is imported only for training): the BERT and a linear head on its mean-pooled
+    last hidden state (all-MiniLM-L6-v2 was trained with mean pooling; its [CLS] state carries no
+    sentence meaning of its own, and v1's head on [CLS] reached a held-out pair AUC of only 0.82)."""
 
     @staticmethod
     def build(path: str):
@@ -126,9 +133,8 @@ class _Scorer:
         from transformers import AutoModel
 
         class Scorer(torch.nn.Module):
-            """``logit = w · h[CLS] + b`` over the last hidden state (no pooler: the packaged bi-encoder never
-            trained one, and with it the head learned nothing in 500 steps; the head on [CLS] at a higher
-            learning rate reached a held-out pair AUC of 0.82 in 150)."""
+            """``logit = w · mean(h) + b`` over the last hidden state's unmasked tokens (no pooler: the
+            packaged bi-encoder never trained one, and with it the head learned nothing in 500 steps)."""
 
             def __init__(self):
                 super().__init__()
@@ -138,7 +144,8 @@ class _Scorer:
             def forward(self, input_ids, attention_mask, token_type_ids):
                 h = self.bert(input_ids=input_ids, attention_mask=attention_mask,
                               token_type_ids=token_type_ids).last_hidden_state
-                return self.head(h[:, 0]).reshape(-1)
+                m = attention_mask.unsqueeze(-1).to(h.dtype)
+                return self.head((h * m).sum(1) / m.sum(1).clamp(min=1.0)).reshape(-1)
 
         return Scorer()
 
@@ -245,10 +252,18 @@ def candidate_logits(assistant, encoder, questions: list[dict], rerank: int) -> 
         out.append({"qid": q.get("qid", ""), "kind": q.get("kind", ""), "answerable": bool(gold),
                     "source": q.get("source", ""), "ids": ids,
                     "logits": encoder.logits(query, texts).tolist() if texts else [],
-                    "dense": [round(float(prep.relevance[pid].dense), 4) for pid in ids],
-                    "sentence": [round(float(prep.relevance[pid].sentence), 4) for pid in ids],
-                    "labels": [int(pid in gold) for pid in ids]})
+                    **pair_features(prep, ids), "labels": [int(pid in gold) for pid in ids]})
     return out
+
+
+def pair_features(prep, ids: list[str]) -> dict:
+    """The calibration's pair features besides the logit (assistant.crossencoder_calibration.STACK_FEATURES)
+    for papers ``ids`` of a prepared question, as the answer path measures them."""
+    rel = prep.relevance
+    return {"dense": [round(float(rel[i].dense), 4) for i in ids],
+            "sentence": [round(float(rel[i].sentence), 4) for i in ids],
+            "named": [int(rel[i].named_hit) for i in ids],
+            "coverage": [round(float(rel[i].coverage), 4) for i in ids]}
 
 
 def relevance_query(prep) -> str:
@@ -279,15 +294,14 @@ def list_rows(assistant, encoder, cfg: FitSettings) -> list[dict]:
         texts = passages_for(assistant, [(relevance_query(prep), pid) for pid, _ in keep])
         out.append({"qid": phrase, "ids": [pid for pid, _ in keep], "labels": [y for _, y in keep],
                     "logits": encoder.logits(relevance_query(prep), texts).tolist(),
-                    "dense": [round(float(prep.relevance[pid].dense), 4) for pid, _ in keep],
-                    "sentence": [round(float(prep.relevance[pid].sentence), 4) for pid, _ in keep]})
+                    **pair_features(prep, [pid for pid, _ in keep])})
     return out
 
 
 def train_relevance(settings, corpus: list, written: list, held_out: list, others: Path | None = None,
                     out_folder: Path | None = None, cfg: FitSettings | None = None, log=print) -> dict:
     """Build pairs, fine-tune, export int8 ONNX and calibrate (module docstring); writes
-    ``relevance-v1.onnx`` and ``relevance-v1.json`` to ``out_folder`` (default: the package's models/).
+    ``relevance-v2.onnx`` and ``relevance-v2.json`` to ``out_folder`` (default: the package's models/).
     ``written`` / ``held_out``: question files (dev.jsonl format) to train on / to calibrate on.
     Returns the calibration file's content."""
     from assistant.crossencoder import model_files
@@ -302,6 +316,8 @@ def train_relevance(settings, corpus: list, written: list, held_out: list, other
     wq, hq = load_question_files(written), load_question_files(held_out)
     pairs = build_pairs(assistant, wq, hq, others, cfg, log)
     texts = passages_for(assistant, [(p.query, p.paper_id) for p in pairs])
+    # A cloze query is a sentence of its own paper: the positive must not contain it (it would teach copying).
+    texts = [t.replace(p.query, " ").strip() if p.kind == "cloze" and p.label else t for p, t in zip(pairs, texts)]
     model = fine_tune([p.query for p in pairs], texts, [p.label for p in pairs], [p.weight for p in pairs], cfg, log)
     onnx_path, _ = model_files(folder=out_folder)
     export_int8(model, onnx_path)
@@ -323,12 +339,12 @@ def calibrate_relevance(assistant, questions: list[dict], names: list[str], out_
     onnx_path, cal_path = model_files(folder=out_folder)
     encoder = CrossEncoder(onnx_path, cfg.max_length)
     rows = candidate_logits(assistant, encoder, questions, cfg.rerank)
-    a, b, cut, cv = calibrate(rows, cfg)
+    stack, cut, cv = calibrate(rows, cfg)
     lrows = list_rows(assistant, encoder, cfg)
-    listed, list_cv = list_cutoff(lrows, a, b, cfg)
+    listed, list_cv = list_cutoff(lrows, stack, cfg)
     cut["listed"] = round(max(listed, cut["weak"]), 6)
     meta = {**meta, "calibrated_on": names, "cv": {k: round(v, 4) for k, v in cv.items()},
             "list_cv": {k: round(v, 4) for k, v in list_cv.items()}}
-    write_calibration(cal_path, a, b, cut, meta)
-    log(f"calibration a={a:.3f} b={b:.3f} cutoffs {cut}; 5-fold CV {meta['cv']}")
+    write_calibration(cal_path, stack, cut, meta)
+    log(f"calibration {stack['coef']} cutoffs {cut}; 5-fold CV {meta['cv']}")
     return json.loads(cal_path.read_text()) | {"rows": rows, "list_rows": lrows}

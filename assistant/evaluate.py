@@ -173,7 +173,7 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
 
         fit = FitSettings(folds=cv)
         rows = candidate_logits(assistant, assistant.relevance_model.encoder, qs, fit.rerank)
-        report.relevance_cv = {**calibrate(rows, fit)[3], "folds": cv}
+        report.relevance_cv = {**calibrate(rows, fit)[2], "folds": cv}
     if cv:
         from assistant.train import TrainSettings, cross_validate
         from assistant.trainset import collect_all, neutral_models

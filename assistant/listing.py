@@ -159,7 +159,8 @@ def select(candidates: list[ListedPaper], bar: ListBar, top_verdict: Verdict,
     share of the best paper's evidence and the bar, does not say ``none``.
     """
     judge = judge or AbstentionRule()
-    absolute = getattr(judge, "listed_paper", None)  # the cross-encoder judge: each paper's own probability
+    # The relevance model's judge with an absolute list cutoff set: each paper's own probability decides.
+    absolute = judge.listed_paper if getattr(judge, "listed", None) is not None else None
     if absolute is not None:
         for c in candidates:
             c.score = float(c.relevance.probability or 0.0)

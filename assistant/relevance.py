@@ -186,14 +186,18 @@ class LearnedJudge(_FollowUpAndListRules):
 
 @dataclass(frozen=True)
 class CrossEncoderJudge(_FollowUpAndListRules):
-    """The cross-encoder judge (``calibration.relevance.model = "v1"``; opt-in, see docs/settings.md): the relevance
+    """The relevance-model judge (``calibration.relevance.model = "v2"``; opt-in, see docs/settings.md): the relevance
     model's calibrated probability (assistant.crossencoder) against two cutoffs fitted with it (``answered``;
-    ``weak``, below which nothing is found), and the follow-up rules every judge shares. A list lists each
-    paper whose own probability reaches ``listed`` (:meth:`listed_paper`), nothing relative to the best."""
+    ``weak``, below which nothing is found), and the follow-up rules every judge shares. A list keeps the
+    papers that reach the relative list bar and ``weak`` on their own probability, or with ``listed`` set,
+    each paper whose own probability reaches it (:meth:`listed_paper`), nothing relative to the best."""
 
     answered: float
     weak: float
-    listed: float
+    listed: float | None = None
+    """An absolute list cutoff on each paper's probability; None: a list keeps the papers that reach the
+    relative list bar and whose own probability reaches ``weak`` (see docs/limitations.md: the list
+    calibration on weakly labelled title-phrase lists reached only P 0.61 / R 0.59 in CV)."""
     follow_up_coverage: float = _DEFAULTS.follow_up_coverage
 
     def probability(self, ev: RelevanceEvidence) -> float:
@@ -201,8 +205,8 @@ class CrossEncoderJudge(_FollowUpAndListRules):
         return float(ev.probability or 0.0)
 
     def listed_paper(self, ev: RelevanceEvidence) -> bool:
-        """Whether a list lists this paper: its own probability clears ``listed``."""
-        return self.probability(ev) >= self.listed
+        """Whether a list lists this paper by the absolute cutoff: its own probability clears ``listed``."""
+        return self.listed is not None and self.probability(ev) >= self.listed
 
     def _score(self, ev: RelevanceEvidence) -> tuple[Verdict, str]:
         p = self.probability(ev)
@@ -213,7 +217,8 @@ class CrossEncoderJudge(_FollowUpAndListRules):
         return Verdict.none, "cross-encoder: none"
 
 
-JUDGE_RULES = ("nothing retrieved", "cross-encoder: answered", "cross-encoder: weak", "cross-encoder: none", "bare reference", "below the list bar", "pointed at", "no sentences",
+JUDGE_RULES = ("nothing retrieved", "cross-encoder: answered", "cross-encoder: weak", "cross-encoder: none",
+ "bare reference", "below the list bar", "pointed at", "no sentences",
                "model: answered", "model: weak", "model: none", "named, asked what it is", "named",
                "named, own words held", "coverage guard", "none thresholds", "weak sum", "above thresholds")
 """Every rule :meth:`AbstentionRule.explain` or :meth:`LearnedJudge.explain` names (``paper-assistant eval`` counts how often each decides)."""

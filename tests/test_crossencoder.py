@@ -1,5 +1,6 @@
-"""The relevance cross-encoder: the committed int8 ONNX model, its passages, the opt-in judge on the
-bundled index, and a tiny fine-tune → export → load round trip (real torch, real onnxruntime)."""
+"""The relevance model: the committed int8 ONNX cross-encoder and its stacked calibration, its passages,
+its judge and reranking on the bundled index, and a tiny fine-tune → export → load round trip (real torch,
+real onnxruntime)."""
 
 from __future__ import annotations
 
@@ -14,24 +15,28 @@ OMNIMOE = "000_12a0d7b1c5c902c5#13"
 
 @pytest.fixture(scope="module")
 def model():
-    return load_relevance("v1")
+    return load_relevance("v2")
 
 
 @pytest.fixture(scope="module")
 def ce_assistant(settings, index):
     from assistant.pipeline import Assistant
 
-    cal = settings.calibration.model_copy(update={"relevance": settings.calibration.relevance.model_copy(update={"model": "v1"})})
+    cal = settings.calibration.model_copy(update={"relevance": settings.calibration.relevance.model_copy(update={"model": "v2"})})
     return Assistant(settings.model_copy(update={"calibration": cal}), index)
 
 
 def test_the_committed_model_reads_a_question_against_an_abstract(model, papers):
     by_id = {p.id: p for p in papers}
     others = [p.text for p in papers if p.id != OMNIMOE][:5]
-    probs = model.probabilities("What is OmniMoE and how fast is it?", [by_id[OMNIMOE].text, *others])
-    assert probs.shape == (6,) and np.all((probs >= 0) & (probs <= 1))
-    assert probs[0] == probs.max() and probs[0] > 0.5 > float(np.median(probs[1:]))
+    question = "What is OmniMoE and how fast is it?"
+    logits = model.encoder.logits(question, [by_id[OMNIMOE].text, *others])
+    assert logits.shape == (6,) and logits[0] == logits.max()
+    # The same pair features for every paper: the probability follows the logit alone.
+    probs = model.probabilities(question, [by_id[OMNIMOE].text, *others], np.tile([0.4, 0.4, 0.0, 0.3], (6, 1)))
+    assert probs.shape == (6,) and np.all((probs > 0) & (probs < 1)) and int(np.argmax(probs)) == 0
     assert set(model.cutoffs) == {"answered", "weak", "listed"} and model.meta["calibrated_on"] == ["train.jsonl"]
+    assert model.meta["features"] == ["logit", "dense", "sentence", "named", "coverage"]
 
 
 def test_a_long_abstract_keeps_the_sentences_closest_to_the_question_in_their_order(encoder):
@@ -48,25 +53,33 @@ def test_a_long_abstract_keeps_the_sentences_closest_to_the_question_in_their_or
     assert passage(qvec, sents[:2], vecs[:2], " ".join(sents[:2]), 10) == " ".join(sents[:2])  # short: whole
 
 
-def test_the_opt_in_judge_refuses_a_topic_no_paper_covers_and_answers_a_named_one(ce_assistant):
+def test_the_judge_refuses_a_topic_no_paper_covers_and_answers_a_named_one(ce_assistant):
     assert ce_assistant.ask("anything on sign language translation from video?").verdict == Verdict.none
+    assert ce_assistant.ask("Which papers measure the carbon footprint of pretraining large language models?").verdict == Verdict.none
     ans = ce_assistant.ask("What is OmniMoE?")
     assert ans.verdict == Verdict.answered and ans.sources[0].paper_id == OMNIMOE
 
 
-def test_a_list_is_every_paper_over_the_absolute_cutoff_whatever_the_wording(ce_assistant):
+def test_a_named_paper_without_the_detail_says_its_abstract_does_not_give_it(ce_assistant):
+    prep = ce_assistant.prepare("What image resolution does CacheEdit evaluate at?")
+    assert prep.verdict != Verdict.answered
+    assert "names CacheEdit, but its abstract does not appear to give this" in prep.note
+
+
+def test_the_model_reorders_the_hybrid_top_n(ce_assistant):
+    prep = ce_assistant.prepare("How much faster is OmniMoE than PEER at inference?")
+    probs = [prep.relevance[p.id].probability for p in prep.papers]
+    assert prep.papers[0].id == OMNIMOE and probs == sorted(probs, reverse=True)
+    assert len(prep.papers) == ce_assistant.settings.retrieval.k
+
+
+def test_a_list_keeps_only_papers_the_model_does_not_refuse(ce_assistant):
     from assistant.listing import list_papers
 
-    a = list_papers(ce_assistant, "Which papers study reinforcement learning?")
-    b = list_papers(ce_assistant, "reinforcement learning")
-    cut = ce_assistant.judge.listed
-    assert all(p.score >= cut for p in a.papers) and all(p.score < cut for p in a.near_misses)
-    # A paper both wordings retrieve is listed by both or by neither: its probability is its own.
-    listed = lambda r: {p.id: True for p in r.papers} | {p.id: False for p in r.near_misses}  # noqa: E731
-    la, lb = listed(a), listed(b)
-    both = set(la) & set(lb)
-    assert both and all(la[pid] == lb[pid] for pid in both)
-    assert set(la) & {p.id for p in a.papers} & {p.id for p in b.papers}
+    res = list_papers(ce_assistant, "Which papers study reinforcement learning?")
+    weak = ce_assistant.judge.weak
+    assert res.papers and all((p.relevance.probability or 0.0) >= weak for p in res.papers)
+    assert ce_assistant.judge.listed is None  # the absolute list cutoff is opt-in
 
 
 def test_a_tiny_fine_tune_exports_to_onnx_and_learns_its_slice(tmp_path, papers):
@@ -80,9 +93,11 @@ def test_a_tiny_fine_tune_exports_to_onnx_and_learns_its_slice(tmp_path, papers)
     queries = firsts + firsts
     passages = [p.text for p in ps] + [ps[(i + 5) % 16].text for i in range(16)]
     labels = [1] * 16 + [0] * 16
-    cfg = FitSettings(epochs=6, batch=16, max_length=96, lr=1e-4, head_lr=3e-3)
+    cfg = FitSettings(epochs=8, batch=16, max_length=96, lr=2e-4, head_lr=1e-2)
     model = fine_tune(queries, passages, labels, [1.0] * 32, cfg, log=lambda _m: None)
     path = export_int8(model, tmp_path / "tiny.onnx")
-    logits = CrossEncoder(path, max_length=96).logits(firsts[0], [passages[0], passages[16]])
-    assert logits.shape == (2,) and logits[0] > logits[1]
+    enc = CrossEncoder(path, max_length=96)
+    pairs = [enc.logits(firsts[i], [passages[i], passages[16 + i]]) for i in range(16)]
+    # Seeded: 15 of 16 own abstracts score above the other paper's (6 epochs at a lower rate: 12).
+    assert all(lg.shape == (2,) for lg in pairs) and sum(lg[0] > lg[1] for lg in pairs) >= 13
     assert path.stat().st_size < 30e6

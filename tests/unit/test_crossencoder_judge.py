@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from assistant.crossencoder_calibration import calibrate, choose_cutoffs, list_cutoff, platt, top_probability
+from assistant.crossencoder import STACK_FEATURES, stack_probability
+from assistant.crossencoder_calibration import calibrate, choose_cutoffs, fit_stack, list_cutoff, top_probability
 from assistant.crossencoder_fit import FitSettings
 from assistant.relevance import CrossEncoderJudge, RelevanceEvidence, Verdict
 
@@ -34,38 +35,55 @@ def test_list_membership_is_absolute_not_relative_to_the_best():
     assert JUDGE.listed_paper(ev(0.5)) and not JUDGE.listed_paper(ev(0.49))
 
 
-def test_platt_scaling_recovers_a_known_slope():
-    """Labels drawn (seeded) from P = σ(2·logit): the fit finds slope 2 and intercept 0 within sampling error
-    (1,001 samples: a = 2.00, b = 0.23)."""
+def test_the_stacked_calibration_recovers_known_weights():
+    """Labels drawn (seeded) from P = σ(2·logit + 1.5·sentence − 1): the fit finds those weights within
+    sampling error (3,000 papers) and gives the other features next to none."""
     import random
 
     rng = random.Random(0)
-    logits = [x / 100 for x in range(-500, 501)]
-    labels = [int(rng.random() < 1 / (1 + math.exp(-2 * z))) for z in logits]
-    a, b = platt(logits, labels)
-    assert abs(a - 2.0) < 0.3 and abs(b) < 0.4
+    rows = []
+    for i in range(300):
+        logits = [rng.gauss(0, 1.5) for _ in range(10)]
+        sentence = [rng.gauss(0, 1) for _ in range(10)]
+        dense = [rng.gauss(0, 1) for _ in range(10)]
+        labels = [int(rng.random() < 1 / (1 + math.exp(-(2 * z + 1.5 * s - 1)))) for z, s in zip(logits, sentence)]
+        rows.append({"logits": logits, "dense": dense, "sentence": sentence, "named": [0] * 10,
+                     "coverage": [rng.random() for _ in range(10)], "labels": labels, "answerable": any(labels)})
+    stack = fit_stack(rows, C=1e4)
+    w = {f: c / s for f, c, s in zip(STACK_FEATURES, stack["coef"], stack["scale"])}  # per raw unit
+    assert abs(w["logit"] - 2.0) < 0.3 and abs(w["sentence"] - 1.5) < 0.3
+    assert abs(w["dense"]) < 0.25 and abs(w["coverage"]) < 0.6
+    x = [[0.0, 0.0, 0.0, 0.0, 0.5]]
+    p = float(stack_probability([[0.0, 0.0, 0.0, 0.0, 0.5]], stack)[0])
+    assert abs(p - 1 / (1 + math.exp(1))) < 0.08 and len(x[0]) == len(STACK_FEATURES)
+
+
+_PAIR = {"dense": [0.5, 0.5], "sentence": [0.5, 0.5], "named": [0, 0], "coverage": [0.5, 0.5]}
+LOGIT_ONLY = {"coef": [1.0, 0.0, 0.0, 0.0, 0.0], "intercept": 0.0, "mean": [0.0] * 5, "scale": [1.0] * 5}
+"""A calibration that reads the logit alone: P = σ(logit)."""
 
 
 def _rows(answerable: list[float], none: list[float]) -> list[dict]:
-    return ([{"logits": [z, z - 3], "labels": [1, 0], "answerable": True} for z in answerable]
-            + [{"logits": [z, z - 3], "labels": [0, 0], "answerable": False} for z in none])
+    return ([{"logits": [z, z - 3], "labels": [1, 0], "answerable": True, **_PAIR} for z in answerable]
+            + [{"logits": [z, z - 3], "labels": [0, 0], "answerable": False, **_PAIR} for z in none])
 
 
 def test_cutoffs_refuse_at_most_the_budget_of_answerable_questions():
     rows = _rows([x / 10 for x in range(0, 100)], [x / 10 - 5 for x in range(0, 50)])
     cfg = FitSettings(refuse_rate=0.02, flag_rate=0.08)
-    cut = choose_cutoffs(rows, 1.0, 0.0, cfg)
-    refused = [r for r in rows if r["answerable"] and top_probability(r, 1.0, 0.0) < cut["weak"]]
-    flagged = [r for r in rows if r["answerable"] and top_probability(r, 1.0, 0.0) < cut["answered"]]
+    cut = choose_cutoffs(rows, LOGIT_ONLY, cfg)
+    refused = [r for r in rows if r["answerable"] and top_probability(r, LOGIT_ONLY) < cut["weak"]]
+    flagged = [r for r in rows if r["answerable"] and top_probability(r, LOGIT_ONLY) < cut["answered"]]
     assert len(refused) <= 2 and len(flagged) <= 8 and cut["weak"] <= cut["answered"]
-    a, b, cut, cv = calibrate(rows, cfg)
+    stack, cut, cv = calibrate(rows, cfg)
     # Out of fold the budget holds within a question or two of each fold's 30; most 'none' are refused.
     assert cv["answerable_refused"] <= 0.07 and cv["none_refused"] > 0.5
 
 
 def test_the_list_cutoff_is_the_best_f1_on_held_out_lists():
-    rows = [{"logits": [4.0, 3.0, -1.0, -4.0], "labels": [1, 1, 0, 0]} for _ in range(10)]
-    cut, cv = list_cutoff(rows, 1.0, 0.0, FitSettings())
+    pair = {k: v * 2 for k, v in _PAIR.items()}
+    rows = [{"logits": [4.0, 3.0, -1.0, -4.0], "labels": [1, 1, 0, 0], **pair} for _ in range(10)]
+    cut, cv = list_cutoff(rows, LOGIT_ONLY, FitSettings())
     # Listed papers have logits 4 and 3, the others -1 and -4: the best-F1 cutoff separates σ(-1) from σ(3).
     assert 1 / (1 + math.exp(1.0)) < cut <= 1 / (1 + math.exp(-3.0))
     assert cv["precision"] == 1.0 and cv["recall"] == 1.0 and cv["phrases"] == 10

@@ -34,3 +34,41 @@ def test_frequent_title_phrases_skip_stop_words_at_either_end():
     assert "graph neural networks" in phrases and "neural networks" in phrases
     assert not any(p.split()[-1] in {"for", "of"} or p.split()[0] in {"for", "of"} for p in phrases)
     assert frequent_phrases(papers, 5, min_papers=11) == []
+
+
+def test_learning_ends_a_topic_phrase():
+    papers = {str(i): paper(str(i), "x", f"Offline reinforcement learning for task {i}") for i in range(10)}
+    assert "reinforcement learning" in frequent_phrases(papers, 10, min_papers=8)
+
+
+class _Retriever:
+    """Stands in for the hybrid retriever: every paper, in id order."""
+
+    def __init__(self, ids):
+        self.ids = ids
+
+    def search(self, query, k):
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(id=i) for i in self.ids[:k]]
+
+
+def test_a_cloze_query_is_a_later_sentence_of_its_own_paper_and_others_are_negatives():
+    from types import SimpleNamespace
+
+    from assistant.crossencoder_pairs import cloze_pairs
+
+    body = ("We study how sparse expert layers route tokens to experts across many devices at scale. "
+            "Our router number {i} balances the load across all experts without any auxiliary loss term during training. "
+            "Results improve.")
+    papers = {f"p{i}": paper(f"p{i}", body.format(i=i)) for i in range(4)}
+    pairs = cloze_pairs(SimpleNamespace(retriever=_Retriever(sorted(papers))), papers, exclude={"p3"}, limit=2)
+    pos = [p for p in pairs if p.label == 1]
+    assert len(pos) == 2 and all(p.paper_id != "p3" for p in pos)
+    # Never the first sentence (it introduces the topic) and never a sentence under 12 words.
+    assert all(p.query == f"Our router number {p.paper_id[1]} balances the load across all experts without any "
+               "auxiliary loss term during training." for p in pos)
+    own = {p.query: p.paper_id for p in pos}
+    negs = [p for p in pairs if p.label == 0]
+    assert len(negs) == 4 and all(n.paper_id != own[n.query] for n in negs)
+    assert {p.kind for p in pairs} == {"cloze"} and all(p.weight == 0.5 for p in pairs)
