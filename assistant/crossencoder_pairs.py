@@ -16,10 +16,6 @@ The kinds, all over the training corpus (``eval/train/corpus2k.jsonl``), never o
   introduce one, 0 for papers that only evaluate on benchmarks or datasets.
 - ``topic``: broad topics made from the corpus' frequent title phrases ("reinforcement learning"):
   1 for papers whose title holds the phrase, 0 for retrieved papers whose title and abstract lack it.
-- ``cloze``: the inverse cloze task (Lee et al. 2019, "Latent Retrieval for Weakly Supervised Open Domain
-  QA"): one sentence of an abstract (not its first, at least 12 words) as the query for the rest of that
-  abstract (the sentence removed: 1) and for the retriever's next best papers (0). Unlike a title, such a
-  query describes a method or finding in words the passage does not repeat, as a paraphrased question does.
 - ``absent``: titles of other papers (``ml_abstracts_23k.jsonl``) with a word no training abstract
   holds, asked as "Which papers study …?": 0 for every paper the retriever returns.
 
@@ -78,8 +74,7 @@ _PROPOSES = {
 TOPIC_FRAMES = ("Which papers study {t}?", "{t}", "papers about {t}", "Is there work on {t}?")
 _WORD = re.compile(r"[a-z][a-z-]+")
 _STOP = set("a an the of for and in on with to from by via using towards toward under over is are as at "
-            "its their into without through".split())
-# "learning" is no stop word: "reinforcement learning" and "federated learning" are the corpus' commonest topics.
+            "its their into without through learning".split())
 
 
 def _retrieved(assistant, query: str, k: int) -> list[str]:
@@ -183,28 +178,6 @@ def topic_pairs(assistant, papers: dict, n_topics: int = 40, per_side: int = 5, 
                if phrase not in (papers[pid].title + " " + papers[pid].text).lower()][:per_side]
         out += [Pair(query, pid, 1, 1.0, "topic") for pid in rng.sample(pos, min(per_side, len(pos)))]
         out += [Pair(query, pid, 0, 1.0, "topic") for pid in neg]
-    return out
-
-
-def cloze_pairs(assistant, papers: dict, exclude: set[str], limit: int = 1000, negatives: int = 2,
-                seed: int = 0) -> list[Pair]:
-    """``cloze`` pairs (see the module docstring): ``limit`` papers not in ``exclude``, one sentence each.
-    The positive's passage must leave the sentence out: :func:`assistant.crossencoder_fit.build_passages`
-    removes a ``cloze`` query from its own paper's passage."""
-    from vectorstore.chunking import sentence_spans
-
-    rng = random.Random(seed)
-    ids = [pid for pid in sorted(papers) if pid not in exclude]
-    out = []
-    for pid in sorted(rng.sample(ids, min(limit, len(ids)))):
-        text = papers[pid].text
-        sents = [text[a:b].strip() for a, b in sentence_spans(text)][1:]
-        sents = [s for s in sents if 12 <= len(s.split()) <= 45 and "$" not in s]
-        if not sents:
-            continue
-        query = rng.choice(sents)
-        out.append(Pair(query, pid, 1, 0.5, "cloze"))
-        out += [Pair(query, o, 0, 0.5, "cloze") for o in _hard_negatives(assistant, query, {pid}, negatives)]
     return out
 
 
