@@ -317,12 +317,81 @@ def test_a_file_emptied_to_invisible_characters_or_cut_short_keeps_its_papers(sc
         assert ingest_bad(idx, f).skipped[0].startswith("cut.txt: no papers in this file, but 6 papers of it are indexed")
     f.write_text("ICML 2026\n\n" + "\n\n".join(abstracts[:2]) + "\n")  # cut short
     assert ingest_bad(idx, f).skipped == ["cut.txt: 4 of its 6 indexed papers are no longer in it (cut short, or its "
-                                          "blank lines lost?); nothing of it was changed. If that is meant: "
-                                          "paper-assistant remove cut.txt, then ingest it again"]
+                                          "blank lines lost?); nothing of it was changed. To take the file as it is "
+                                          "now: paper-assistant ingest --replace cut.txt"]
     f.write_text("ICML 2026\n\n" + "\n".join(abstracts) + "\n")  # blank lines lost: one long paper
     assert "5 of its 6 indexed papers are no longer in it" in ingest_bad(idx, f).skipped[0]
-    f.write_text("ICML 2026\n\n" + "\n\n".join(abstracts[:5]) + "\n")  # one paper deleted on purpose: fine
-    assert ingest([f], idx).removed == 1
+
+
+def test_a_file_losing_one_paper_or_cut_inside_its_last_abstract_keeps_its_papers_until_replaced(scratch):
+    """A list cut short by at most half its papers (or by fewer than three) lost them with exit 0, and a
+    copy cut off inside its last abstract stored that abstract's first half in place of the whole."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    f = root / "shrink.txt"
+    abstracts = [f"We study ShrinkNet variant {i} for graph coloring with spectral messages." for i in range(6)]
+    f.write_text("ICML 2026\n\n" + "\n\n".join(abstracts) + "\n")
+    assert ingest([f], idx).added == 6
+    f.write_text("ICML 2026\n\n" + "\n\n".join(abstracts[:5]) + "\n")
+    assert ingest_bad(idx, f).skipped == ["shrink.txt: 1 of its 6 indexed papers is no longer in it; nothing of it "
+                                          "was changed. To take the file as it is now: paper-assistant ingest "
+                                          "--replace shrink.txt"]
+    f.write_text("ICML 2026\n\n" + "\n\n".join(abstracts)[:-20])  # cut inside the last abstract
+    assert ingest_bad(idx, f).skipped == ["shrink.txt: its last abstract (shrink#6) is now cut off inside its indexed "
+                                          "text (file cut short?); nothing of it was changed. To take the file as it "
+                                          "is now: paper-assistant ingest --replace shrink.txt"]
+    assert idx.store.get_papers(["shrink#6"])["shrink#6"].text == abstracts[5]
+    f.write_text("ICML 2026\n\n" + "\n\n".join(abstracts[:5]) + "\n")  # one paper deleted on purpose
+    report = ingest([f], idx, replace=True)
+    assert (report.removed, report.skipped, idx.store.get_papers(["shrink#6"])) == (1, [], {})
+
+
+def test_a_same_named_file_from_another_folder_does_not_replace_the_indexed_ones_papers(scratch):
+    """ids are <file stem>#<n>: b/samename.txt silently replaced the papers of the indexed a/samename.txt, and two
+    samename.txt in one run collapsed into one (the second one's papers only)."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    a, b, c = root / "fa", root / "fb", root / "fc"
+    for d in (a, b, c):
+        d.mkdir()
+    (a / "samename.txt").write_text("ICML 2026\n\nWe study AlphaDupNet for sparse graph matching with optimal transport.\n")
+    (b / "samename.txt").write_text("ICML 2026\n\nWe study BetaDupNet for protein docking with equivariant networks.\n")
+    assert ingest([a / "samename.txt"], idx).added == 1
+    report = ingest_bad(idx, b / "samename.txt")
+    assert report.skipped == [f"{b / 'samename.txt'}: the indexed papers of samename.txt come from another file, "
+                              f"{(a / 'samename.txt').resolve()}; ids come from the file name, so this one would replace "
+                              f"them; nothing of it was ingested. Rename one of the two, or to put this one in its "
+                              f"place: paper-assistant ingest --replace {b / 'samename.txt'}"]
+    assert "AlphaDupNet" in idx.store.get_papers(["samename#1"])["samename#1"].text
+    report = ingest([a, b], idx)  # both in one run: the first is read, the second named
+    assert report.skipped == [f"{b / 'samename.txt'}: another file named samename.txt ({a / 'samename.txt'}) is read in this run; "
+                              "papers are known by their file name, so nothing of this one was ingested: rename one "
+                              "of the two"]
+    (a / "samename.txt").rename(c / "samename.txt")  # the indexed file moved: its new place is taken (and remembered)
+    assert ingest([c / "samename.txt"], idx).unchanged == 1
+    assert idx.store.source_paths()["samename.txt"] == str((c / "samename.txt").resolve())
+    report = ingest([b / "samename.txt"], idx, replace=True)
+    assert (report.updated, report.skipped) == (1, [])
+    assert "BetaDupNet" in idx.store.get_papers(["samename#1"])["samename#1"].text
+
+
+def test_a_year_taken_out_of_a_record_is_gone_from_the_index(scratch):
+    """Chroma's upsert merges metadata: a JSONL record whose year was removed kept it, and a year filter
+    still found the paper."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    f = root / "years.jsonl"
+    f.write_text('{"id": "yr-1", "abstract": "We study YearNet for tabular forecasting.", "year": 2024}\n')
+    assert ingest([f], idx).added == 1
+    assert idx.store.paper_ids_where({"year": 2024}) == {"yr-1"}
+    f.write_text('{"id": "yr-1", "abstract": "We study YearNet for tabular forecasting."}\n')
+    assert ingest([f], idx).updated == 1
+    assert idx.store.get_papers(["yr-1"])["yr-1"].year is None
+    assert idx.store.paper_ids_where({"year": 2024}) == set()
+    assert idx.store.chunk_metadata_by_paper(["yr-1"])["yr-1"][0].get("year") is None
 
 
 def test_a_lone_surrogate_in_metadata_skips_its_file_and_the_others_are_ingested(scratch):
@@ -365,9 +434,9 @@ def test_a_list_whose_heading_was_deleted_is_skipped_and_keeps_its_venue_and_yea
         f.write_text(headless)
         code, out, err = run_main(monkeypatch, capsys, *ingest_cli)
         assert code == 1 and err.splitlines() == [
-            "skipped: venue.txt: its heading line (venue and year) is gone, but its 3 indexed papers have 'ICML 2026'; "
-            "nothing of it was changed. Put the heading back as its first line (e.g. 'ICML 2026'), or to drop venue "
-            "and year: paper-assistant remove venue.txt, then ingest it again"]
+            "skipped: venue.txt: its heading line no longer gives the venue and year its 3 indexed papers have "
+            "('ICML 2026'): deleted?; nothing of it was changed. Put the heading back as its first line (e.g. "
+            "'ICML 2026'), or to take the file as it is now: paper-assistant ingest --replace venue.txt"]
         assert out.strip() == "0 added, 0 updated, 0 unchanged, 0 removed, 1 skipped; index holds 3 papers in 3 chunks"
     papers = open_index(tmp_path / "idx", encoder).store.get_papers(["venue#1", "venue#2", "venue#3"])
     assert {(p.venue, p.year) for p in papers.values()} == {("ICML", 2026)} and len(papers) == 3
@@ -378,6 +447,11 @@ def test_a_list_whose_heading_was_deleted_is_skipped_and_keeps_its_venue_and_yea
     assert run_main(monkeypatch, capsys, *ingest_cli)[0] == 0
     papers = open_index(tmp_path / "idx", encoder).store.get_papers(["venue#1"])
     assert (papers["venue#1"].venue, papers["venue#1"].year) == ("NeurIPS", 2025)
+    f.write_text(f"\n{body}\n")  # told to take it as it is: venue and year go
+    assert run_main(monkeypatch, capsys, *ingest_cli, "--replace")[:2] == (
+        0, "0 added, 3 updated, 0 unchanged, 0 removed, 0 skipped; index holds 3 papers in 3 chunks\n")
+    papers = open_index(tmp_path / "idx", encoder).store.get_papers(["venue#1"])
+    assert (papers["venue#1"].venue, papers["venue#1"].year) == ("", None)
 
 
 def test_deleted_hnsw_folders_are_found_on_open_and_the_remedy_named(tmp_path, monkeypatch, capsys, encoder):
@@ -767,3 +841,22 @@ def test_an_endpoint_that_echoes_the_key_does_not_put_it_on_the_page(settings, i
             shown = web.answer_markdown(ans) + web.sources_html(ans) + ans.model_dump_json() + answer_text(ans)
             assert "***" in ans.note and ans.sources[0].paper_id == SYPE  # said what failed, fell back
             assert key not in shown and key[8:] not in shown and "hunter22" not in shown
+
+
+def test_a_deleted_heading_is_seen_when_the_first_abstract_starts_with_a_title_line(scratch):
+    """With the heading gone, a first abstract opening with a short title line made that title the
+    "heading": the papers were re-ingested with the title as their venue and no year, exit 0."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    f = root / "titled.txt"
+    body = ("TitleNet: Coloring Graphs Fast\nWe study TitleNet for graph coloring with spectral messages.\n\n"
+            "We study TitleNet-2 for edge coloring with message passing.")
+    f.write_text(f"ICML 2026\n\n{body}\n")
+    assert ingest([f], idx).added == 2
+    f.write_text(f"{body}\n")
+    assert ingest_bad(idx, f).skipped == [
+        "titled.txt: its heading line no longer gives the venue and year its 2 indexed papers have ('ICML 2026'): "
+        "deleted?; nothing of it was changed. Put the heading back as its first line (e.g. 'ICML 2026'), or to take "
+        "the file as it is now: paper-assistant ingest --replace titled.txt"]
+    assert {(p.venue, p.year) for p in idx.store.get_papers(["titled#1", "titled#2"]).values()} == {("ICML", 2026)}

@@ -37,7 +37,7 @@ def test_edited_abstract_replaces_its_chunks_and_removed_paper_is_deleted(tmp_pa
     blocks = text.split("\n\n")
     blocks[2] = blocks[2].replace("SENSEI", "SENSEI-2")  # edit paper #2
     f.write_text("\n\n".join(blocks[:-1]))  # and drop the last paper
-    r2 = ingest([f], idx)
+    r2 = ingest([f], idx, replace=True)
     assert (r2.added, r2.updated, r2.unchanged, r2.removed) == (0, 1, 17, 1)
     new = idx.store.chunk_ids_by_paper(["list#2"])["list#2"]
     assert new and not (new & old)
@@ -146,7 +146,7 @@ def test_deleting_an_abstract_mid_list_re_embeds_nothing(tmp_path, encoder):
     blocks = f.read_text().split("\n\n")
     gone_text = blocks[3].strip()
     f.write_text("\n\n".join(blocks[:3] + blocks[4:]))
-    r = ingest([f], idx)
+    r = ingest([f], idx, replace=True)
     assert (r.added, r.removed, idx.store.counts()[0]) == (0, 1, 18)
     assert r.updated > 0 and r.chunks_written == r.chunks_reused > 0
     papers, _ = idx.store.all_papers()

@@ -42,13 +42,13 @@ CHILD = textwrap.dedent("""
     calls = 0
     original = ChunkStore.upsert_papers
 
-    def hooked(self, papers, hashes, embeddings):
+    def hooked(self, papers, hashes, embeddings, paths=None):
         global calls
         calls += 1
         if calls == block_at:
             print("BLOCKED", flush=True)  # this batch's chunks are stored, its paper records are not
             time.sleep(600)
-        return original(self, papers, hashes, embeddings)
+        return original(self, papers, hashes, embeddings, paths)
 
     ChunkStore.upsert_papers = hooked
     print("READY", flush=True)

@@ -3,8 +3,10 @@
 A paper is committed by writing its record to the papers collection *after* all its chunks are
 stored; the record carries a content hash. A re-run therefore skips every committed, unchanged
 paper, redoes any paper interrupted mid-way (its chunk ids are content-derived, so the redo
-upserts the same records), replaces edited papers' chunks, and removes papers that disappeared
-from a re-ingested file that still holds papers (a file read with none is skipped, its papers kept). Only one writer at a time (a file lock); readers are never blocked.
+upserts the same records) and replaces edited papers' chunks. A re-read file that would lose or
+hide indexed papers is skipped whole, its papers kept (vectorstore.ingest_guards), unless ingest is
+told to take files as they are now (``replace``). Only one writer at a time (a file lock); readers
+are never blocked.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from vectorstore.chunking import SENTENCE_SPLITTER, Chunk, Chunker, ChunkingConfig
+from vectorstore import ingest_guards as guards
 from vectorstore.index import Index
-from vectorstore.papers import CorpusError, Paper, counted, iter_paper_files, load_file, visible
+from vectorstore.papers import CorpusError, Paper, counted, iter_paper_files, load_file
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
 from vectorstore.store import text_key
 
@@ -67,21 +70,29 @@ def content_hash(paper: Paper, model: str, max_tokens: int, chunking: ChunkingCo
     return hashlib.sha1(payload.encode()).hexdigest()
 
 
-def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = None
-               ) -> tuple[dict[str, list[Paper]], list[str]]:
+def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = None,
+               files: dict[str, Path] | None = None) -> tuple[dict[str, list[Paper]], list[str]]:
     """``({file name: papers}, [skip reasons])``: unreadable files are reported, not fatal.
 
     A file is also skipped whole when one of its paper ids belongs to another file: one read
     earlier in this call, or (``indexed``: ``{paper id: source file name}``) one already in the
-    index, whose paper it would otherwise silently replace. Raises CorpusError only when a path
-    does not exist or has an unsupported type.
+    index, whose paper it would otherwise silently replace; and when a file of the same name (in
+    another folder) was read earlier in this call, as papers are keyed by file name. ``files``, when
+    given, is filled with ``{file name: the path read}``. Raises CorpusError only when a path does
+    not exist or has an unsupported type.
     """
     by_file: dict[str, list[Paper]] = {}
     skipped: list[str] = []
     seen: dict[str, str] = {}
     indexed = indexed or {}
+    files = {} if files is None else files
     loaded: list[tuple[Path, list[Paper]]] = []
     for f in iter_paper_files(paths):
+        if f.name in files:
+            skipped.append(f"{f}: another file named {f.name} ({files[f.name]}) is read in this run; papers are "
+                           f"known by their file name, so nothing of this one was ingested: rename one of the two")
+            continue
+        files[f.name] = f
         try:
             loaded.append((f, load_file(f)))
         except CorpusError as exc:
@@ -107,78 +118,9 @@ def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = Non
     return by_file, skipped
 
 
-def _empty_inputs(paths: list[str | Path], by_file: dict[str, list[Paper]], indexed: dict[str, set[str]]
-                  ) -> tuple[list[str], list[str]]:
-    """``(warnings, skip reasons)`` for inputs without a paper, taking the emptied files out of ``by_file``.
-
-    A folder without a .txt or .jsonl file, and a new file without a paper, is a warning. A file
-    read without a paper whose papers are indexed (``indexed``: ``{file name: paper ids}``) is skipped
-    and its papers stay: a file truncated to 0 bytes, or left with blank lines or a BOM, is far more
-    often a failed copy than a wish, and removal is explicit (``paper-assistant remove``).
-    """
-    warnings = [f"{p}: no paper files (.txt, .jsonl) in this folder" for p in map(Path, paths)
-                if p.is_dir() and next(iter_paper_files([p]), None) is None]
-    skipped = []
-    for name in [n for n, papers in by_file.items() if not papers]:
-        del by_file[name]
-        n = len(indexed.get(name, ()))
-        if n:
-            skipped.append(f"{name}: no papers in this file, but {counted(n, 'paper')} of it "
-                           f"{'is' if n == 1 else 'are'} indexed; they were kept (to drop them: "
-                           f"paper-assistant remove {name})")
-        else:
-            warnings.append(f"{name}: no papers in this file")
-    return warnings, skipped
-
-
-MAX_SHARE_REMOVED = 0.5
-"""A re-read file that no longer holds more than this share of its indexed papers (and at least
-three of them) is skipped, its papers kept: far more often a file cut short, or one whose blank
-lines were lost, than an edit. Removing many papers stays possible: ``remove`` the file, then ingest it."""
-
-
-def _cut_short(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]]) -> list[str]:
-    """Skip reasons for the files of ``by_file`` (taken out of it) that lost most of their indexed
-    papers (:data:`MAX_SHARE_REMOVED`); ``indexed``: ``{file name: paper ids}``."""
-    out = []
-    for name in list(by_file):
-        had = indexed.get(name, set())
-        missing = had - {p.id for p in by_file[name]}
-        if len(missing) >= 3 and len(missing) > MAX_SHARE_REMOVED * len(had):
-            del by_file[name]
-            out.append(f"{name}: {len(missing)} of its {len(had)} indexed papers are no longer in it (cut short, or "
-                       f"its blank lines lost?); nothing of it was changed. If that is meant: paper-assistant "
-                       f"remove {name}, then ingest it again")
-    return out
-
-
-def _lost_heading(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store) -> list[str]:
-    """Skip reasons for the paper lists of ``by_file`` (taken out of it) read without a heading (no
-    venue, no year: its first line deleted or blanked) whose indexed papers have a venue or year. Ingested,
-    they would lose both, and a venue or year filter would then miss them; ``indexed``: ``{file name:
-    paper ids}``, ``store``: the VectorStore holding them."""
-    out = []
-    for name in list(by_file):
-        papers = by_file[name]
-        if (not name.endswith(".txt") or not papers or not indexed.get(name)
-                or any(visible(p.venue) or p.year is not None for p in papers)):
-            continue
-        old = next((p for p in store.get_papers(sorted(indexed[name])[:8]).values()
-                    if visible(p.venue) or p.year is not None), None)
-        if old is None:
-            continue
-        del by_file[name]
-        heading = " ".join(str(x) for x in (old.venue, old.year) if x not in ("", None))
-        n = len(indexed[name])
-        out.append(f"{name}: its heading line (venue and year) is gone, but its {counted(n, 'indexed paper')} "
-                   f"{'has' if n == 1 else 'have'} {heading!r}; nothing of it was changed. Put the heading back as its first line (e.g. "
-                   f"'{heading}'), or to drop venue and year: paper-assistant remove {name}, then ingest it again")
-    return out
-
-
 def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = None, paper_batch: int = 256,
            progress: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None,
-           write_batch: int = 4096, build_lexical: bool = True) -> IngestReport:
+           write_batch: int = 4096, build_lexical: bool = True, replace: bool = False) -> IngestReport:
     """Ingest paper files/folders into ``index``; returns an :class:`IngestReport`.
 
     Papers that need work are taken shortest first, ``paper_batch`` at a time (one commit each);
@@ -188,6 +130,10 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     record by an earlier interrupted run whose paper is no longer being ingested are removed. With
     ``build_lexical`` the BM25 index is brought up to date before returning, so the first question
     does not pay for it.
+
+    A re-read file that would lose or hide indexed papers (see :mod:`vectorstore.ingest_guards`: fewer
+    papers, a lost heading, a last abstract cut off, a same-named file from another folder) is skipped
+    with its papers kept, unless ``replace``: then every file is taken as it is now.
 
     ``progress(n)`` is called with the number of papers just finished; ``on_total(n)`` once with the
     number of papers that need embedding. Raises IndexInUseError when another writer holds the
@@ -200,13 +146,21 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     try:
         stored = store.paper_hashes()
         paths = list(paths)
-        by_file, skipped = load_files(paths, {pid: src for pid, (_, src) in stored.items()})
+        files: dict[str, Path] = {}
+        by_file, skipped = load_files(paths, {pid: src for pid, (_, src) in stored.items()}, files)
         indexed: dict[str, set[str]] = {}  # {source file: its indexed paper ids}
         for pid, (_, src) in stored.items():
             indexed.setdefault(src, set()).add(pid)
-        empty, kept = _empty_inputs(paths, by_file, indexed)
-        lost = _lost_heading(by_file, indexed, store)
-        report = IngestReport(skipped=skipped + kept + lost + _cut_short(by_file, indexed), empty=empty)
+        empty, kept = guards.empty_inputs(paths, by_file, indexed)
+        skipped += kept
+        stored_paths = store.source_paths()
+        if not replace:
+            skipped += guards.other_folder(by_file, files, stored_paths)
+            skipped += guards.lost_heading(by_file, indexed, store)
+            skipped += guards.shrunk(by_file, indexed, store)
+        report = IngestReport(skipped=skipped, empty=empty)
+        # Where each file was read from, so a same-named file from another folder is told apart next time.
+        paths_now = {name: str(files[name].resolve()) for name in by_file}
         todo: list[tuple[Paper, str]] = []
         loaded_ids: set[str] = set()
         # A paper record whose chunks are gone (an older version deleted them before writing the new
@@ -254,9 +208,12 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
                 embedded = _embed_batch(batch, index, chunker, chunks_of, by_text)
                 if pending is not None:
                     _finish(pending, report, progress)
-                pending = writer.submit(_store_batch, embedded, index, write_batch)
+                pending = writer.submit(_store_batch, embedded, index, write_batch, paths_now)
             if pending is not None:
                 _finish(pending, report, progress)
+        for name in by_file:  # a file that moved: its unchanged papers learn the new path
+            if stored_paths.get(name) != paths_now[name]:
+                store.set_source_path([p.id for p in by_file[name] if p.id not in todo_ids], paths_now[name])
         if todo or gone or orphans or interrupted:  # interrupted: a killed writer's caches may be stale
             store.bump_generation()
         report.papers_total, report.chunks_total = store.counts()
@@ -390,7 +347,8 @@ def _reuse(record: tuple[np.ndarray, dict], chunk: Chunk, spans: list[tuple[int,
     return vec, {SPANS_KEY: json.dumps([list(sp) for sp in spans]), VECS_KEY: meta[VECS_KEY]}
 
 
-def _store_batch(e: _Embedded, index: Index, write_batch: int = 4096) -> tuple[int, int, int]:
+def _store_batch(e: _Embedded, index: Index, write_batch: int = 4096, paths: dict[str, str] | None = None
+                 ) -> tuple[int, int, int]:
     """Store one embedded batch: the new chunks, then the edited papers' stale chunks go, then the
     paper records (the commit marks).
 
@@ -412,5 +370,5 @@ def _store_batch(e: _Embedded, index: Index, write_batch: int = 4096) -> tuple[i
     for p, _ in e.batch:
         v = e.vecs[rows[p.id]].mean(axis=0)
         paper_vecs.append(v / (np.linalg.norm(v) or 1.0))
-    store.upsert_papers([p for p, _ in e.batch], [h for _, h in e.batch], np.vstack(paper_vecs))
+    store.upsert_papers([p for p, _ in e.batch], [h for _, h in e.batch], np.vstack(paper_vecs), paths)
     return len(e.chunks), e.reused, len(e.batch)

@@ -147,6 +147,10 @@ def server_version_mismatch(host: str, port: int, ssl: bool = False, headers: di
     return None
 
 
+PATH_KEY = "path"
+"""Paper metadata: the resolved path of the file a paper was read from (not part of its content hash)."""
+
+
 def _paper_metadata(paper: Paper, content_hash: str) -> dict:
     meta = {
         "paper_id": paper.id,
@@ -158,9 +162,9 @@ def _paper_metadata(paper: Paper, content_hash: str) -> dict:
         "source": paper.source,
         "hash": content_hash,
         "has_code": bool(paper.links),  # a filter ("papers with code"); the links are read from the text
+        # None deletes the key: Chroma's upsert merges metadata, so a year taken out of a file would stay.
+        "year": paper.year,
     }
-    if paper.year is not None:
-        meta["year"] = paper.year
     return meta
 
 
@@ -350,9 +354,8 @@ class ChunkStore:
         for k, c in enumerate(chunks):
             p = papers[c.paper_id]
             m = {"paper_id": c.paper_id, "index": c.index, "start": c.start, "end": c.end,
-                 "venue": p.venue, "source": p.source, "has_code": has_code[c.paper_id], TEXT_KEY: text_key(c.text)}
-            if p.year is not None:
-                m["year"] = p.year
+                 "venue": p.venue, "source": p.source, "has_code": has_code[c.paper_id], TEXT_KEY: text_key(c.text),
+                 "year": p.year}  # None deletes a stored year (upsert merges metadata)
             if sentences is not None:
                 m.update(sentences[k])
             metas.append(m)
@@ -361,13 +364,34 @@ class ChunkStore:
                                embeddings=embeddings, metadatas=metas)
         self._changed()
 
-    def upsert_papers(self, papers: list[Paper], hashes: list[str], embeddings: np.ndarray) -> None:
-        """Insert or replace paper records; writing one marks that paper as fully ingested."""
+    def upsert_papers(self, papers: list[Paper], hashes: list[str], embeddings: np.ndarray,
+                      paths: dict[str, str] | None = None) -> None:
+        """Insert or replace paper records; writing one marks that paper as fully ingested.
+        ``paths``: ``{source file name: the resolved path it was read from}`` (see :meth:`source_paths`)."""
         if not papers:
             return
+        metas = [_paper_metadata(p, h) | {PATH_KEY: (paths or {}).get(p.source)} for p, h in zip(papers, hashes)]
         with _writing(self.data_dir):
             self.papers.upsert(ids=[p.id for p in papers], documents=[p.text for p in papers],
-                               embeddings=embeddings, metadatas=[_paper_metadata(p, h) for p, h in zip(papers, hashes)])
+                               embeddings=embeddings, metadatas=metas)
+
+    def set_source_path(self, paper_ids: list[str], path: str) -> None:
+        """Record ``path`` as where the papers ``paper_ids`` were read from (a file that moved)."""
+        step = self.max_batch_size()
+        with _writing(self.data_dir):
+            for i in range(0, len(paper_ids), step):
+                part = paper_ids[i : i + step]
+                self.papers.update(ids=part, metadatas=[{PATH_KEY: path}] * len(part))
+
+    def source_paths(self) -> dict[str, str]:
+        """``{source file name: resolved path it was ingested from}``; files ingested before paths
+        were recorded are absent."""
+        out: dict[str, str] = {}
+        for page in self._iter_get(self.papers, ["metadatas"]):
+            for m in page["metadatas"]:
+                if m.get(PATH_KEY):
+                    out[m.get("source", "")] = m[PATH_KEY]
+        return out
 
     def delete_chunks(self, ids: list[str]) -> None:
         self._changed()

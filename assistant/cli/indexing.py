@@ -14,6 +14,10 @@ def ingest(
     ctx: typer.Context,
     paths: Annotated[list[Path], typer.Argument(help="paper-list .txt files, .jsonl files or folders")],
     index: IndexOpt = None,
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="take these files as they are now: papers no longer in them are removed, a deleted "
+        "heading drops venue and year, a same-named file from another folder takes the indexed one's place "
+        "(without it such files are skipped and their indexed papers kept)")] = False,
 ):
     """Add papers to the index (idempotent: unchanged papers are skipped, edited ones replaced)."""
     from assistant.service import get_index
@@ -22,7 +26,7 @@ def ingest(
     settings = settings_for(ctx, index)
     idx = get_index(settings, create=True)
     with embedding_bar() as callbacks:
-        report = run_ingest(paths, idx, write_batch=settings.store.write_batch, **callbacks)
+        report = run_ingest(paths, idx, write_batch=settings.store.write_batch, replace=replace, **callbacks)
     for reason in report.skipped:
         typer.echo(f"skipped: {reason}", err=True)
     for warning in report.empty:

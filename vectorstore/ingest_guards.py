@@ -1,0 +1,123 @@
+"""What ingest refuses to do unless told: files whose re-read would lose or hide indexed papers.
+
+A re-read paper file replaces what the index holds of it. When that would drop indexed papers (a
+file emptied, cut short or edited down), strip their venue and year (a heading line deleted), shorten
+its last abstract to a prefix of itself (a copy cut off mid-abstract), or put another folder's file of
+the same name in place of the indexed one (ids are ``<file stem>#<n>``), the file is skipped whole and
+its papers stay: such files are far more often a failed copy, a bad save or a mix-up than a wish.
+``paper-assistant ingest --replace`` takes a file as it is now; ``paper-assistant remove`` drops a
+file's papers. Each guard returns one-line skip reasons and takes the files it skips out of
+``by_file`` (``{file name: its papers as read now}``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vectorstore.papers import Paper, counted, iter_paper_files, visible
+
+REPLACE_HINT = "paper-assistant ingest --replace {name}"
+
+
+def empty_inputs(paths: list[str | Path], by_file: dict[str, list[Paper]], indexed: dict[str, set[str]]
+                 ) -> tuple[list[str], list[str]]:
+    """``(warnings, skip reasons)`` for inputs without a paper, taking the emptied files out of ``by_file``.
+
+    A folder without a .txt or .jsonl file, and a new file without a paper, is a warning. A file
+    read without a paper whose papers are indexed (``indexed``: ``{file name: paper ids}``) is skipped
+    and its papers stay: a file truncated to 0 bytes, or left with blank lines or a BOM, is far more
+    often a failed copy than a wish, and removal is explicit (``paper-assistant remove``).
+    """
+    warnings = [f"{p}: no paper files (.txt, .jsonl) in this folder" for p in map(Path, paths)
+                if p.is_dir() and next(iter_paper_files([p]), None) is None]
+    skipped = []
+    for name in [n for n, papers in by_file.items() if not papers]:
+        del by_file[name]
+        n = len(indexed.get(name, ()))
+        if n:
+            skipped.append(f"{name}: no papers in this file, but {counted(n, 'paper')} of it "
+                           f"{'is' if n == 1 else 'are'} indexed; they were kept (to drop them: "
+                           f"paper-assistant remove {name})")
+        else:
+            warnings.append(f"{name}: no papers in this file")
+    return warnings, skipped
+
+
+MOSTLY_GONE = 0.5
+"""A re-read file missing more than this share of its indexed papers gets the "cut short?" hint."""
+
+
+def shrunk(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store) -> list[str]:
+    """Skip reasons for the files of ``by_file`` that no longer hold some of their indexed papers, or
+    whose last abstract is now a proper prefix of its indexed text (the file cut off inside it).
+    ``indexed``: ``{file name: paper ids}``; ``store``: the VectorStore holding them (one paper read per
+    file). A paper moved to another file read in the same run is not missing."""
+    out = []
+    read_now = {p.id for papers in by_file.values() for p in papers}
+    for name in list(by_file):
+        had = indexed.get(name, set())
+        if not had:
+            continue
+        papers = by_file[name]
+        missing = had - read_now
+        old = store.get_papers([papers[-1].id]).get(papers[-1].id) if not missing else None
+        cut = old is not None and len(papers[-1].text) < len(old.text) and old.text.startswith(papers[-1].text)
+        if not missing and not cut:
+            continue
+        del by_file[name]
+        if missing:
+            hint = " (cut short, or its blank lines lost?)" if len(missing) > MOSTLY_GONE * len(had) else ""
+            what = (f"{len(missing)} of its {counted(len(had), 'indexed paper')} "
+                    f"{'is' if len(missing) == 1 else 'are'} no longer in it{hint}")
+        else:
+            what = f"its last abstract ({papers[-1].id}) is now cut off inside its indexed text (file cut short?)"
+        out.append(f"{name}: {what}; nothing of it was changed. To take the file as it is now: "
+                   + REPLACE_HINT.format(name=name))
+    return out
+
+
+def lost_heading(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store) -> list[str]:
+    """Skip reasons for the paper lists of ``by_file`` whose heading no longer gives the venue or the
+    year their indexed papers have: its first line deleted or blanked (no venue, no year), or deleted
+    so that the first abstract's title line became the "heading" (a venue, no year). Ingested, the
+    papers would lose both, and a venue or year filter would miss them. A heading changed to another
+    venue and year is taken. ``indexed``: ``{file name: paper ids}``, ``store``: the VectorStore."""
+    out = []
+    for name in list(by_file):
+        papers = by_file[name]
+        if not name.endswith(".txt") or not papers or not indexed.get(name):
+            continue
+        new = papers[0]
+        old = next((p for p in store.get_papers(sorted(indexed[name])[:8]).values()
+                    if (p.year is not None and new.year is None) or (visible(p.venue) and not visible(new.venue))),
+                   None)
+        if old is None:
+            continue
+        del by_file[name]
+        heading = " ".join(str(x) for x in (old.venue, old.year) if x not in ("", None))
+        n = len(indexed[name])
+        out.append(f"{name}: its heading line no longer gives the venue and year its "
+                   f"{counted(n, 'indexed paper')} {'has' if n == 1 else 'have'} ({heading!r}): deleted?; nothing "
+                   f"of it was changed. Put the heading back as its first line (e.g. '{heading}'), or to take the "
+                   f"file as it is now: " + REPLACE_HINT.format(name=name))
+    return out
+
+
+def other_folder(by_file: dict[str, list[Paper]], files: dict[str, Path], stored_paths: dict[str, str]) -> list[str]:
+    """Skip reasons for the files of ``by_file`` whose indexed papers were read from another file of the
+    same name that still exists (``stored_paths``: ``{file name: resolved path it was ingested from}``;
+    ``files``: ``{file name: the path read now}``). Ids come from the file name, so this file would
+    silently replace that one's papers. A file whose recorded path is gone has moved and is taken."""
+    out = []
+    for name in list(by_file):
+        before = stored_paths.get(name)
+        if not before:
+            continue
+        now = files[name].resolve()
+        if Path(before) == now or not Path(before).is_file():
+            continue
+        del by_file[name]
+        out.append(f"{files[name]}: the indexed papers of {name} come from another file, {before}; ids come from "
+                   f"the file name, so this one would replace them; nothing of it was ingested. Rename one of the "
+                   f"two, or to put this one in its place: " + REPLACE_HINT.format(name=files[name]))
+    return out
