@@ -9,8 +9,8 @@ guards are plain ASGI middleware and a callable handed to ``demo.launch`` (``app
 
 from __future__ import annotations
 
-import asyncio
 import hmac
+import math
 import time
 from collections import deque
 
@@ -37,21 +37,23 @@ class LoginGuard:
 
 class LoginThrottle:
     """ASGI middleware slowing login guesses per client address: after ``free_failures`` failed logins
-    (HTTP 400 from ``POST …/login``) within ``window_s`` seconds, each further attempt from that address
-    waits ``delay_s`` seconds, doubling up to ``max_delay_s``, one at a time (parallel guessing gains
-    nothing). A success clears the address. Waits are asyncio sleeps: the server's threads stay free.
-    Other addresses, and sessions already logged in, are not slowed."""
+    (HTTP 400 from ``POST …/login``) within ``window_s`` seconds, the address may try again only
+    ``delay_s`` seconds after its last failure, doubling up to ``max_delay_s``. An attempt before then,
+    or while another from the same address is being checked, is answered at once with 429 and the
+    seconds to wait (``Retry-After``): nothing queues, so parallel guessing gains nothing and the owner
+    is never stuck behind a guesser's queue (it waited 30 s). A success clears the address. Other
+    addresses, and sessions already logged in, are not slowed."""
 
     def __init__(self, app, free_failures: int = 5, window_s: float = 300.0, delay_s: float = 1.0,
                  max_delay_s: float = 30.0):
         self.app = app
         self.free, self.window, self.delay, self.max_delay = free_failures, window_s, delay_s, max_delay_s
         self.failures: dict[str, deque[float]] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._checking: set[str] = set()
         THROTTLES.append(self)
 
     def wait_s(self, client: str, now: float | None = None) -> float:
-        """Seconds the next login attempt from ``client`` waits, from its failures in the window."""
+        """Seconds from ``client``'s last failure until it may try again (0: at once)."""
         now = time.monotonic() if now is None else now
         seen = self.failures.get(client, deque())
         while seen and now - seen[0] > self.window:
@@ -59,11 +61,22 @@ class LoginThrottle:
         over = len(seen) - self.free
         return 0.0 if over < 0 else min(self.max_delay, self.delay * 2 ** min(over, 16))
 
+    def retry_in(self, client: str, now: float | None = None) -> float:
+        """Seconds ``client`` must still wait before its next attempt is checked (0: now)."""
+        now = time.monotonic() if now is None else now
+        seen = self.failures.get(client)
+        wait = self.wait_s(client, now)
+        return max(0.0, seen[-1] + wait - now) if wait and seen else 0.0
+
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope.get("method") != "POST" or not scope.get("path", "").endswith("/login"):
             return await self.app(scope, receive, send)
         client = (scope.get("client") or ("?", 0))[0]
-        lock = self._locks.setdefault(client, asyncio.Lock())
+        # No await between the check and the mark: asyncio runs this atomically.
+        retry = self.retry_in(client)
+        if retry or client in self._checking:
+            return await _too_many(send, max(1, math.ceil(retry)))
+        self._checking.add(client)
         status = {}
 
         async def watched(message):
@@ -71,15 +84,22 @@ class LoginThrottle:
                 status["code"] = message["status"]
             await send(message)
 
-        async with lock:
-            wait = self.wait_s(client)
-            if wait:
-                await asyncio.sleep(wait)
+        try:
             await self.app(scope, receive, watched)
+        finally:
+            self._checking.discard(client)
             if status.get("code") == 400:
                 self.failures.setdefault(client, deque()).append(time.monotonic())
             elif status.get("code") == 200:
                 self.failures.pop(client, None)
+
+
+async def _too_many(send, retry_s: int) -> None:
+    body = f"too many failed logins from this address: try again in {retry_s} s".encode()
+    await send({"type": "http.response.start", "status": 429,
+                "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode()),
+                            (b"retry-after", str(retry_s).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 THROTTLES: list[LoginThrottle] = []

@@ -1,6 +1,8 @@
 """The Gradio app, launched for real on 127.0.0.1 and driven through gradio_client."""
 
 import re
+import time
+
 import pytest
 
 from tests.conftest import free_port
@@ -178,10 +180,24 @@ def test_the_login_page_names_no_file_and_guessing_is_slowed_one_attempt_at_a_ti
     page = urllib.request.urlopen(url + "/", timeout=30).read().decode()
     assert "auth_required" in page and ".txt" not in page and "Source file" not in page
     for _ in range(6):
+        time.sleep(throttle.retry_in("127.0.0.1"))  # the 6th waits 0.3 s after the 5th failure
         assert _post(url + "/login", b"username=ann&password=guess", "application/x-www-form-urlencoded")[0] == 400
     # Per address: this one waits 0.6 s now (the 6th failure doubled the 0.3 s wait), another not at all.
     assert len(throttle.failures["127.0.0.1"]) == 6 and throttle.wait_s("127.0.0.1") == 0.6
     assert throttle.wait_s("192.0.2.7") == 0
+    # Before the wait is over, attempts are refused at once, the right password too, and nothing queues:
+    # parallel guesses made the owner wait 30 s behind them.
+    from concurrent.futures import ThreadPoolExecutor
+
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(8) as pool:
+        replies = list(pool.map(lambda pw: _post(url + "/login", f"username=ann&password={pw}".encode(),
+                                                 "application/x-www-form-urlencoded"), ["guess"] * 7 + ["s3cret-pw"]))
+    assert time.monotonic() - t0 < 0.5
+    assert {code for code, _ in replies} == {429} and replies[-1][1] == (b"too many failed logins from this "
+                                                                           b"address: try again in 1 s")
+    assert len(throttle.failures["127.0.0.1"]) == 6  # refused attempts are not checked, nor counted
+    time.sleep(throttle.retry_in("127.0.0.1") + 0.05)
     code, body = _post(url + "/login", b"username=ann&password=s3cret-pw", "application/x-www-form-urlencoded")
     assert code == 200 and b"success" in body and "127.0.0.1" not in throttle.failures  # a success clears it
 
@@ -212,6 +228,7 @@ def test_the_login_throttle_waits_longer_after_each_failure_past_the_free_ones()
     assert throttle.wait_s("a", now=2.0) == 1 and throttle.wait_s("b", now=2.0) == 0
     throttle.failures["a"].extend([2.0, 3.0, 4.0, 5.0])
     assert throttle.wait_s("a", now=6.0) == 8  # 1, 2, 4, 8: capped
+    assert throttle.retry_in("a", now=6.0) == 7 and throttle.retry_in("a", now=13.5) == 0  # 8 s after the last
     assert throttle.wait_s("a", now=100.0) == 0  # the window has passed
 
 
