@@ -17,18 +17,37 @@ from vectorstore.lexical import NAME
 if TYPE_CHECKING:
     from assistant.question import Question
 
-# "What is FlashMoE Lite?": a name followed by capitalized words ("Lite", "XL", "V2") names, as a whole,
-# a longer name than its first word.
-_NAME_RUN = re.compile(rf"{NAME.pattern}(?: [A-Z][A-Za-z0-9_-]*(?![A-Za-z0-9_-]))+")
+# "What is FlashMoE Lite?": a name followed by capitalized words ("Lite", "XL", "V2") or a version
+# ("ZebraNet 2", "v1.5") names, as a whole, a longer name than its first word.
+_NAME_RUN = re.compile(rf"{NAME.pattern}(?: (?:[A-Z][A-Za-z0-9_-]*|v?\d+(?:\.\d+)?)(?![A-Za-z0-9_-]|\.\d))+")
+# Words that end a name's run: a title-cased question ("Does ZebraNet Use Graphs?") or a year
+# ("BERT 2019") goes on past the name.
+_RUN_STOP = re.compile(r"(?:19|20)\d\d|(?i:a|an|and|are|as|at|be|by|can|do|does|for|from|has|have|how|i|if|in|"
+                       r"is|it|of|on|or|than|that|the|to|use|uses|using|versus|vs|was|were|what|when|where|which|"
+                       r"why|with)")
 
 
 def whole_names(question: str, common=frozenset()) -> list[str]:
     """Several-word names of a question that begin with a name (:data:`NAME`, not one of ``common``)
-    and go on with capitalized words: "What is FlashMoE Lite?" → FlashMoE Lite, where
-    assistant.question.question_names finds FlashMoE. A paper holding the whole name is the one asked
-    about, not one holding its first word."""
-    runs = (m.group(0).split() for m in _NAME_RUN.finditer(question))
-    return [" ".join(words) for words in runs if words[0].strip("-") not in common]
+    and go on with capitalized words or a version: "What is FlashMoE Lite?" → FlashMoE Lite, "ZebraNet
+    2" → ZebraNet 2, where assistant.question.question_names finds FlashMoE, ZebraNet. A paper holding
+    the whole name is the one asked about, not one holding its first word. A run ends before a
+    function word or a year."""
+    out = []
+    for m in _NAME_RUN.finditer(question):
+        words = m.group(0).split()
+        cut = next((i for i, w in enumerate(words[1:], 1) if _RUN_STOP.fullmatch(w)), len(words))
+        if cut > 1 and words[0].strip("-") not in common:
+            out.append(" ".join(words[:cut]))
+    return out
+
+
+def spelled_name(whole: str) -> re.Pattern:
+    """A several-word name as a paper may write it: words joined by a space or a hyphen, any case,
+    maybe plural, as a whole ("FlashMoE Lite" finds "FlashMoE-Lite" and "flashmoe lite", not
+    "FlashMoE Lite-Plus")."""
+    return re.compile(r"(?<![A-Za-z0-9_-])" + r"[ -]".join(map(re.escape, whole.split()))
+                      + r"s?(?![A-Za-z0-9_]|-[A-Za-z0-9])", re.I)
 
 
 # A link or a code-availability pointer states no finding ("Code is at https://github.com/x/y.").

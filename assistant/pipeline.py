@@ -30,13 +30,15 @@ from assistant.learned import load_model
 from assistant.question import Question, analyze, validate_question
 from assistant.crossencoder import load_relevance, passage, relevance_query, token_counts
 from assistant.relevance import AbstentionRule, CrossEncoderJudge, Judge, LearnedJudge, RelevanceEvidence
-from assistant.retrieval import Filters, HybridRetriever, ScoredPaper, filtered_note, filters_scope, resolve_filters
+from assistant.retrieval import (Filters, HybridRetriever, ScoredPaper, absent_variant, filtered_note, filters_scope,
+                                 resolve_filters)
 from assistant.settings import Settings
 from assistant.trace import step
 from assistant.types import CitedAnswer, History, Verdict
 from vectorstore.index import Index
 
 NAMED_NOT_GIVEN = "The question names {label}, but its abstract does not appear to give this."  # found, no answer
+NO_SUCH_VARIANT = "No indexed paper names {name}; the closest is {label}."  # "ZebraNet Pro" asked, ZebraNet found
 NO_EARLIER_ANSWER = "“{words}” refers to an earlier answer, and there is none yet; answering the question as asked."
 
 
@@ -135,6 +137,9 @@ class Assistant:
                 relevance = {p.id: relevance[p.id] for p in papers if p.id in relevance}
         pinned = self.follow_ups.evidence(asked, follow.anchor, papers, relevance) if follow.anchor else []
         verdict = self.decide(papers, relevance)
+        variant = absent_variant(analysis, papers) if not analysis.is_list else ""
+        if variant and verdict == Verdict.answered:  # the paper found is ZebraNet's, not the ZebraNet Pro asked about
+            verdict = Verdict.weak
         prep = Prepared(asked.text, follow.query, qvec, papers, evidence, relevance, verdict,
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
                         note=follow.anchor.note if follow.anchor else unanchored, topic_vec=tvec, analysis=analysis,
@@ -145,6 +150,9 @@ class Assistant:
             # "What image resolution does CacheEdit evaluate at?": the paper is found, the detail is not in it.
             label = papers[0].paper.label or papers[0].paper.display()
             prep.note = " ".join(x for x in (prep.note, NAMED_NOT_GIVEN.format(label=label)) if x)
+        if variant:
+            label = papers[0].paper.label or papers[0].paper.display()
+            prep.note = " ".join(x for x in (prep.note, NO_SUCH_VARIANT.format(name=variant, label=label)) if x)
         if verdict != Verdict.answered and looks_foreign(asked.text, asked.terms, self.index.lexical().retriever.vocab_dict):
             prep.note = " ".join(x for x in (prep.note, FOREIGN_NOTE) if x)
         if verdict == Verdict.none and filters is not None and filters.active():

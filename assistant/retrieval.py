@@ -7,13 +7,13 @@ Büttcher (SIGIR 2009); maximal marginal relevance, Carbonell & Goldstein (SIGIR
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from assistant.evidence import lexical_coverage, question_weights
+from assistant.answer_types import spelled_name
 from assistant.question import Question, analyze, names_in
 from vectorstore.index import Index
 from vectorstore.papers import Paper
@@ -199,14 +199,25 @@ def names_first(ids: list[str], scores: list[float], texts: list[str], names: li
     # A paper naming it on its own comes before one naming it only inside a longer name ("What is
     # SyPE?": the SyPE paper, then SyPE-Lite), and both before the rest.
     # A whole several-word name ("FlashMoE Lite", also spelled "FlashMoE-Lite") before either.
-    spelled = [re.compile(r"(?<![A-Za-z0-9_-])" + r"[ -]".join(map(re.escape, w.split()))
-                          + r"s?(?![A-Za-z0-9_]|-[A-Za-z0-9])") for w in whole]
+    spelled = [spelled_name(w) for w in whole]
     tier = [0 if any(p.search(t) for p in spelled) else 1 if names_in(names, t, alone=True)
             else 2 if names_in(names, t) else 3 for t in texts]
     asked = {n.lower() for n in (*whole, *names)}
     named = [bool(labels) and labels[i].lower() in asked for i in range(len(ids))]
     order = sorted(range(len(ids)), key=lambda i: (tier[i], not named[i]))
     return [ids[i] for i in order], [scores[i] for i in order]
+
+
+def absent_variant(question: Question, papers: list["ScoredPaper"]) -> str:
+    """The question's several-word name (:attr:`Question.whole_names`) that no paper of ``papers``
+    holds while the first one holds its first word, or "": "What is ZebraNet Pro?" with only a
+    ZebraNet paper indexed asks about a paper the index does not have (names_first would have put
+    a paper holding it first)."""
+    if not papers:
+        return ""
+    texts = [p.paper.searchable() for p in papers]
+    return next((w for w in question.whole_names if names_in([w.split()[0]], texts[0])
+                 and not any(spelled_name(w).search(t) for t in texts)), "")
 
 
 def mmr(query_vec: np.ndarray, doc_vecs: np.ndarray, relevance: list[float], k: int, lam: float = 0.7) -> list[int]:

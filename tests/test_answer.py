@@ -113,6 +113,18 @@ def test_acronym_question_finds_its_paper(assistant):
     assert ans.sources and ans.sources[0].paper_id == "000_12a0d7b1c5c902c5#15"
 
 
+def test_a_variant_of_a_name_no_paper_holds_is_not_answered_from_the_base_name(assistant):
+    """ "What is ZebraNet Pro?" with only ZebraNet indexed was answered from ZebraNet, with no word that
+    the index holds no ZebraNet Pro."""
+    plain = assistant.ask("What is SyPE?")
+    assert plain.verdict.value == "answered" and "No indexed paper names" not in plain.note
+    for variant in ("SyPE Pro", "SyPE 2"):
+        ans = assistant.ask(f"What is {variant}?")
+        assert ans.verdict.value != "answered", variant
+        assert f"No indexed paper names {variant}; the closest is SyPE." in ans.note
+        assert ans.sources[0].paper_id == "000_12a0d7b1c5c902c5#15"
+
+
 def test_follow_up_resolves_to_previous_papers_without_llm(assistant):
     first = assistant.ask(OMNIMOE_Q)
     second = assistant.ask("How does it route tokens to experts?", history=[(OMNIMOE_Q, first)])
