@@ -33,12 +33,16 @@ class Prepared:
     pinned: list[str] = field(default_factory=list)
     """Paper ids the question points at ("the second one"): the only ones cited."""
     note: str = ""
+    """Remarks for the answer's note (e.g. an ordinal past the end of the list), in the order added."""
     scope: str = ""
     """Where the papers were searched when filters narrowed it (assistant.retrieval.filters_scope)."""
-    """A remark from retrieval for the answer's note (e.g. an ordinal past the end of the list)."""
     topic_vec: np.ndarray | None = None
     """Embedding of a list question's topic (``analysis.topic``); ``qvec`` otherwise."""
     listing: ListResult | None = None
     """For a list question: the papers above list mode's bar (assistant.listing), the ones it cites."""
     analysis: Question | None = None
     """The analysis of ``query`` (assistant.question): what every later step reads."""
+
+    def add_note(self, remark: str) -> None:
+        """Append ``remark`` (a sentence) to :attr:`note`."""
+        self.note = " ".join(x for x in (self.note, remark) if x)
