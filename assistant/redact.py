@@ -24,9 +24,12 @@ _MIN_PIECE = 12  # characters: the shortest piece of a secret masked alone; shor
 
 
 def _piece_length(secret: str) -> int | None:
-    """The shortest piece of ``secret`` masked on its own, in characters: half of it, at least
-    ``_MIN_PIECE``. None when the secret is shorter than ``_MIN_PIECE`` (only its whole forms count)."""
-    return max(_MIN_PIECE, -(-len(secret) // 2)) if len(secret) >= _MIN_PIECE else None
+    """The shortest piece of ``secret`` masked on its own, in characters: half of it rounded down, at
+    least ``_MIN_PIECE``. None when the secret is shorter than ``_MIN_PIECE`` (only its whole forms
+    count)."""
+    # Rounded down: a character left out, changed or added anywhere leaves a run of at least half of
+    # an odd-length key too (25 characters, the 13th left out: 12 and 12).
+    return max(_MIN_PIECE, len(secret) // 2) if len(secret) >= _MIN_PIECE else None
 
 
 def _encoded_middles(raw: bytes, encode, bits: int, block: int) -> list[str]:

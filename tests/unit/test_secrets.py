@@ -18,6 +18,16 @@ def test_an_echoed_key_is_masked_upper_cased_or_cut_by_a_character(echo):
     assert not any(KEY.lower()[i : i + 6] in shown.lower() for i in range(len(KEY) - 5))
 
 
+@pytest.mark.parametrize("key", [KEY, KEY[:-1]], ids=["26 characters", "25 characters"])
+def test_a_key_with_any_one_character_left_out_or_changed_is_masked(key):
+    """Half of an odd-length key was rounded up: a 25-character key echoed without its 13th
+    character left two runs of 12, neither masked."""
+    cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(key), model="m")
+    for i in range(len(key)):
+        for echo in (key[:i] + key[i + 1 :], key[:i] + "#" + key[i + 1 :], key[:i] + "#" + key[i:]):
+            assert redact(f"invalid key {echo} here", cfg) == "invalid key *** here", echo
+
+
 def test_words_that_merely_start_like_the_key_stay():
     cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
     assert redact("the model sk-proj is not loaded.", cfg) == "the model sk-proj is not loaded."
@@ -77,7 +87,7 @@ def test_plain_text_passes_unchanged():
 
 
 def test_pieces_of_the_key_under_the_minimum_and_compatibility_characters_stay():
-    """Only a piece of half the key (13 of its 25 characters here) or more is masked, and matching in
+    """Only a piece of half the key (13 of its 26 characters here) or more is masked, and matching in
     NFKC-normalized text leaves the text shown as sent ('ﬁ', 'x²', fullwidth words)."""
     cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
     text = (f"Keys look like {KEY[:12]}… or …{KEY[-12:]}; the ﬁrst term is x² (ｆｕｌｌｗｉｄｔｈ), "
