@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import time
+import unicodedata
 
 import numpy as np
 import pytest
@@ -726,3 +727,13 @@ def test_an_endpoint_echoing_the_key_transformed_never_shows_it(fake, make_assis
         shown = "".join(pieces) + answer_text(ans) + ans.model_dump_json()
         assert ans.mode == "llm" and "***" in ans.answer.split("Your key is")[1]
         assert form not in shown and key[8:16] not in shown.replace(" ", "") and key[::-1][:12] not in shown
+    # F13: the key as is, upper-cased or in fullwidth, streamed a few characters a time: its last characters
+    # arrived after the first part was masked and were shown (CLI and page stream this way; MCP asks whole)
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) for c in key)
+    for form, size in [(key, 3), (key.upper(), 5), (fullwidth, 7), (f"key={key}", 2)]:
+        fake.script(Reply(text=f"{GOOD_CLAIM} [1]. Your key is {form}, as sent.", chunk_size=size))
+        pieces, ans = collect(a.ask_stream(OMNIMOE_Q))
+        assert ans.mode == "llm" and ans.answer.endswith("Your key is ***, as sent.")
+        assert "".join(pieces).endswith("Your key is ***, as sent.")
+        seen = unicodedata.normalize("NFKC", "".join(pieces) + ans.model_dump_json()).lower()
+        assert not any(key[i : i + 6] in seen for i in range(len(key) - 5)), seen

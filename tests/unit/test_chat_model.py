@@ -42,6 +42,26 @@ def test_openai_stream_reports_usage_and_a_cut_reply():
         assert model.complete(MESSAGES) == "whole"
 
 
+@pytest.mark.parametrize("size", [1, 4, 7])
+def test_openai_stream_masks_a_key_echoed_in_small_pieces(size):
+    """F13: an endpoint streaming a few characters at a time echoed the key; its last characters,
+    arriving after the first part had been masked, were shown (CLI, page and MCP all stream this way)."""
+    key = "sk-proj-Abc123Def456Ghi789"
+    text = f"Your key is {key}, as sent. SyPE extrapolates [1]."
+    with FakeOpenAI(models=["m"]) as fake:
+        fake.script(Reply(text=text, chunk_size=size))
+        model = OpenAIChat(LLMSettings(base_url=fake.base_url, api_key=SecretStr(key), model="m", timeout=5,
+                                       max_retries=0))
+        pieces = list(model.stream(MESSAGES))
+        assert fake.requests[0].headers["authorization"] == f"Bearer {key}"
+    assert "".join(pieces) == "Your key is ***, as sent. SyPE extrapolates [1]."
+    shown = ""
+    for piece in pieces:  # nothing of the key on screen at any moment
+        shown += piece
+        assert not any(key[i : i + 4] in shown for i in range(len(key) - 3)), shown
+    assert len(pieces) > 3 and "".join(pieces[:-1]).startswith("Your key is ***, as sent.")  # still live
+
+
 def test_the_fake_follows_the_contract():
     fake = FakeChat(["first [1]", ["a", "b"], ValueError("down")], usage={"total_tokens": 3})
     assert fake.complete(MESSAGES) == "first [1]"

@@ -18,6 +18,16 @@ def test_an_echoed_key_is_masked_upper_cased_or_cut_by_a_character(echo):
     assert not any(KEY.lower()[i : i + 6] in shown.lower() for i in range(len(KEY) - 5))
 
 
+@pytest.mark.parametrize("key", [KEY, KEY[:-1]], ids=["26 characters", "25 characters"])
+def test_a_key_with_any_one_character_left_out_or_changed_is_masked(key):
+    """Half of an odd-length key was rounded up: a 25-character key echoed without its 13th
+    character left two runs of 12, neither masked."""
+    cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(key), model="m")
+    for i in range(len(key)):
+        for echo in (key[:i] + key[i + 1 :], key[:i] + "#" + key[i + 1 :], key[:i] + "#" + key[i:]):
+            assert redact(f"invalid key {echo} here", cfg) == "invalid key *** here", echo
+
+
 def test_words_that_merely_start_like_the_key_stay():
     cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
     assert redact("the model sk-proj is not loaded.", cfg) == "the model sk-proj is not loaded."
@@ -36,14 +46,24 @@ def test_a_key_in_the_base_urls_query_is_masked_where_the_url_is_shown():
         "Cannot connect to the LLM endpoint http://127.0.0.1:1/v1?api_key=***")
 
 
+def _fullwidth(text: str) -> str:
+    """``text`` with its ASCII characters in their fullwidth forms ('sk-1' -> 'ｓｋ－１')."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
 def _forms(key: str) -> dict[str, str]:
     import base64
 
-    return {"reversed": key[::-1], "base64": base64.b64encode(key.encode()).decode(),
+    return {"as is": key, "reversed": key[::-1], "base64": base64.b64encode(key.encode()).decode(),
             "base64 inside": base64.b64encode(f"Authorization: Bearer {key}".encode()).decode(),
             "url-safe base64": base64.urlsafe_b64encode(f"k={key}".encode()).decode().rstrip("="),
             "spaced": " ".join(key), "dotted": ".".join(key), "spaced reversed": " ".join(key[::-1]),
-            "hex": key.encode().hex(), "upper reversed": key[::-1].upper()}
+            "hex": key.encode().hex(), "upper reversed": key[::-1].upper(),
+            "base32": base64.b32encode(key.encode()).decode(),
+            "base32 inside, lower-cased": base64.b32encode(f"token {key}".encode()).decode().lower(),
+            "fullwidth": _fullwidth(key), "fullwidth upper": _fullwidth(key.upper()),
+            "first half": key[: -(-len(key) // 2)], "last half": key[len(key) // 2 :],
+            "middle half, reversed": key[6:19][::-1], "a middle character left out": key[:12] + key[13:]}
 
 
 @pytest.mark.parametrize("form", list(_forms(KEY)))
@@ -66,6 +86,16 @@ def test_plain_text_passes_unchanged():
     assert redact(text, cfg) == text
 
 
+def test_pieces_of_the_key_under_the_minimum_and_compatibility_characters_stay():
+    """Only a piece of half the key (13 of its 26 characters here) or more is masked, and matching in
+    NFKC-normalized text leaves the text shown as sent ('ﬁ', 'x²', fullwidth words)."""
+    cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
+    text = (f"Keys look like {KEY[:12]}… or …{KEY[-12:]}; the ﬁrst term is x² (ｆｕｌｌｗｉｄｔｈ), "
+            f"{_fullwidth(KEY[:12])} too.")
+    assert redact(text, cfg) == text
+    assert redact(f"Keys look like {KEY[:13]}…", cfg) == "Keys look like ***"  # the word is masked whole
+
+
 @pytest.mark.parametrize("form", list(_forms(KEY)))
 @pytest.mark.parametrize("size", [1, 3, 7])
 def test_a_streamed_answer_never_shows_the_key_across_piece_boundaries(form, size):
@@ -82,6 +112,24 @@ def test_a_streamed_answer_never_shows_the_key_across_piece_boundaries(form, siz
         assert redact(text, cfg).startswith("".join(shown[: n + 1]))
     # and it does not hold the answer back: all but the last word shown before the end
     assert len("".join(shown[:-1])) >= len(redact(text, cfg)) - len("well [2].") - size
+
+
+@pytest.mark.parametrize("size", range(1, 8))
+@pytest.mark.parametrize("echo", [KEY, KEY.upper(), _fullwidth(KEY), f"key={KEY}"],
+                         ids=["as is", "upper", "fullwidth", "glued"])
+def test_a_key_streamed_in_small_pieces_never_shows_its_tail(echo, size):
+    """F13: the first two thirds of the key were masked as soon as they arrived, and the rest, coming in
+    later pieces, no longer looked like the key: its last 7 to 9 characters were shown."""
+    from assistant.llm import StreamRedactor
+
+    cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
+    text = f"Sure. Your key is {echo} as sent, and SyPE extrapolates [1]."
+    masked = StreamRedactor(cfg)
+    shown = [masked.feed(text[i : i + size]) for i in range(0, len(text), size)] + [masked.flush()]
+    assert "".join(shown) == "Sure. Your key is *** as sent, and SyPE extrapolates [1]." == redact(text, cfg)
+    for n in range(len(shown)):
+        assert redact(text, cfg).startswith("".join(shown[: n + 1]))
+    assert len("".join(shown[:-1])) >= len(redact(text, cfg)) - len("[1].") - size  # live: only a word held
 
 
 def test_without_a_key_pieces_pass_as_they_come():
