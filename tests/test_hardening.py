@@ -369,6 +369,9 @@ def test_a_same_named_file_from_another_folder_does_not_replace_the_indexed_ones
     assert report.skipped == [f"{b / 'samename.txt'}: another file named samename.txt ({a / 'samename.txt'}) is read in this run; "
                               "papers are known by their file name, so nothing of this one was ingested: rename one "
                               "of the two"]
+    (b / "copy").mkdir()
+    shutil.copy(a / "samename.txt", b / "copy" / "samename.txt")
+    assert ingest([b / "copy" / "samename.txt"], idx).unchanged == 1  # a copy (same bytes) is the same list
     (a / "samename.txt").rename(c / "samename.txt")  # the indexed file moved: its new place is taken (and remembered)
     assert ingest([c / "samename.txt"], idx).unchanged == 1
     assert idx.store.source_paths()["samename.txt"] == str((c / "samename.txt").resolve())

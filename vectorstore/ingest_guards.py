@@ -107,17 +107,25 @@ def other_folder(by_file: dict[str, list[Paper]], files: dict[str, Path], stored
     """Skip reasons for the files of ``by_file`` whose indexed papers were read from another file of the
     same name that still exists (``stored_paths``: ``{file name: resolved path it was ingested from}``;
     ``files``: ``{file name: the path read now}``). Ids come from the file name, so this file would
-    silently replace that one's papers. A file whose recorded path is gone has moved and is taken."""
+    silently replace that one's papers. A file whose recorded path is gone has moved, and one with
+    the same bytes as the recorded one is a copy: both are taken."""
     out = []
     for name in list(by_file):
         before = stored_paths.get(name)
         if not before:
             continue
-        now = files[name].resolve()
-        if Path(before) == now or not Path(before).is_file():
+        now, then = files[name].resolve(), Path(before)
+        if then == now or not then.is_file() or _same_bytes(then, now):  # moved, or copied (a project copied whole)
             continue
         del by_file[name]
         out.append(f"{files[name]}: the indexed papers of {name} come from another file, {before}; ids come from "
                    f"the file name, so this one would replace them; nothing of it was ingested. Rename one of the "
                    f"two, or to put this one in its place: " + REPLACE_HINT.format(name=files[name]))
     return out
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    try:
+        return a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
