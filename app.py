@@ -539,12 +539,16 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             turns = gr.State([])
             filters = [f_venue, f_year, f_source, f_code]
             last_list = gr.State(None)
-            asked = send.click(chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel], api_name="chat", api_visibility=api_visibility)
+            # A question asked while an answer is still coming is asked after it ("once", Gradio's default,
+            # dropped it: the question stayed in the box and nothing happened); one chat writes at a time.
+            one_at_a_time = dict(trigger_mode="always_last", concurrency_id="chat")
+            asked = send.click(chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel], api_name="chat",
+                               api_visibility=api_visibility, **one_at_a_time)
             asked.then(lambda: None, None, [last_list], api_name=False)
             submitted = box.submit(route, [box, chatbot, turns, list_mode, last_list, *filters],
-                                   [box, chatbot, turns, panel, last_list], api_name=False)
+                                   [box, chatbot, turns, panel, last_list], api_name=False, **one_at_a_time)
             listed = list_send.click(list_chat, [box, chatbot, turns, *filters], [box, chatbot, turns, panel, last_list],
-                                     api_name="list", api_visibility=api_visibility)
+                                     api_name="list", api_visibility=api_visibility, **one_at_a_time)
             for ev in (asked, submitted, listed):
                 ev.then(None, None, None, js=SHOW_NEWEST, api_name=False)
             list_mode.change(lambda on: (gr.update(visible=not on), gr.update(visible=on)), list_mode, [send, list_send],

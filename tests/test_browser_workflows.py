@@ -203,3 +203,19 @@ def test_the_chats_buttons_never_cover_a_message_and_the_source_filter_shows_its
     width = page.evaluate("() => { const e = document.querySelector('#pa-filter-source input');"
                           " return [e.scrollWidth, e.clientWidth, e.value]; }")
     assert width[2] == "004_9268713af81d21d3.txt" and width[0] <= width[1], width
+
+
+def test_a_question_asked_while_an_answer_is_still_coming_is_asked_after_it(page):
+    """Ask was ignored while the previous answer was still being written (Gradio's default for a click
+    is to drop it while the event is pending): the question stayed in the box and nothing happened."""
+    first, second = "What is SyPE?", "What is OmniMoE?"
+    page.fill("#pa-question textarea", first)
+    page.click("#pa-ask")
+    page.wait_for_function(f"() => document.querySelector('#pa-chat').innerText.includes({first!r})", timeout=60_000)
+    page.fill("#pa-question textarea", second)  # at once, while the first answer is pending
+    page.click("#pa-ask")
+    page.wait_for_function(f"() => document.querySelector('#pa-chat').innerText.includes({second!r})", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('#pa-chat').innerText.split('OmniMoE').length > 2",
+                           timeout=60_000)  # the second answer names OmniMoE too
+    text = page.inner_text("#pa-chat")
+    assert text.index(first) < text.index(second) and "SyPE" in text[len(first):text.index(second)]
