@@ -84,21 +84,23 @@ def _index_failure(exc: BaseException, settings: Settings) -> str:
 def _health_problems(settings: Settings) -> list[str]:
     """What a question would silently miss or fail on, each naming its fix: papers without chunks,
     chunks without a paper or an unclosed write (an interrupted ingest), a vector index that cannot
-    be searched. A damaged keyword cache is no problem: the next question rebuilds it."""
+    be searched; and a writer's lock that is no file (questions work, every ingest stops). A damaged
+    keyword cache is no problem: the next question rebuilds it."""
     from assistant.service import get_index
+    from vectorstore.integrity import lock_file_problem
     from vectorstore.papers import counted
 
     idx = get_index(settings)
     store = idx.store
+    problems = [line for line in [lock_file_problem(idx.directory)] if line]
     try:
         if idx.writer_busy():
-            return []  # an ingest is writing: papers without chunks yet are its work in progress
-    except Exception:  # noqa: BLE001 - an unreadable lease: judge the store alone
+            return problems  # an ingest is writing: papers without chunks yet are its work in progress
+    except Exception:  # noqa: BLE001 - an unreadable lease (or the lock above): judge the store alone
         pass
     stored = store.paper_hashes()
     chunked = store.chunk_paper_ids()
     bare = sorted(pid for pid in stored if pid not in chunked)
-    problems = []
     if bare:
         files = sorted({stored[pid][1] for pid in bare})
         problems.append(f"{counted(len(bare), 'paper')} ({', '.join(bare[:3])}{'…' if len(bare) > 3 else ''}) "

@@ -485,6 +485,108 @@ def test_deleted_hnsw_folders_are_found_on_open_and_the_remedy_named(tmp_path, m
     assert code == 1 and f"FAIL  index: {err.removeprefix('error: ')}" in out
 
 
+def _remedy(folder: Path) -> str:
+    """The remedy every damaged-index line ends with, as a regex."""
+    return rf"delete {re.escape(str(folder))} and run `paper-assistant ingest` again \(the paper files are not touched\)"
+
+
+@pytest.mark.parametrize("damage", ["garbage", "half"])
+def test_a_damaged_index_database_stops_every_command_naming_the_file_and_the_remedy(
+        damage, tmp_path, monkeypatch, capsys, encoder):
+    """chroma.sqlite3 overwritten with random bytes, or cut to half its size: each command printed Chroma's
+    "error returned from database: (code: 26) file is not a database" (or "code: 11 … malformed") and no
+    remedy. Now ask, ingest, doctor and serve name the file and the remedy, and the file stays as it was."""
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    from tests.conftest import CORPUS
+
+    folder = tmp_path / "idx"
+    assert ingest([CORPUS / "004_9268713af81d21d3.txt"], open_index(folder, encoder)).added == 19
+    db = folder / "chroma" / "chroma.sqlite3"
+    size = db.stat().st_size
+    if damage == "garbage":
+        db.write_bytes(os.urandom(size))
+        why = r"its first bytes are not an SQLite header: overwritten"
+    else:
+        with open(db, "r+b") as fh:
+            fh.truncate(size // 2)
+        why = rf"cut short: {size // 2:,} of its {size:,} bytes"
+    line = (rf"the index database {re.escape(str(db))} is damaged \({why}\), so the index cannot be read: "
+            rf"{_remedy(folder)}")
+    kept = db.read_bytes()
+    for args in (["ask", OMNIMOE_Q], ["ingest", str(CORPUS / "004_9268713af81d21d3.txt")],
+                 ["serve", "--port", str(free_port())]):
+        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
+        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index: {line}$", out, re.M), out
+    assert db.read_bytes() == kept  # reported, never repaired nor deleted
+
+
+def test_a_cut_short_hnsw_data_file_is_found_on_open_and_doctor_says_so(tmp_path, monkeypatch, capsys, encoder):
+    """data_level0.bin (each vector with its links) cut to half: doctor said ok and search failed ("Error
+    finding id") or returned wrong chunks, since hnswlib fills what a short file lacks from memory. A cut
+    into the file's preallocated, unused tail harms nothing and must still open."""
+    import vectorstore.store as store_module
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    from tests.conftest import CORPUS
+
+    # Vectors leave Chroma's log for the HNSW files every 10 records (the default, 1,000, on a small corpus).
+    monkeypatch.setattr(store_module, "HNSW_CONFIG", {"hnsw": {"space": "cosine", "sync_threshold": 10, "batch_size": 5}})
+    folder = tmp_path / "idx"
+    assert ingest([CORPUS], open_index(folder, encoder)).added == 38
+    counts = {}  # segment folder: (vectors its header counts, bytes a vector takes in data_level0.bin)
+    for d in (folder / "chroma").iterdir():
+        if d.is_dir():
+            header = (d / "header.bin").read_bytes()
+            counts[d] = int.from_bytes(header[20:28], "little"), int.from_bytes(header[28:36], "little")
+    assert sorted(n for n, _ in counts.values()) == [38, 58]  # papers, chunks: all out of the log
+    for d, (n, per) in counts.items():  # the unused tail cut off: nothing lost
+        assert (d / "data_level0.bin").stat().st_size > n * per
+        os.truncate(d / "data_level0.bin", n * per)
+    open_index(folder, encoder)
+    chunks = next(d for d, (n, _) in counts.items() if n == 58)
+    n, per = counts[chunks]
+    os.truncate(chunks / "data_level0.bin", n * per // 2)
+    data = re.escape(str(chunks / "data_level0.bin"))
+    line = (rf"the vector index at {re.escape(str(folder))} is damaged: {data} is cut short \({n * per // 2:,} of the "
+            rf"{n * per:,} bytes its 58 vectors need\), so search would fail or return wrong papers: {_remedy(folder)}")
+    for args in (["ask", OMNIMOE_Q], ["ingest", str(CORPUS)]):
+        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
+        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index: {line}$", out, re.M), out
+
+
+def test_an_ingest_lock_that_is_a_folder_stops_writers_with_one_line_and_doctor_says_so(
+        tmp_path, monkeypatch, capsys, encoder):
+    """ingest.lock made a folder: ingest, remove and serve crashed with "unexpected IsADirectoryError" and
+    doctor said ok. Writers now stop with exit 2 naming the path and what to do; doctor fails on it."""
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    from tests.conftest import CORPUS
+
+    folder = tmp_path / "idx"
+    assert ingest([CORPUS / "004_9268713af81d21d3.txt"], open_index(folder, encoder)).added == 19
+    lock = folder / "ingest.lock"
+    lock.unlink()
+    lock.mkdir()
+    line = (rf"the writer's lock {re.escape(str(lock))} is a folder, so no ingest can run: remove or rename it \(it "
+            r"holds no index data; the lock file is made anew\), then run the command again")
+    for args in (["ingest", str(CORPUS / "000_12a0d7b1c5c902c5.txt")], ["remove", "004_9268713af81d21d3.txt"],
+                 ["serve", "--port", str(free_port())]):
+        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
+        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index at {re.escape(str(folder))}: 19 papers in 29 chunks .*; {line}$",
+                                   out, re.M), out
+    assert lock.is_dir() and open_index(folder, encoder).store.counts() == (19, 29)  # nothing removed
+
+
 # --- text that must survive byte for byte -------------------------------------------------------
 def test_latex_cjk_greek_and_math_come_back_byte_exact(scratch, encoder):
     from assistant.answer import Assistant

@@ -16,9 +16,10 @@ from filelock import FileLock, Timeout
 
 from vectorstore.chunking import Chunker, ChunkingConfig
 from vectorstore.embedding import Encoder
+from vectorstore.integrity import hnsw_problem, lock_file_problem, rebuild
 from vectorstore.lease import LEASE_TTL, IndexInUseError, WriterLease
 from vectorstore.lexical import LexicalIndex
-from vectorstore.store import ChunkStore, make_client
+from vectorstore.store import ChunkStore, StoreError, make_client
 
 __all__ = ["Index", "IndexInUseError", "WriterLock", "open_index"]
 
@@ -99,7 +100,9 @@ class Index:
     def writer_busy(self) -> str | None:
         """Who is writing this index now (``"another process on this machine"``, or the server lease's
         holder), or None. Takes the file lock for an instant to find out (an ingest starting in that
-        instant is refused as "index in use"); reads the server lease without taking it."""
+        instant is refused as "index in use"); reads the server lease without taking it. StoreError
+        when ``ingest.lock`` is no file (:func:`vectorstore.integrity.lock_file_problem`)."""
+        _check_lock_file(self.directory)
         lock_file = self.directory / "ingest.lock"
         if lock_file.exists():
             lock = FileLock(str(lock_file))
@@ -122,10 +125,12 @@ class Index:
         Always a file lock on ``<directory>/ingest.lock`` (other processes on this machine using
         this folder). In server mode also the writer lease on the server, which keeps out writers
         on other machines or using other local folders; the error then names the holder's host,
-        pid and lease expiry. StoreError when the server cannot be reached. Readers never take
+        pid and lease expiry. StoreError when the server cannot be reached, or ``ingest.lock`` is a
+        folder or another non-file (the lock library would raise IsADirectoryError). Readers never take
         either, so questions keep working during an ingest.
         """
         self.directory.mkdir(parents=True, exist_ok=True)
+        _check_lock_file(self.directory)
         lock = FileLock(str(self.directory / "ingest.lock"))
         try:
             lock.acquire(timeout=0)
@@ -152,7 +157,8 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
     ``client``: an already made :func:`make_client` for the same place (saves a second connection).
 
     Raises IndexNotFoundError (create=False and nothing there), EmbeddingMismatchError (built with
-    another model) or StoreError (server unreachable, files unreadable).
+    another model) or StoreError (server unreachable, files unreadable or damaged: see
+    :func:`check_vector_files` and :func:`vectorstore.store.make_client`).
     """
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
@@ -174,10 +180,11 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
 
 
 def check_vector_files(directory: Path, store: ChunkStore) -> None:
-    """Raise StoreError, naming the remedy, when the HNSW files of a local index's collections hold fewer
-    vectors than Chroma's SQLite has records (their segment folders deleted, or replaced by older ones):
-    what neither those files nor the write-ahead log hold is gone, and dense search and related work
-    would silently miss those papers (ingest said "unchanged" and exited 0).
+    """Raise StoreError, naming the remedy, when the HNSW files of a local index's collections are cut
+    short (:func:`vectorstore.integrity.hnsw_damage`: search would fail or return wrong chunks) or hold
+    fewer vectors than Chroma's SQLite has records (their segment folders deleted, or replaced by older
+    ones): what neither those files nor the write-ahead log hold is gone, and dense search and related
+    work would silently miss those papers (ingest said "unchanged" and exited 0).
 
     Every record is in the log until its vector is in the files, so ``vectors in the files + log entries
     >= records`` holds for a sound index; deleted vectors stay counted in the files, so the check never
@@ -188,7 +195,6 @@ def check_vector_files(directory: Path, store: ChunkStore) -> None:
     from contextlib import closing
 
     from vectorstore.papers import counted
-    from vectorstore.store import StoreError
 
     root = directory / "chroma"
     for col, what in ((store.chunks, "chunk"), (store.papers, "paper")):
@@ -209,9 +215,19 @@ def check_vector_files(directory: Path, store: ChunkStore) -> None:
             data = header.read_bytes() if header.is_file() else b"\x01\x00\x00\x00" + bytes(96)
             if len(data) != 100 or data[:4] != b"\x01\x00\x00\x00":
                 return
+            short = hnsw_problem(header.parent)
+            if short:
+                raise StoreError(f"the vector index at {directory} is damaged: {short}, so search would fail or "
+                                 f"return wrong papers: {rebuild(directory)}")
             held += int.from_bytes(data[20:28], "little")
         if held + logged < records:
             raise StoreError(f"the vector index at {directory} is missing {records - held - logged} of its "
                              f"{counted(records, what)} (Chroma's HNSW folders under {root} were deleted or "
-                             f"replaced), so search would miss them: delete {directory} and run `paper-assistant "
-                             "ingest` again (the paper files are not touched)")
+                             f"replaced), so search would miss them: {rebuild(directory)}")
+
+
+def _check_lock_file(directory: Path) -> None:
+    """Raise StoreError with :func:`vectorstore.integrity.lock_file_problem`'s line, if it has one."""
+    problem = lock_file_problem(directory)
+    if problem:
+        raise StoreError(problem)

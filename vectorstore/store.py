@@ -67,7 +67,8 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
     """A chromadb client: ``HttpClient`` when ``host`` is set, else ``PersistentClient(index_dir)``.
 
     Telemetry is off. Raises StoreError when the server is unreachable or speaks another version
-    (the message names both versions when the server tells its own).
+    (the message names both versions when the server tells its own), or when a local index's
+    ``chroma.sqlite3`` is damaged (:func:`vectorstore.integrity.database_problem`).
     """
     import chromadb
     from chromadb.config import Settings as ChromaSettings
@@ -86,6 +87,11 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
             hint = " (client/server version mismatch?)" if "version" in text.lower() or "404" in text else ""
             raise StoreError(f"cannot reach Chroma server at {host}:{port}{hint}: {text.splitlines()[0] if text else exc!r}") from exc
         return client
+    from vectorstore.integrity import SQLITE_CORRUPT, database_damaged, database_problem
+
+    damaged = database_problem(index_dir)  # before Chroma reads it: its own error names no remedy
+    if damaged:
+        raise StoreError(damaged)
     index_dir.mkdir(parents=True, exist_ok=True)
     # Opening writes even for a reader: Chroma opens chroma.sqlite3 read-write and commits a transaction
     # (a journal is created and removed), and loading a collection's HNSW segment rewrites its files. So
@@ -93,6 +99,9 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
     try:
         return chromadb.PersistentClient(path=str(index_dir / "chroma"), settings=chroma_settings)
     except Exception as exc:
+        corrupt = next((words for words in SQLITE_CORRUPT if words in str(exc)), None)
+        if corrupt:  # damage the header check cannot see (a page in the middle overwritten)
+            raise StoreError(database_damaged(index_dir, f"SQLite: {corrupt}")) from exc
         raise StoreError(f"cannot open the Chroma index at {index_dir}: {exc}") from exc
 
 
