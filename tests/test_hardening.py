@@ -380,20 +380,26 @@ def test_a_same_named_file_from_another_folder_does_not_replace_the_indexed_ones
     assert "BetaDupNet" in idx.store.get_papers(["samename#1"])["samename#1"].text
 
 
-def test_a_year_taken_out_of_a_record_is_gone_from_the_index(scratch):
+def test_a_year_taken_out_of_a_record_is_gone_from_the_index_and_a_re_export_without_years_is_skipped(scratch):
     """Chroma's upsert merges metadata: a JSONL record whose year was removed kept it, and a year filter
-    still found the paper."""
+    still found the paper. A re-export whose records all lost their year was taken (exit 0), and a year
+    filter then missed every paper."""
     from vectorstore.ingest import ingest
 
     root, idx = scratch
     f = root / "years.jsonl"
-    f.write_text('{"id": "yr-1", "abstract": "We study YearNet for tabular forecasting.", "year": 2024}\n')
-    assert ingest([f], idx).added == 1
-    assert idx.store.paper_ids_where({"year": 2024}) == {"yr-1"}
-    f.write_text('{"id": "yr-1", "abstract": "We study YearNet for tabular forecasting."}\n')
+    rec = '{{"id": "yr-{0}", "abstract": "We study YearNet-{0} for tabular forecasting."{1}}}\n'.format
+    f.write_text(rec(1, ', "year": 2024') + rec(2, ', "year": 2024'))
+    assert ingest([f], idx).added == 2
+    assert idx.store.paper_ids_where({"year": 2024}) == {"yr-1", "yr-2"}
+    f.write_text(rec(1, "") + rec(2, ""))  # every year gone: skipped
+    assert ingest_bad(idx, f).skipped == [
+        "years.jsonl: no record in it gives a year any more, while its 2 indexed papers have ('2024'); nothing of "
+        "it was changed. To take the file as it is now: paper-assistant ingest --replace years.jsonl"]
+    f.write_text(rec(1, "") + rec(2, ', "year": 2024'))  # one year taken out: taken
     assert ingest([f], idx).updated == 1
     assert idx.store.get_papers(["yr-1"])["yr-1"].year is None
-    assert idx.store.paper_ids_where({"year": 2024}) == set()
+    assert idx.store.paper_ids_where({"year": 2024}) == {"yr-2"}
     assert idx.store.chunk_metadata_by_paper(["yr-1"])["yr-1"][0].get("year") is None
 
 
@@ -965,3 +971,72 @@ def test_a_deleted_heading_is_seen_when_the_first_abstract_starts_with_a_title_l
         "deleted?; nothing of it was changed. Put the heading back as its first line (e.g. 'ICML 2026'), or to take "
         "the file as it is now: paper-assistant ingest --replace titled.txt"]
     assert {(p.venue, p.year) for p in idx.store.get_papers(["titled#1", "titled#2"]).values()} == {("ICML", 2026)}
+
+
+def test_a_file_skipped_to_keep_its_papers_keeps_its_ids_from_another_file_read_with_it(scratch):
+    """Break-it: a.jsonl emptied (or cut at a line break) and b.jsonl reusing its ids, ingested together:
+    "they were kept", then b's papers overwrote a's (exit 1, or exit 0 for the cut)."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    a, b = root / "own_a.jsonl", root / "own_b.jsonl"
+    rec = '{{"id": "own-{0}", "abstract": "{1} paper number {0} studies {2}."}}\n'.format
+    a.write_text("".join(rec(i, "Alpha", "sparse graph matching") for i in range(1, 7)))
+    assert ingest([a], idx).added == 6
+    before = {pid: p.text for pid, p in idx.store.get_papers([f"own-{i}" for i in range(1, 7)]).items()}
+    a.write_text("")
+    b.write_text("".join(rec(i, "Beta", "protein docking") for i in range(1, 7)))
+    report = ingest([a, b], idx)
+    assert report.skipped[1] == ("own_b.jsonl: paper id 'own-1' belongs to own_a.jsonl, which was skipped (its papers "
+                                 "are kept); ids must be unique across files, so nothing of own_b.jsonl was ingested")
+    a.write_text("".join(rec(i, "Alpha", "sparse graph matching") for i in range(1, 5)))  # cut at a line break
+    b.write_text("".join(rec(i, "Beta", "protein docking") for i in range(5, 7)))
+    report = ingest([a, b], idx)
+    assert (report.added, report.updated, report.removed) == (0, 0, 0) and len(report.skipped) == 2
+    assert "paper id 'own-5' belongs to own_a.jsonl, under another text (another paper)" in report.skipped[0]
+    assert {pid: p.text for pid, p in idx.store.get_papers(list(before)).items()} == before
+    b.write_text("".join(rec(i, "Alpha", "sparse graph matching") for i in range(5, 7)))  # a real move: taken
+    report = ingest([a, b], idx)
+    assert (report.skipped, report.updated) == ([], 2)
+    assert idx.store.get_papers(["own-6"])["own-6"].source == "own_b.jsonl"
+
+
+def test_heading_loss_is_seen_in_any_case_of_extension_and_when_the_title_line_holds_a_year(scratch):
+    """Break-it: a .TXT list (the loader takes any case) whose heading was deleted was taken, and so was a
+    .txt whose first title ("ImageNet 2012 Revisited") parsed as a venue and a year."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    body = ("{0} 2012 Revisited: Dropout Again\nWe study {0}Net for image classification with dropout.\n\n"
+            "We study {0}Net-2 for detection with dropout.")
+    for name, word in (("upper.TXT", "Upper"), ("yeartitle.txt", "ImageNet")):
+        f = root / name
+        f.write_text(f"NeurIPS 2016\n\n{body.format(word)}\n")
+        assert ingest([f], idx).added == 2
+        f.write_text(f"{body.format(word)}\n")
+        assert ingest_bad(idx, f).skipped[0].startswith(f"{name}: its heading line no longer gives the venue and year")
+
+
+def test_crlf_converted_twice_is_one_line_break(tmp_path):
+    """Break-it: with "\\r\\r\\n" line ends each title line became a paper of its own (20 papers → 40)."""
+    from vectorstore.papers import load_paper_list
+
+    f = tmp_path / "twice.txt"
+    f.write_bytes(b"ICML 2026\r\r\n\r\r\nTitle One\r\r\nWe study one.\r\r\n\r\r\nTitle Two\r\r\nWe study two.\r\r\n")
+    assert [p.text for p in load_paper_list(f)] == ["Title One\nWe study one.", "Title Two\nWe study two."]
+
+
+def test_a_moved_file_whose_papers_are_all_other_papers_is_another_file(scratch):
+    """Break-it: once an indexed file's recorded path was gone, any file of the same name replaced all its
+    papers (exit 0)."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    (root / "gone").mkdir()
+    (root / "here").mkdir()
+    old, new = root / "gone" / "wander.txt", root / "here" / "wander.txt"
+    old.write_text("ICML 2026\n\nWe study WanderNet for route planning with graphs.\n")
+    assert ingest([old], idx).added == 1
+    old.unlink()
+    new.write_text("ICML 2026\n\nWe study StayNet for crystal structure prediction.\n")
+    assert "none of this file's first papers is one of its" in ingest_bad(idx, new).skipped[0]

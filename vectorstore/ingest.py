@@ -155,8 +155,10 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         skipped += kept
         stored_paths = store.source_paths()
         if not replace:
-            skipped += guards.other_folder(by_file, files, stored_paths)
+            skipped += guards.other_folder(by_file, files, stored_paths, store)
             skipped += guards.lost_heading(by_file, indexed, store)
+        skipped += guards.taken_ids(by_file, {pid: src for pid, (_, src) in stored.items()}, store, replace)
+        if not replace:
             skipped += guards.shrunk(by_file, indexed, store)
         report = IngestReport(skipped=skipped, empty=empty)
         # Where each file was read from, so a same-named file from another folder is told apart next time.

@@ -77,50 +77,108 @@ def shrunk(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store)
 
 
 def lost_heading(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store) -> list[str]:
-    """Skip reasons for the paper lists of ``by_file`` whose heading no longer gives the venue or the
-    year their indexed papers have: its first line deleted or blanked (no venue, no year), or deleted
-    so that the first abstract's title line became the "heading" (a venue, no year). Ingested, the
-    papers would lose both, and a venue or year filter would miss them. A heading changed to another
-    venue and year is taken. ``indexed``: ``{file name: paper ids}``, ``store``: the VectorStore."""
+    """Skip reasons for the files of ``by_file`` that no longer give the venue or the year their indexed
+    papers have: a paper list whose first line was deleted or blanked (no venue, no year), or deleted so
+    that the first abstract's title line became the "heading" (its first paper is then its indexed text
+    without its first line, whatever that line looks like: "ImageNet 2012 Revisited" parses as a venue and
+    a year); a JSONL re-export whose records all lost their year or venue. Ingested, the papers would lose
+    both, and a venue or year filter would miss them. A heading changed to another venue and year is
+    taken. ``indexed``: ``{file name: paper ids}``, ``store``: the VectorStore."""
     out = []
     for name in list(by_file):
         papers = by_file[name]
-        if not name.endswith(".txt") or not papers or not indexed.get(name):
+        if not papers or not indexed.get(name):
             continue
-        new = papers[0]
-        old = next((p for p in store.get_papers(sorted(indexed[name])[:8]).values()
-                    if (p.year is not None and new.year is None) or (visible(p.venue) and not visible(new.venue))),
-                   None)
-        if old is None:
+        olds = list(store.get_papers(sorted(indexed[name])[:8]).values())
+        listing = name.lower().endswith(".txt")
+        lost = [what for what, had, has in (
+            ("year", any(p.year is not None for p in olds), any(p.year is not None for p in papers)),
+            ("venue", any(visible(p.venue) for p in olds), any(visible(p.venue) for p in papers))) if had and not has]
+        first = store.get_papers([papers[0].id]).get(papers[0].id) if listing and not lost else None
+        if first is not None and _lost_first_line(first.text, papers[0].text):
+            lost = ["venue", "year"]
+        if not lost:
             continue
         del by_file[name]
+        old = next((p for p in olds if visible(p.venue) or p.year is not None), olds[0])
         heading = " ".join(str(x) for x in (old.venue, old.year) if x not in ("", None))
         n = len(indexed[name])
-        out.append(f"{name}: its heading line no longer gives the venue and year its "
-                   f"{counted(n, 'indexed paper')} {'has' if n == 1 else 'have'} ({heading!r}): deleted?; nothing "
-                   f"of it was changed. Put the heading back as its first line (e.g. '{heading}'), or to take the "
-                   f"file as it is now: " + REPLACE_HINT.format(name=name))
+        their = f"its {counted(n, 'indexed paper')} {'has' if n == 1 else 'have'} ({heading!r})"
+        if listing:
+            out.append(f"{name}: its heading line no longer gives the venue and year {their}: deleted?; nothing of "
+                       f"it was changed. Put the heading back as its first line (e.g. '{heading}'), or to take the "
+                       f"file as it is now: " + REPLACE_HINT.format(name=name))
+        else:
+            out.append(f"{name}: no record in it gives a {' or '.join(lost)} any more, while {their}; nothing of it "
+                       f"was changed. To take the file as it is now: " + REPLACE_HINT.format(name=name))
     return out
 
 
-def other_folder(by_file: dict[str, list[Paper]], files: dict[str, Path], stored_paths: dict[str, str]) -> list[str]:
+def _lost_first_line(old: str, new: str) -> bool:
+    """True when ``new`` is ``old`` without its first line (that line was read as the heading)."""
+    head, sep, rest = old.partition("\n")
+    return bool(sep) and rest.strip() == new.strip() and visible(head)
+
+
+def taken_ids(by_file: dict[str, list[Paper]], owners: dict[str, str], store, replace: bool) -> list[str]:
+    """Skip reasons for the files of ``by_file`` holding a paper id indexed under another file (``owners``:
+    ``{paper id: file name}``). Ingest takes that as a paper moved between files read together
+    (vectorstore.ingest.load_files has refused ids whose owner was not read, or still holds them), but
+    only while the owner is taken too (not skipped by a guard: its papers are kept, so its ids stay its
+    own) and, unless ``replace``, the paper's text is the indexed one (another text under the same id is
+    another paper). Repeated until no file is skipped, since each skip keeps more ids."""
+    out: list[str] = []
+    while True:
+        found = None
+        for name in by_file:
+            claims = {p.id: p for p in by_file[name] if owners.get(p.id, name) != name}
+            if not claims:
+                continue
+            held = {} if replace else store.get_papers(list(claims))
+            for pid, p in claims.items():
+                src = owners[pid]
+                if src not in by_file:
+                    found = (name, f"paper id {pid!r} belongs to {src}, which was skipped (its papers are kept)")
+                elif pid in held and held[pid].text != p.text:
+                    found = (name, f"paper id {pid!r} belongs to {src}, under another text (another paper)")
+                if found:
+                    break
+            if found:
+                break
+        if found is None:
+            return out
+        del by_file[found[0]]
+        out.append(f"{found[0]}: {found[1]}; ids must be unique across files, so nothing of {found[0]} was ingested")
+
+
+def other_folder(by_file: dict[str, list[Paper]], files: dict[str, Path], stored_paths: dict[str, str],
+                 store) -> list[str]:
     """Skip reasons for the files of ``by_file`` whose indexed papers were read from another file of the
     same name that still exists (``stored_paths``: ``{file name: resolved path it was ingested from}``;
     ``files``: ``{file name: the path read now}``). Ids come from the file name, so this file would
-    silently replace that one's papers. A file whose recorded path is gone has moved, and one with
-    the same bytes as the recorded one is a copy: both are taken."""
+    silently replace that one's papers. A file whose recorded path is gone has moved (taken, unless
+    none of its first 20 papers has its indexed text: then it is another file), and one with the same
+    bytes as the recorded one is a copy (taken). ``store``: the VectorStore."""
     out = []
     for name in list(by_file):
         before = stored_paths.get(name)
         if not before:
             continue
         now, then = files[name].resolve(), Path(before)
-        if then == now or not then.is_file() or _same_bytes(then, now):  # moved, or copied (a project copied whole)
+        if then == now or _same_bytes(then, now):  # the same file, or a copy (a project copied whole)
             continue
+        if not then.is_file():  # moved, unless not one of its first papers is an indexed one: another file
+            first = by_file[name][:20]
+            held = store.get_papers([p.id for p in first])
+            if not held or any(p.id in held and held[p.id].text == p.text for p in first):
+                continue
+            why = f"{name} is indexed from {before}, which is gone, and none of this file's first papers is one of its"
+        else:
+            why = f"the indexed papers of {name} come from another file, {before}"
         del by_file[name]
-        out.append(f"{files[name]}: the indexed papers of {name} come from another file, {before}; ids come from "
-                   f"the file name, so this one would replace them; nothing of it was ingested. Rename one of the "
-                   f"two, or to put this one in its place: " + REPLACE_HINT.format(name=files[name]))
+        out.append(f"{files[name]}: {why}; ids come from the file name, so this one would replace them; nothing of "
+                   f"it was ingested. Rename one of the two, or to put this one in its place: "
+                   + REPLACE_HINT.format(name=files[name]))
     return out
 
 

@@ -217,7 +217,8 @@ def load_paper_list(path: str | Path) -> list[Paper]:
     ``<stem>#<position among abstracts>``.
     """
     path = Path(path)
-    text = read_text(path).replace("\r\n", "\n").replace("\r", "\n")
+    # "\r\r\n" (a CRLF file converted twice) is one line break, not a blank line between two abstracts.
+    text = re.sub(r"\r+\n|\r", "\n", read_text(path))
     if not visible(text):
         raise CorpusError(f"{path}: file is empty (expected a heading line, then abstracts separated by blank lines)")
     heading, _, body = text.partition("\n")
