@@ -40,3 +40,11 @@ def _run(app: typer.Typer) -> None:
         message, code = exit_message(exc)
         typer.echo(f"error: {message}", err=True)
         sys.exit(code)
+    except BaseException as exc:
+        # Chroma's Rust core panics on a damaged database ("malformed"): pyo3's PanicException is a
+        # BaseException, so it printed a traceback. SystemExit and the like pass on.
+        if type(exc).__name__ != "PanicException":
+            raise
+        message, code = exit_message(exc)
+        typer.echo(f"error: {message}", err=True)
+        sys.exit(code)

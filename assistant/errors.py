@@ -82,7 +82,13 @@ def exit_message(exc: BaseException) -> tuple[str, int]:
         # The Chroma server went away mid-command (ingest resumes where it stopped when run again).
         return (f"lost the connection to the Chroma server ({type(exc).__name__}: {first}); "
                 "run the command again once the server is back"), 2
-    if type(exc).__module__.split(".")[0] == "chromadb":
+    if type(exc).__module__.split(".")[0] in ("chromadb", "pyo3_runtime") or type(exc).__name__ == "PanicException":
+        from vectorstore.integrity import SQLITE_CORRUPT
+
+        if any(words in first for words in SQLITE_CORRUPT):  # a damaged page found at query time, not on open
+            return ("the index database (chroma/chroma.sqlite3) is damaged (SQLite: "
+                    f"{next(w for w in SQLITE_CORRUPT if w in first)}): delete the index folder and run "
+                    "`paper-assistant ingest` again (the paper files are not touched)"), 2
         # Chroma's own failures (a damaged HNSW or SQLite file, a failed compaction) name no remedy.
         return (f"the Chroma index failed ({type(exc).__name__}: {first[:200]}); if the disk is full, free some "
                 "space and try again; otherwise its files are damaged: delete the index folder and run "

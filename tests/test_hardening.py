@@ -565,6 +565,9 @@ def test_a_cut_short_hnsw_data_file_is_found_on_open_and_doctor_says_so(tmp_path
         assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
     code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
     assert code == 1 and re.search(rf"^FAIL  index: {line}$", out, re.M), out
+    os.truncate(chunks / "header.bin", 50)  # break-it: a short header made hnswlib crash (exit 139, no word)
+    code, out, err = run_main(monkeypatch, capsys, "ask", OMNIMOE_Q, "--index", str(folder))
+    assert code == 2 and f"{chunks / 'header.bin'} is 50 bytes, not 100" in err, err
 
 
 def test_an_ingest_lock_that_is_a_folder_stops_writers_with_one_line_and_doctor_says_so(

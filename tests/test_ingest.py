@@ -241,3 +241,24 @@ def test_a_cache_file_of_the_wrong_shape_is_rebuilt_not_an_error(tmp_path, encod
     assert [bm25.paper_ids[i] for i, _ in bm25.search("diffusion", 2)] == ["l#2"]
     matrix = again.store.dense_matrix()
     assert matrix.matrix.shape == (2, encoder.dim) and matrix.paper_ids == ["l#1", "l#2"]
+
+
+@pytest.mark.parametrize("edit", ["zero a row", "cut the width"])
+def test_a_dense_cache_edited_in_place_is_rebuilt(tmp_path, encoder, edit):
+    """Break-it: a dense cache with one paper's row zeroed (its stamp intact) hid that paper from dense
+    search for good, and one cut to 100 columns broke every question while doctor said ok."""
+    import numpy as np
+
+    f = tmp_path / "l.txt"
+    f.write_text("ICML 2026\nAlpha transformers route tokens.\n\nGamma diffusion denoises images.\n", encoding="utf-8")
+    ingest([f], open_index(tmp_path / "i", encoder))
+    path = tmp_path / "i" / "dense-abstracts" / "matrix.npy"
+    good = np.load(path)
+    bad = good.copy()
+    if edit == "zero a row":
+        bad[1] = 0.0
+    else:
+        bad = np.ascontiguousarray(bad[:, :100])
+    np.save(path, bad)
+    matrix = open_index(tmp_path / "i", encoder).store.dense_matrix()
+    assert np.allclose(matrix.matrix, good) and np.allclose(np.load(path), good)

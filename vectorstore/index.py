@@ -213,9 +213,10 @@ def check_vector_files(directory: Path, store: ChunkStore) -> None:
         for seg in segments:
             header = root / str(seg) / "header.bin"
             data = header.read_bytes() if header.is_file() else b"\x01\x00\x00\x00" + bytes(96)
-            if len(data) != 100 or data[:4] != b"\x01\x00\x00\x00":
+            short = hnsw_problem(header.parent) if len(data) != 100 else None  # cut short: hnswlib would crash
+            if not short and data[:4] != b"\x01\x00\x00\x00":
                 return
-            short = hnsw_problem(header.parent)
+            short = short or hnsw_problem(header.parent)
             if short:
                 raise StoreError(f"the vector index at {directory} is damaged: {short}, so search would fail or "
                                  f"return wrong papers: {rebuild(directory)}")

@@ -121,7 +121,9 @@ def hnsw_problem(folder: Path) -> str | None:
             header = (folder / "header.bin").read_bytes()
         except FileNotFoundError:
             return None  # the folder gone: the record count of check_vector_files finds that
-        return hnsw_damage(folder, header) if len(header) == HEADER else None
+        if len(header) != HEADER:  # hnswlib reads past a short header into whatever memory holds: a crash
+            return f"{folder / 'header.bin'} is {len(header):,} bytes, not {HEADER}"
+        return hnsw_damage(folder, header)
 
     return settled(look)
 

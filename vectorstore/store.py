@@ -236,6 +236,15 @@ class DenseMatrix:
         except Exception:  # noqa: BLE001 - whatever a damaged file raises: rebuild
             return None
 
+    def sound(self, dim: int, count: int) -> bool:
+        """True when the matrix can be this store's: ``count`` rows (the chunk count its stamp names) of
+        ``dim`` unit vectors. A cache edited or damaged in place keeps its stamp: a row zeroed hid its
+        chunk from dense search, and a cut width broke every question."""
+        if self.matrix.shape != (count, dim) or not count:
+            return self.matrix.shape == (count, dim)
+        norms = np.linalg.norm(self.matrix, axis=1)
+        return bool(np.all(np.abs(norms - 1.0) < 1e-3))
+
     def mask(self, where: dict | None) -> np.ndarray | None:
         """Rows that pass a Chroma-style ``where`` (field equality, $eq, $in, $and, $or); None = unsupported."""
         n = len(self.ids)
@@ -617,7 +626,7 @@ class ChunkStore:
                 return self._dense
             folder = self.cache_dir / f"dense-{self.name}" if self.cache_dir else None
             loaded = DenseMatrix.load(folder) if folder else None
-            if loaded is None or loaded.stamp != stamp:
+            if loaded is None or loaded.stamp != stamp or not loaded.sound(self.dim, int(stamp.split(":")[0])):
                 try:
                     loaded = self._build_dense(stamp)
                 except Exception:  # noqa: BLE001
