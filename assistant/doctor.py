@@ -107,7 +107,12 @@ def _health_problems(settings: Settings) -> list[str]:
                         f"{'has' if len(bare) == 1 else 'have'} no chunks, so no question finds "
                         f"{'it' if len(bare) == 1 else 'them'}: run `paper-assistant ingest` on {', '.join(files)} "
                         "again to restore them")
-    if chunked - set(stored) or store.write_interrupted():
+    interrupted = store.write_interrupted()
+    if isinstance(interrupted, str) and interrupted.startswith("remove "):
+        # An ingest of those files would bring their removed papers back: finish the remove instead.
+        problems.append(f"`paper-assistant {interrupted}` was interrupted before it finished: run it again to "
+                        "finish removing those papers")
+    elif chunked - set(stored) or interrupted:
         problems.append("an ingest was interrupted before it finished: run it again (it resumes where it stopped)")
     try:
         store.check_search()

@@ -1043,3 +1043,20 @@ def test_a_moved_file_whose_papers_are_all_other_papers_is_another_file(scratch)
     old.unlink()
     new.write_text("ICML 2026\n\nWe study StayNet for crystal structure prediction.\n")
     assert "none of this file's first papers is one of its" in ingest_bad(idx, new).skipped[0]
+
+
+def test_doctor_names_an_interrupted_remove_not_an_ingest(scratch):
+    """Break-it: after a `remove` killed midway, doctor said "an ingest was interrupted… run it again",
+    and an ingest of that file brings back the papers the remove had taken out."""
+    from assistant.doctor import run_doctor
+    from assistant.settings import load_settings
+
+    _, idx = scratch
+    settings = load_settings(index=idx.directory)
+    healthy = next(run_doctor(settings))
+    idx.store.bump_generation(writing="remove drafts.jsonl")  # what a killed remove leaves behind
+    ok, line = next(run_doctor(settings))
+    assert not ok and line.endswith("; `paper-assistant remove drafts.jsonl` was interrupted before it finished: "
+                                    "run it again to finish removing those papers")
+    idx.store.bump_generation()
+    assert next(run_doctor(settings)) == healthy

@@ -258,7 +258,7 @@ def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
             raise CorpusError(f"no indexed papers come from {', '.join(unknown)}; indexed files: {have}")
         ids = [pid for n in dict.fromkeys(wanted) for pid in by_source[n]]
         if ids:
-            store.bump_generation(writing=True)
+            store.bump_generation(writing="remove " + " ".join(dict.fromkeys(wanted)))
             store.delete_papers(ids)
             store.bump_generation()
             index.lexical()

@@ -679,12 +679,13 @@ class ChunkStore:
     def _changed(self) -> None:
         self._stamp = None
 
-    def bump_generation(self, writing: bool = False) -> None:
+    def bump_generation(self, writing: bool | str = False) -> None:
         """Mark the chunk set as changed (caches keyed on :meth:`state_stamp` become stale).
 
-        ``writing=True`` before a writer changes anything, False once it is done: a cache built
-        in between is stale at the closing bump, and a writer killed in between leaves the mark, so
-        the next writer bumps again (:meth:`write_interrupted`) even when it has nothing to write.
+        ``writing=True`` (or the command, e.g. ``"remove a.jsonl"``) before a writer changes anything,
+        False once it is done: a cache built in between is stale at the closing bump, and a writer killed
+        in between leaves the mark, so the next writer bumps again (:meth:`write_interrupted`) even when it
+        has nothing to write, and doctor can name the command to finish.
         """
         self._reload_chunks()
         meta = dict(self.chunks.metadata or {})
@@ -704,10 +705,11 @@ class ChunkStore:
             self.hnsw_query(vec, 1)
             self.nearest_papers(vec, 1)
 
-    def write_interrupted(self) -> bool:
-        """True when a writer opened a write (``bump_generation(writing=True)``) and never closed it."""
+    def write_interrupted(self) -> bool | str:
+        """Truthy when a writer opened a write (``bump_generation(writing=…)``) and never closed it: the
+        command it named (``"remove a.jsonl"``), else True."""
         self._reload_chunks()
-        return bool((self.chunks.metadata or {}).get("writing"))
+        return (self.chunks.metadata or {}).get("writing") or False
 
     def _reload_chunks(self) -> None:
         """Fetch the chunks collection afresh, so its metadata (generation, the writing mark) is another
