@@ -87,7 +87,7 @@ def _health_problems(settings: Settings) -> list[str]:
     be searched; and a writer's lock that is no file (questions work, every ingest stops). A damaged
     keyword cache is no problem: the next question rebuilds it."""
     from assistant.service import get_index
-    from vectorstore.integrity import lock_file_problem
+    from vectorstore.integrity import foreign_folders, lock_file_problem, rebuild
     from vectorstore.papers import counted
 
     idx = get_index(settings)
@@ -107,6 +107,12 @@ def _health_problems(settings: Settings) -> list[str]:
                         f"{'has' if len(bare) == 1 else 'have'} no chunks, so no question finds "
                         f"{'it' if len(bare) == 1 else 'them'}: run `paper-assistant ingest` on {', '.join(files)} "
                         "again to restore them")
+    foreign = foreign_folders(idx.directory / "chroma") if (idx.directory / "chroma").is_dir() else []
+    if foreign:
+        problems.append(f"{counted(len(foreign), 'vector folder')} in {idx.directory / 'chroma'} "
+                        f"({', '.join(foreign[:2])}{'…' if len(foreign) > 2 else ''}) belong to no collection of its "
+                        f"database: chroma.sqlite3 may come from another index, and its papers be missing: "
+                        f"{rebuild(idx.directory)}")
     interrupted = store.write_interrupted()
     if isinstance(interrupted, str) and interrupted.startswith("remove "):
         # An ingest of those files would bring their removed papers back: finish the remove instead.

@@ -1060,3 +1060,25 @@ def test_doctor_names_an_interrupted_remove_not_an_ingest(scratch):
                                     "run it again to finish removing those papers")
     idx.store.bump_generation()
     assert next(run_doctor(settings)) == healthy
+
+
+def test_doctor_finds_a_database_from_another_index(tmp_path, encoder):
+    """Break-it: chroma.sqlite3 copied in from another index: doctor said ok, and the index's own 38 papers
+    were gone from every answer."""
+    from assistant.doctor import run_doctor
+    from assistant.settings import load_settings
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    from tests.conftest import CORPUS
+
+    ingest([CORPUS], open_index(tmp_path / "mine", encoder))
+    other = tmp_path / "other.txt"
+    other.write_text("ICML 2026\n\nWe study SwapNet for protein docking.\n")
+    ingest([other], open_index(tmp_path / "theirs", encoder))
+    shutil.copytree(tmp_path / "mine", tmp_path / "swapped")
+    shutil.copy(tmp_path / "theirs" / "chroma" / "chroma.sqlite3", tmp_path / "swapped" / "chroma" / "chroma.sqlite3")
+    assert next(run_doctor(load_settings(index=tmp_path / "mine")))[0]
+    ok, line = next(run_doctor(load_settings(index=tmp_path / "swapped")))
+    assert not ok and "2 vector folders in" in line and "belong to no collection of its database: chroma.sqlite3 " \
+        "may come from another index" in line

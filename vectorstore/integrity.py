@@ -128,6 +128,24 @@ def hnsw_problem(folder: Path) -> str | None:
     return settled(look)
 
 
+def foreign_folders(root: Path) -> list[str]:
+    """HNSW folders under ``root`` (an index's ``chroma/``) that its database names no segment for:
+    what is left when ``chroma.sqlite3`` was replaced by another index's (every question then answers
+    from that index's papers, and doctor said ok). [] when the database cannot be read."""
+    import re
+    import sqlite3
+    from contextlib import closing
+
+    try:
+        with closing(sqlite3.connect(f"file:{root / 'chroma.sqlite3'}?mode=ro", uri=True)) as db:
+            known = {r[0] for r in db.execute("SELECT id FROM segments")}
+    except sqlite3.Error:
+        return []
+    uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+    return sorted(d.name for d in root.iterdir() if d.is_dir() and uuid.fullmatch(d.name) and d.name not in known
+                  and (d / "header.bin").is_file())
+
+
 # --- the writer's lock file -------------------------------------------------------------------------
 def lock_file_problem(directory: Path) -> str | None:
     """Why ``<directory>/ingest.lock`` cannot serve as the writer's lock file (a folder, a broken link,
