@@ -1082,3 +1082,46 @@ def test_doctor_finds_a_database_from_another_index(tmp_path, encoder):
     ok, line = next(run_doctor(load_settings(index=tmp_path / "swapped")))
     assert not ok and "2 vector folders in" in line and "belong to no collection of its database: chroma.sqlite3 " \
         "may come from another index" in line
+
+
+def test_a_re_export_without_years_is_skipped_when_only_later_papers_had_one(scratch):
+    """Fourth break-it run: the year check sampled the first 8 ids; a file whose first 8 (sorted) had no
+    year took a re-export without any year (exit 0) and its other papers lost theirs."""
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    f = root / "late_years.jsonl"
+    rec = '{{"id": "{0}", "abstract": "We study LateNet-{0} for tabular forecasting."{1}}}\n'.format
+    f.write_text("".join(rec(f"a{i:02d}", "") for i in range(9)) + rec("z99", ', "year": 2021'))
+    assert ingest([f], idx).added == 10
+    f.write_text("".join(rec(f"a{i:02d}", "") for i in range(9)) + rec("z99", ""))
+    assert ingest_bad(idx, f).skipped[0].startswith("late_years.jsonl: no record in it gives a year any more")
+
+
+def test_a_zero_width_space_in_a_heading_keeps_its_venue(tmp_path):
+    """Fourth break-it run: "Neur\\u200bIPS 2016" made the venue "IPS", and a venue filter missed the papers."""
+    from vectorstore.papers import load_paper_list
+
+    f = tmp_path / "zw.txt"
+    f.write_text("Neur\u200bIPS 2016\n\nWe study ZeroNet.\n")
+    assert {(p.venue, p.year) for p in load_paper_list(f)} == {("NeurIPS", 2016)}
+
+
+def test_remove_given_a_path_does_not_remove_a_same_named_file_from_another_folder(scratch):
+    """Fourth break-it run: `remove sub/t1.txt` removed the papers ingested from t1.txt in another folder,
+    which still exists."""
+    from vectorstore.ingest import ingest, remove_sources
+    from vectorstore.papers import CorpusError
+
+    root, idx = scratch
+    (root / "rm_a").mkdir()
+    (root / "rm_b").mkdir()
+    kept = root / "rm_a" / "rmlist.txt"
+    kept.write_text("ICML 2026\n\nWe study KeepNet for graph coloring.\n")
+    (root / "rm_b" / "rmlist.txt").write_text("ICML 2026\n\nWe study OtherNet for docking.\n")
+    assert ingest([kept], idx).added == 1
+    with pytest.raises(CorpusError, match=r"the indexed papers of rmlist.txt come from another file, .*rm_a/rmlist.txt; "
+                                          r"nothing was removed"):
+        remove_sources([str(root / "rm_b" / "rmlist.txt")], idx)
+    assert idx.store.get_papers(["rmlist#1"])
+    assert remove_sources(["rmlist.txt"], idx) == {"rmlist.txt": 1}

@@ -111,7 +111,7 @@ def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = Non
         if clash:
             skipped.append(f"{f}: paper id {clash[0]!r} already belongs to {clash[1]}; ids must be unique across "
                            f"files, so nothing of {f.name} was ingested (if the paper moved there, ingest "
-                           f"both files together)")
+                           f"both files together; if {clash[1]} was renamed: paper-assistant remove {clash[1]})")
             continue
         seen.update((p.id, f.name) for p in papers)
         by_file[f.name] = papers
@@ -246,6 +246,15 @@ def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
         stems: dict[str, list[str]] = {}
         for src in by_source:
             stems.setdefault(Path(src).stem, []).append(src)
+        recorded = store.source_paths()
+        for given in map(Path, names):
+            # A path names one file: not the indexed file of the same name in another folder (whose papers
+            # this would remove). A bare name, or a path that no longer exists (a renamed file), is a name.
+            then = recorded.get(given.name)
+            if (len(given.parts) > 1 and given.is_file() and then and Path(then) != given.resolve()
+                    and Path(then).is_file()):
+                raise CorpusError(f"{given}: the indexed papers of {given.name} come from another file, {then}; "
+                                  f"nothing was removed (to remove those: paper-assistant remove {given.name})")
         wanted = []
         for n in (Path(x).name for x in names):
             if n not in by_source and len(stems.get(n, [])) > 1:

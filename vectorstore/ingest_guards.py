@@ -89,19 +89,19 @@ def lost_heading(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], 
         papers = by_file[name]
         if not papers or not indexed.get(name):
             continue
-        olds = list(store.get_papers(sorted(indexed[name])[:8]).values())
+        # All of the file's indexed papers (metadata only): a sample missed a year the later ones give.
+        venue, year = store.source_heading(name)
         listing = name.lower().endswith(".txt")
         lost = [what for what, had, has in (
-            ("year", any(p.year is not None for p in olds), any(p.year is not None for p in papers)),
-            ("venue", any(visible(p.venue) for p in olds), any(visible(p.venue) for p in papers))) if had and not has]
+            ("year", year is not None, any(p.year is not None for p in papers)),
+            ("venue", visible(venue), any(visible(p.venue) for p in papers))) if had and not has]
         first = store.get_papers([papers[0].id]).get(papers[0].id) if listing and not lost else None
         if first is not None and _lost_first_line(first.text, papers[0].text):
             lost = ["venue", "year"]
         if not lost:
             continue
         del by_file[name]
-        old = next((p for p in olds if visible(p.venue) or p.year is not None), olds[0])
-        heading = " ".join(str(x) for x in (old.venue, old.year) if x not in ("", None))
+        heading = " ".join(str(x) for x in (venue, year) if x not in ("", None))
         n = len(indexed[name])
         their = f"its {counted(n, 'indexed paper')} {'has' if n == 1 else 'have'} ({heading!r})"
         if listing:

@@ -174,9 +174,13 @@ MAX_HEADING_CHARS, MAX_HEADING_WORDS = 200, 20
 """A first line longer than this is an abstract, not a heading (headings name a venue and a year)."""
 
 
+_ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff\u180e]")
+
+
 def parse_heading(line: str) -> tuple[str, int | None]:
     """Venue and year from a paper list's heading line: "ICML 2026 论文列表", "ICML-2026" and
     "2026 ICML" all give ("ICML", 2026); a line without a year gives (the line, None)."""
+    line = _ZERO_WIDTH.sub("", line)  # "Neur\u200bIPS 2026" is NeurIPS, not "IPS"
     m = _VENUE_YEAR.search(line) or _YEAR_VENUE.search(line)
     if not m:
         return line.strip(), None

@@ -401,6 +401,18 @@ class ChunkStore:
                 part = paper_ids[i : i + step]
                 self.papers.update(ids=part, metadatas=[{PATH_KEY: path}] * len(part))
 
+    def source_heading(self, source: str) -> tuple[str, int | None]:
+        """``(venue, year)`` the papers of the file ``source`` give: the first venue and the first year
+        among all of them (metadata only), ``""`` / None where none gives one."""
+        venue, year = "", None
+        for page in self._iter_get(self.papers, ["metadatas"], where={"source": source}):
+            for m in page["metadatas"]:
+                venue = venue or (m.get("venue") or "")
+                year = year if year is not None else m.get("year")
+            if venue and year is not None:
+                break
+        return venue, year
+
     def source_paths(self) -> dict[str, str]:
         """``{source file name: resolved path it was ingested from}``; files ingested before paths
         were recorded are absent."""
