@@ -365,10 +365,14 @@ def test_a_same_named_file_from_another_folder_does_not_replace_the_indexed_ones
                               f"them; nothing of it was ingested. Rename one of the two, or to put this one in its "
                               f"place: paper-assistant ingest --replace {b / 'samename.txt'}"]
     assert "AlphaDupNet" in idx.store.get_papers(["samename#1"])["samename#1"].text
-    report = ingest([a, b], idx)  # both in one run: the first is read, the second named
-    assert report.skipped == [f"{b / 'samename.txt'}: another file named samename.txt ({a / 'samename.txt'}) is read in this run; "
-                              "papers are known by their file name, so nothing of this one was ingested: rename one "
-                              "of the two"]
+    report = ingest([a, b], idx)  # both in one run: neither is taken (which one would win hangs on folder order)
+    assert report.skipped == [f"{a / 'samename.txt'}: another file named samename.txt ({b / 'samename.txt'}) is read in "
+                              "this run; papers are known by their file name, so nothing of this one was ingested: "
+                              "rename one of the two",
+                              f"{b / 'samename.txt'}: another file named samename.txt ({a / 'samename.txt'}) is read in "
+                              "this run; papers are known by their file name, so nothing of this one was ingested: "
+                              "rename one of the two"]
+    assert ingest([a, b], idx, replace=True).skipped == report.skipped  # --replace on a folder too (break-it 5)
     (b / "copy").mkdir()
     shutil.copy(a / "samename.txt", b / "copy" / "samename.txt")
     assert ingest([b / "copy" / "samename.txt"], idx).unchanged == 1  # a copy (same bytes) is the same list
@@ -1125,3 +1129,32 @@ def test_remove_given_a_path_does_not_remove_a_same_named_file_from_another_fold
         remove_sources([str(root / "rm_b" / "rmlist.txt")], idx)
     assert idx.store.get_papers(["rmlist#1"])
     assert remove_sources(["rmlist.txt"], idx) == {"rmlist.txt": 1}
+
+
+
+def test_invisible_marks_in_a_heading_nan_fields_and_remove_run_beside_a_same_named_file(scratch, tmp_path,
+                                                                                         monkeypatch):
+    """Fifth break-it run: a soft hyphen or a left-to-right mark in "NeurIPS" cut the venue to "IPS"; NaN
+    in a JSONL title or authors was stored as "nan"; `remove t1.txt` run in a folder holding another
+    t1.txt removed the indexed one's papers."""
+    from vectorstore.ingest import ingest, remove_sources
+    from vectorstore.papers import CorpusError, load_jsonl, parse_heading
+
+    for mark in ("\u00ad", "\u200e", "\u200f", "\u2066"):
+        assert parse_heading(f"Neur{mark}IPS 2016") == ("NeurIPS", 2016)
+    f = tmp_path / "nan.jsonl"
+    f.write_text('{"id": "n1", "abstract": "We study NaNNet.", "title": NaN, "authors": [NaN, "A. B."], '
+                 '"venue": NaN}\n')
+    (paper,) = load_jsonl(f)
+    assert (paper.title, paper.authors, paper.venue) == ("", ["A. B."], "")
+    root, idx = scratch
+    (root / "cwd_a").mkdir()
+    (root / "cwd_b").mkdir()
+    (root / "cwd_a" / "beside.txt").write_text("ICML 2026\n\nWe study BesideNet for graph coloring.\n")
+    (root / "cwd_b" / "beside.txt").write_text("ICML 2026\n\nWe study OtherNet for docking.\n")
+    assert ingest([root / "cwd_a" / "beside.txt"], idx).added == 1
+    monkeypatch.chdir(root / "cwd_b")
+    for name in ("beside.txt", "./beside.txt"):
+        with pytest.raises(CorpusError, match="nothing was removed"):
+            remove_sources([name], idx)
+    assert idx.store.get_papers(["beside#1"])

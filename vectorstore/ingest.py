@@ -87,10 +87,13 @@ def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = Non
     indexed = indexed or {}
     files = {} if files is None else files
     loaded: list[tuple[Path, list[Paper]]] = []
-    for f in iter_paper_files(paths):
-        if f.name in files:
-            skipped.append(f"{f}: another file named {f.name} ({files[f.name]}) is read in this run; papers are "
-                           f"known by their file name, so nothing of this one was ingested: rename one of the two")
+    found = list(iter_paper_files(paths))
+    twice = {name for name in (f.name for f in found) if sum(g.name == name for g in found) > 1}
+    for f in found:
+        if f.name in twice:  # neither is taken: which one "wins" would depend on the order of the folders
+            other = next(g for g in found if g.name == f.name and g != f)
+            skipped.append(f"{f}: another file named {f.name} ({other}) is read in this run; papers are known by "
+                           f"their file name, so nothing of this one was ingested: rename one of the two")
             continue
         files[f.name] = f
         try:
@@ -251,10 +254,9 @@ def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
             # A path names one file: not the indexed file of the same name in another folder (whose papers
             # this would remove). A bare name, or a path that no longer exists (a renamed file), is a name.
             then = recorded.get(given.name)
-            if (len(given.parts) > 1 and given.is_file() and then and Path(then) != given.resolve()
-                    and Path(then).is_file()):
+            if given.is_file() and then and Path(then) != given.resolve() and Path(then).is_file():
                 raise CorpusError(f"{given}: the indexed papers of {given.name} come from another file, {then}; "
-                                  f"nothing was removed (to remove those: paper-assistant remove {given.name})")
+                                  f"nothing was removed (to remove those: paper-assistant remove {then})")
         wanted = []
         for n in (Path(x).name for x in names):
             if n not in by_source and len(stems.get(n, [])) > 1:

@@ -10,6 +10,7 @@ JSONL format: one object per line with ``id`` and ``abstract`` (required) and op
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -174,7 +175,8 @@ MAX_HEADING_CHARS, MAX_HEADING_WORDS = 200, 20
 """A first line longer than this is an abstract, not a heading (headings name a venue and a year)."""
 
 
-_ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff\u180e]")
+_ZERO_WIDTH = re.compile(r"[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+"""Invisible characters (zero-width, soft hyphen, direction marks) that split a heading's words."""
 
 
 def parse_heading(line: str) -> tuple[str, int | None]:
@@ -254,7 +256,7 @@ def load_paper_list(path: str | Path) -> list[Paper]:
 
 # --- JSONL --------------------------------------------------------------------------------------
 def _as_authors(value) -> list[str]:
-    if value is None:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return []
     if isinstance(value, str):
         # "A and B" and "A; B" keep "Last, First" names whole; only a plain list splits on commas.
@@ -263,7 +265,7 @@ def _as_authors(value) -> list[str]:
     if isinstance(value, list):
         out = []
         for a in value:
-            if a is None:
+            if a is None or (isinstance(a, float) and not math.isfinite(a)):
                 continue
             if isinstance(a, dict):
                 a = a.get("name") or " ".join(str(v) for v in a.values() if v)
@@ -276,6 +278,8 @@ def _as_text(value) -> str:
     """A metadata string: strings and numbers as text, ``{"name": ...}`` as its name; other nested values ""."""
     if isinstance(value, dict):
         value = value.get("name")
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""  # a spreadsheet's empty cell exported as NaN is no title "nan"
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return str(value).strip()
     return ""
