@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -88,7 +89,7 @@ def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = Non
     files = {} if files is None else files
     loaded: list[tuple[Path, list[Paper]]] = []
     found = list(iter_paper_files(paths))
-    twice = {name for name in (f.name for f in found) if sum(g.name == name for g in found) > 1}
+    twice = {name for name, n in Counter(f.name for f in found).items() if n > 1}
     for f in found:
         if f.name in twice:  # neither is taken: which one "wins" would depend on the order of the folders
             other = next(g for g in found if g.name == f.name and g != f)
@@ -150,7 +151,8 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         stored = store.paper_hashes()
         paths = list(paths)
         files: dict[str, Path] = {}
-        by_file, skipped = load_files(paths, {pid: src for pid, (_, src) in stored.items()}, files)
+        owners = {pid: src for pid, (_, src) in stored.items()}
+        by_file, skipped = load_files(paths, owners, files)
         indexed: dict[str, set[str]] = {}  # {source file: its indexed paper ids}
         for pid, (_, src) in stored.items():
             indexed.setdefault(src, set()).add(pid)
@@ -160,7 +162,7 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         if not replace:
             skipped += guards.other_folder(by_file, files, stored_paths, store)
             skipped += guards.lost_heading(by_file, indexed, store)
-        skipped += guards.taken_ids(by_file, {pid: src for pid, (_, src) in stored.items()}, store, replace)
+        skipped += guards.taken_ids(by_file, owners, store, replace)
         if not replace:
             skipped += guards.shrunk(by_file, indexed, store)
         report = IngestReport(skipped=skipped, empty=empty)

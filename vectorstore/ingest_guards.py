@@ -128,27 +128,23 @@ def taken_ids(by_file: dict[str, list[Paper]], owners: dict[str, str], store, re
     own) and, unless ``replace``, the paper's text is the indexed one (another text under the same id is
     another paper). Repeated until no file is skipped, since each skip keeps more ids."""
     out: list[str] = []
-    while True:
-        found = None
-        for name in by_file:
-            claims = {p.id: p for p in by_file[name] if owners.get(p.id, name) != name}
-            if not claims:
-                continue
-            held = {} if replace else store.get_papers(list(claims))
-            for pid, p in claims.items():
-                src = owners[pid]
-                if src not in by_file:
-                    found = (name, f"paper id {pid!r} belongs to {src}, which was skipped (its papers are kept)")
-                elif pid in held and held[pid].text != p.text:
-                    found = (name, f"paper id {pid!r} belongs to {src}, under another text (another paper)")
-                if found:
-                    break
-            if found:
-                break
-        if found is None:
-            return out
+    while found := next(((name, why) for name in by_file
+                         if (why := _bad_claim(by_file, name, owners, store, replace))), None):
         del by_file[found[0]]
         out.append(f"{found[0]}: {found[1]}; ids must be unique across files, so nothing of {found[0]} was ingested")
+    return out
+
+
+def _bad_claim(by_file: dict[str, list[Paper]], name: str, owners: dict[str, str], store, replace: bool) -> str:
+    """Why file ``name`` may not take an id indexed under another file (see :func:`taken_ids`), or ""."""
+    claims = {p.id: p for p in by_file[name] if owners.get(p.id, name) != name}
+    held = store.get_papers(list(claims)) if claims and not replace else {}
+    for pid, p in claims.items():
+        if owners[pid] not in by_file:
+            return f"paper id {pid!r} belongs to {owners[pid]}, which was skipped (its papers are kept)"
+        if pid in held and held[pid].text != p.text:
+            return f"paper id {pid!r} belongs to {owners[pid]}, under another text (another paper)"
+    return ""
 
 
 def other_folder(by_file: dict[str, list[Paper]], files: dict[str, Path], stored_paths: dict[str, str],
