@@ -46,7 +46,7 @@ class FitSettings:
     warmup: float = 0.1
     max_length: int = MAX_LENGTH
     threads: int = 2
-    title_limit: int | None = None
+    title_limit: int | None = 1000
     """Titled papers used as ``title`` queries (None: every one not held out)."""
     title_negatives: int = 2
     written_repeat: int = 2
@@ -58,7 +58,10 @@ class FitSettings:
     folds: int = 5
     list_topics: int = 40
     """Held-out title phrases whose lists set the list cutoff (:func:`list_rows`)."""
-    kinds: tuple = field(default=("title", "written", "synthetic", "detail", "contribution", "topic", "absent"))
+    kinds: tuple = field(default=("title", "described", "written", "synthetic", "detail", "contribution", "topic",
+                                  "absent"))
+    described_limit: int = 800
+    """Papers described without their name (``described`` pairs)."""
 
 
 def passages_for(assistant, queries_and_ids: list[tuple[str, str]]) -> list[str]:
@@ -90,6 +93,8 @@ def build_pairs(assistant, written: list[dict], held_out: list[dict], others: Pa
     t = time.time()
     if "title" in cfg.kinds:
         pairs += cp.title_pairs(assistant, papers, exclude, cfg.title_negatives, cfg.seed, cfg.title_limit)
+    if "described" in cfg.kinds:
+        pairs += cp.described_pairs(assistant, papers, exclude, cfg.described_limit, cfg.title_negatives, cfg.seed)
     if "written" in cfg.kinds:
         pairs += cp.question_pairs(assistant, written, "written") * cfg.written_repeat
     if "synthetic" in cfg.kinds:

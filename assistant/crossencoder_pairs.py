@@ -207,3 +207,59 @@ def absent_pairs(assistant, papers: dict, others: Path | None, limit: int = 250,
         query = rng.choice(TOPIC_FRAMES[:1] + TOPIC_FRAMES[2:]).format(t=t[0].lower() + t[1:])
         out += [Pair(query, pid, 0, 1.0, "absent") for pid in _retrieved(assistant, query, negatives)]
     return out
+
+
+DESCRIBED_FRAMES = ("Is there work that {d}?", "Which paper {d}?", "{d}", "looking for a paper that {d}",
+                    "Is there a method that {d}?")
+_LEAD = re.compile(r"^(?:(?:in|In) this (?:paper|work),?\s*)?(?:we|We)\s+(?:(?:also|then|further|first|here)\s+)?"
+                   r"(?P<verb>propose|introduce|present|develop|design|study|investigate|extend|prove|show|analy[sz]e|derive|"
+                   r"provide|describe|formulate|establish|consider|address|tackle|demonstrate|leverage|build|construct|"
+                   r"identify|explore|offer|characteri[sz]e|focus|learn|train|apply|use|combine|generali[sz]e)s?\b")
+_CODED = re.compile(r"[A-Za-z]*[A-Z0-9][a-z]*[A-Z0-9][\w-]*|\S*\d\S*")
+"""Coined names, acronyms and numbers ("OmniMoE", "BERT", "2.5x"): what a researcher who half-remembers a paper does not recall."""
+
+
+def _third_person(verb: str) -> str:
+    if verb.endswith("s"):
+        return verb
+    return verb[:-1] + "ies" if verb.endswith("y") else verb + ("es" if verb.endswith(("sh", "ch", "x")) else "s")
+
+
+def _unnamed(sentence: str, rare: set[str]) -> str:
+    """``sentence`` without coined names, acronyms, numbers and words rarer than the corpus' (its own
+    terms), and without a parenthesis left empty."""
+    words = [w for w in sentence.rstrip(".").split()
+             if not _CODED.fullmatch(w.strip("(),;:")) and w.strip("(),;:").lower() not in rare]
+    return re.sub(r"\(\s*\)|\s+(?=[,;:)])", "", " ".join(words)).strip(" ,;:")
+
+
+def described_pairs(assistant, papers: dict, exclude: set[str], limit: int = 1200, negatives: int = 2,
+                    seed: int = 0) -> list[Pair]:
+    """``described`` pairs: a paper described the way the written concept questions ask, without its
+    name, made by program from its own abstract (weak labels in the InPars/doc2query spirit): a sentence
+    that says what "we" do, as "Is there work that introduces …?", half the time after the abstract's
+    opening sentence as context; coined names, acronyms, numbers and words found in at most two
+    abstracts left out. 1 for its paper; the retriever's next best papers for it 0."""
+    from vectorstore.chunking import split_sentences
+
+    df = Counter(w for p in papers.values() for w in set(_WORD.findall(p.text.lower())))
+    rare = {w for w, n in df.items() if n <= 2}
+    rng = random.Random(seed)
+    ids = [pid for pid in sorted(papers) if pid not in exclude]
+    out = []
+    for pid in sorted(rng.sample(ids, min(limit, len(ids)))):
+        sents = split_sentences(papers[pid].text)
+        ours = [s for s in sents[1:] if _LEAD.match(s) and len(s.split()) <= 45]
+        if not ours:
+            continue
+        m = _LEAD.match(said := rng.choice(ours))
+        d = _unnamed(_third_person(m["verb"]) + said[m.end():], rare)
+        if len(d.split()) < 6:
+            continue
+        query = rng.choice(DESCRIBED_FRAMES).format(d=d)
+        context = _unnamed(sents[0], rare)
+        if rng.random() < 0.5 and 6 <= len(context.split()) <= 30 and not _LEAD.match(sents[0]):
+            query = f"{context}. {query}"
+        out.append(Pair(query, pid, 1, 1.0, "described"))
+        out += [Pair(query, o, 0, 1.0, "described") for o in _hard_negatives(assistant, query, {pid}, negatives)]
+    return out

@@ -1,0 +1,54 @@
+"""Our hand-written training questions (data/train/written.jsonl) keep the rules they were written by:
+each answerable question has one gold paper of corpus2k that the calibration questions (train.jsonl) do
+not use as gold or near miss, so the cross-encoder never trains on a paper it is calibrated on; a concept
+question shares no run of six words with its paper; a lookup's evidence is a sentence of its abstract,
+verbatim; and an absent topic's checked phrases occur in no title or abstract."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.conftest import ROOT, SHARED, needs_shared
+
+WRITTEN = ROOT / "data" / "train" / "written.jsonl"
+CORPUS = SHARED / "eval" / "train" / "corpus2k.jsonl"
+CALIBRATION = SHARED / "eval" / "train" / "train.jsonl"
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_written_questions_keep_their_rules():
+    needs_shared(CORPUS, CALIBRATION)
+    corpus = {r["id"]: r for r in _lines(CORPUS)}
+    held = {p for q in _lines(CALIBRATION) for p in (q.get("gold") or []) + (q.get("near") or [])}
+    questions = _lines(WRITTEN)
+    assert len({q["qid"] for q in questions}) == len(questions) == 414
+    texts = {pid: (r["title"] + " " + r["abstract"]).lower() for pid, r in corpus.items()}
+    said = set()  # every run of one to four words of any title or abstract: a phrase occurs as whole words
+    for t in texts.values():
+        w = _WORD.findall(t)
+        said.update(tuple(w[i:i + n]) for n in range(1, 5) for i in range(len(w) - n + 1))
+    problems = []
+    for q in questions:
+        gold = q["gold"]
+        if q["kind"] == "none":
+            for phrase in q.get("checked") or [] if "-w26" in q["qid"] else []:
+                if tuple(_WORD.findall(phrase.lower())) in said:
+                    problems.append(f"{q['qid']}: {phrase!r} occurs in a title or abstract")
+            continue
+        if len(gold) != 1 or gold[0] not in corpus or gold[0] in held:
+            problems.append(f"{q['qid']}: gold {gold} is not one corpus2k paper outside the calibration questions")
+            continue
+        if q["kind"] == "concept":
+            words, asked = _WORD.findall(texts[gold[0]]), _WORD.findall(q["question"].lower())
+            runs = {tuple(words[i:i + 6]) for i in range(len(words) - 5)}
+            if any(tuple(asked[i:i + 6]) in runs for i in range(len(asked) - 5)):
+                problems.append(f"{q['qid']}: shares six words in a row with its abstract")
+        elif q["kind"] == "lookup" and q["evidence"] not in corpus[gold[0]]["abstract"]:
+            problems.append(f"{q['qid']}: evidence is not verbatim")
+    assert problems == []
