@@ -114,3 +114,43 @@ def test_an_older_database_restored_beside_newer_vector_files_is_found(tmp_path,
     shutil.rmtree(folder / "chroma")  # the whole chroma folder restored from the backup: consistent, opens
     shutil.copytree(tmp_path / "whole", folder / "chroma")
     assert open_index(folder, encoder).store.counts()[0] == 19
+
+
+def test_a_deleted_database_beside_its_vector_folders_is_named_not_taken_for_no_index(tmp_path, monkeypatch, capsys,
+                                                                                       encoder):
+    """chroma.sqlite3 deleted, the HNSW folders left: every command said "no index named 'abstracts' yet"
+    (and Chroma made a new empty database beside the old folders)."""
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    folder = tmp_path / "idx"
+    assert ingest([LIST], open_index(folder, encoder)).added == 19
+    db = folder / "chroma" / "chroma.sqlite3"
+    db.unlink()
+    line = (rf"the index database {re.escape(str(db))} is missing \(deleted\?\) while the index's vector folders remain "
+            rf"beside it, so the index cannot be read: {remedy(folder)}")
+    for args in (["ask", Q], ["ingest", str(LIST)]):
+        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
+        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index: {line}$", out, re.M), out
+    assert not db.exists()  # no empty database made in its place
+
+
+def test_a_jsonl_file_gets_hints_of_its_own_format(tmp_path, encoder):
+    """A JSONL file cut short was asked whether "its blank lines" were lost, and one with a huge abstract
+    whether "the abstracts are separated by blank lines": hints for .txt lists."""
+    import json
+
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    idx = open_index(tmp_path / "idx", encoder)
+    f = tmp_path / "recs.jsonl"
+    records = [{"id": f"r{i}", "abstract": f"We study RecordNet variant {i} for tabular data."} for i in range(4)]
+    f.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert ingest([f], idx).added == 4
+    f.write_text(json.dumps(records[0]) + "\n")
+    assert ingest([f], idx).skipped == [
+        "recs.jsonl: 3 of its 4 indexed papers are no longer in it (cut short?); nothing of it was changed. To take "
+        "the file as it is now: paper-assistant ingest --replace recs.jsonl"]

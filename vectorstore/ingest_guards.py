@@ -2,8 +2,8 @@
 
 A re-read paper file replaces what the index holds of it. When that would drop indexed papers (a
 file emptied, cut short or edited down, or a paper list with one abstract deleted and another added),
-strip their venue and year (a heading line deleted), shorten its last abstract to a prefix of itself (a copy cut off mid-abstract), or put another folder's file of
-the same name in place of the indexed one (ids are ``<file stem>#<n>``), the file is skipped whole and
+strip their venue and year (a heading line deleted), shorten its last abstract to a prefix of itself (a
+copy cut off mid-abstract), or put another folder's file of the same name in place of the indexed one (ids are ``<file stem>#<n>``), the file is skipped whole and
 its papers stay: such files are far more often a failed copy, a bad save or a mix-up than a wish.
 ``paper-assistant ingest --replace`` takes a file as it is now; ``paper-assistant remove`` drops a
 file's papers. Each guard returns one-line skip reasons and takes the files it skips out of
@@ -66,7 +66,8 @@ def shrunk(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store)
             continue
         del by_file[name]
         if missing:
-            hint = " (cut short, or its blank lines lost?)" if len(missing) > MOSTLY_GONE * len(had) else ""
+            hint = ((" (cut short, or its blank lines lost?)" if name.lower().endswith(".txt") else " (cut short?)")
+                    if len(missing) > MOSTLY_GONE * len(had) else "")
             what = (f"{len(missing)} of its {counted(len(had), 'indexed paper')} "
                     f"{'is' if len(missing) == 1 else 'are'} no longer in it{hint}")
         else:

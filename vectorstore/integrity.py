@@ -47,8 +47,11 @@ def database_damage(db: Path) -> str | None:
         size = db.stat().st_size
         with open(db, "rb") as fh:
             head = fh.read(100)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None  # no index yet: Chroma creates it (a folder there fails in Chroma, with its own line)
+    except FileNotFoundError:  # no index yet (Chroma creates it), unless its HNSW folders remain: deleted
+        held = db.parent.is_dir() and any((d / "header.bin").is_file() for d in db.parent.iterdir() if d.is_dir())
+        return MISSING if held else None
+    except (IsADirectoryError, NotADirectoryError):
+        return None  # a folder there fails in Chroma, with its own line
     if size == 0:
         return "empty, while its HNSW folders remain" if any(p.is_dir() for p in db.parent.iterdir()) else None
     if not head.startswith(SQLITE_MAGIC):
@@ -66,6 +69,9 @@ def database_damage(db: Path) -> str | None:
     return f"cut short: {size:,} of its {pages * page_size:,} bytes"
 
 
+MISSING = "missing, while its HNSW folders remain"
+
+
 def database_problem(directory: Path) -> str | None:
     """The one-line error for a damaged ``<directory>/chroma/chroma.sqlite3`` (:func:`database_damage`,
     :func:`settled`), or None. Chroma would stop with "file is not a database" or "database disk image
@@ -76,6 +82,9 @@ def database_problem(directory: Path) -> str | None:
 
 def database_damaged(directory: Path, why: str) -> str:
     """The one-line error for a damaged ``chroma.sqlite3`` in ``directory``; ``why`` says how."""
+    if why == MISSING:  # Chroma would start an empty database and say "no index yet"
+        return (f"the index database {directory / 'chroma' / 'chroma.sqlite3'} is missing (deleted?) while the "
+                f"index's vector folders remain beside it, so the index cannot be read: {rebuild(directory)}")
     return (f"the index database {directory / 'chroma' / 'chroma.sqlite3'} is damaged ({why}), so the index "
             f"cannot be read: {rebuild(directory)}")
 

@@ -30,10 +30,13 @@ a paper list whose blank lines were lost, or a full text pasted in; its file is 
 one-line reason instead of flooding the index and every answer that retrieves it."""
 
 
-def _check_length(text: str, where: str) -> None:
+def _check_length(text: str, where: str, listing: bool = True) -> None:
+    """CorpusError for an abstract over :data:`MAX_ABSTRACT_CHARS`; the hint fits the file's format
+    (``listing``: a .txt paper list, whose abstracts blank lines separate; else a JSONL record)."""
     if len(text) > MAX_ABSTRACT_CHARS:
-        raise CorpusError(f"{where} is {len(text):,} characters long; the limit is {MAX_ABSTRACT_CHARS:,} "
-                          "(are the abstracts separated by blank lines?)")
+        hint = ("are the abstracts separated by blank lines?" if listing
+                else "is a full text, or several abstracts, in this record's abstract field?")
+        raise CorpusError(f"{where} is {len(text):,} characters long; the limit is {MAX_ABSTRACT_CHARS:,} ({hint})")
 
 
 class Paper(BaseModel):
@@ -374,7 +377,7 @@ def load_jsonl(path: str | Path) -> list[Paper]:
         abstract = rec.get("abstract") or rec.get("text")
         if not isinstance(abstract, str) or not visible(abstract):
             raise CorpusError(f"{path}:{lineno}: record has no 'abstract' text")
-        _check_length(abstract.strip(), f"{path}:{lineno}: abstract")
+        _check_length(abstract.strip(), f"{path}:{lineno}: abstract", listing=False)
         pid = rec.get("id")
         if isinstance(pid, (dict, list, bool)):
             raise CorpusError(f"{path}:{lineno}: record 'id' must be a string or a number")
