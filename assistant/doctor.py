@@ -87,7 +87,7 @@ def _health_problems(settings: Settings) -> list[str]:
     be searched; and a writer's lock that is no file (questions work, every ingest stops). A damaged
     keyword cache is no problem: the next question rebuilds it."""
     from assistant.service import get_index
-    from vectorstore.integrity import foreign_folders, lock_file_problem, rebuild
+    from vectorstore.integrity import foreign_folders, hnsw_problem, lock_file_problem, rebuild
     from vectorstore.papers import counted
 
     idx = get_index(settings)
@@ -107,7 +107,14 @@ def _health_problems(settings: Settings) -> list[str]:
                         f"{'has' if len(bare) == 1 else 'have'} no chunks, so no question finds "
                         f"{'it' if len(bare) == 1 else 'them'}: run `paper-assistant ingest` on {', '.join(files)} "
                         "again to restore them")
-    foreign = foreign_folders(idx.directory / "chroma") if (idx.directory / "chroma").is_dir() else []
+    root = idx.directory / "chroma"
+    # Every vector and link of the HNSW files (opening looks at a sample): random bytes over them crash hnswlib.
+    damaged = next((why for seg in (sorted(root.iterdir()) if root.is_dir() and not idx.remote else [])
+                    if (seg / "header.bin").is_file() and (why := hnsw_problem(seg, full=True))), None)
+    if damaged:
+        problems.append(f"the vector index at {idx.directory} is damaged: {damaged}, so search would fail or return "
+                        f"wrong papers: {rebuild(idx.directory)}")
+    foreign = foreign_folders(root) if root.is_dir() else []
     if foreign:
         problems.append(f"{counted(len(foreign), 'vector folder')} in {idx.directory / 'chroma'} "
                         f"({', '.join(foreign[:2])}{'…' if len(foreign) > 2 else ''}) belong to no collection of its "

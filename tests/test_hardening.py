@@ -139,7 +139,7 @@ def test_200kb_abstract_is_refused_with_the_limit_and_a_hint(scratch):
     j = root / "huge.jsonl"
     j.write_text(json.dumps({"id": "h", "abstract": huge}) + "\n")
     assert ingest_bad(idx, j).skipped == [f"{j}:1: abstract is 200,000 characters long; the limit is 50,000 "
-                                          "(are the abstracts separated by blank lines?)"]
+                                          "(is a full text, or several abstracts, in this record's abstract field?)"]
     at_limit = root / "limit.txt"
     at_limit.write_text("ICML 2026\n\n" + huge[:MAX_ABSTRACT_CHARS].strip() + "\n")
     assert len(load_paper_list(at_limit)) == 1

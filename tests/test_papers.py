@@ -118,12 +118,29 @@ def test_blank_lines_holding_invisible_spaces_still_separate_abstracts(tmp_path)
 @pytest.mark.parametrize("heading, expected", [
     ("ICML 2026 论文列表", ("ICML", 2026)), ("ICML-2024", ("ICML", 2024)), ("2024 ICML", ("ICML", 2024)),
     ("Papers from ICLR2025", ("ICLR", 2025)), ("My reading list", ("My reading list", None)),
+    # Sixth break-it run: a multi-word venue was cut to its last word ("Systems"), or lost with its year.
+    ("ICML 2026", ("ICML", 2026)), ("NeurIPS 2023", ("NeurIPS", 2023)),
+    ("Advances in Neural Information Processing Systems 2016",
+     ("Advances in Neural Information Processing Systems", 2016)),
+    ("International Conference on Learning Representations (ICLR) 2021",
+     ("International Conference on Learning Representations (ICLR)", 2021)),
+    ("Proceedings of the 40th International Conference on Machine Learning 2023",
+     ("International Conference on Machine Learning", 2023)),
+    ("ACL\u2013IJCNLP 2021", ("ACL\u2013IJCNLP", 2021)), ("ML4H 2023", ("ML4H", 2023)),
+    ("2016 Conference on Neural Information Processing Systems", ("Conference on Neural Information Processing Systems", 2016)),
+    ("EMNLP 2023 Findings", ("EMNLP", 2023)),
 ])
 def test_heading_venue_and_year(heading, expected):
     from vectorstore.papers import parse_heading
 
     assert parse_heading(heading) == expected
 
+
+def test_a_list_under_a_multi_word_venue_keeps_the_whole_venue_on_each_paper(tmp_path):
+    f = tmp_path / "nips.txt"
+    f.write_text("Advances in Neural Information Processing Systems 2016\nFirst abstract.\n\nSecond abstract.\n")
+    assert {(p.venue, p.year) for p in load_paper_list(f)} == {("Advances in Neural Information Processing Systems",
+                                                               2016)}
 
 def test_a_first_line_that_is_an_abstract_is_refused_even_with_a_year_in_it(tmp_path):
     f = tmp_path / "noheading.txt"

@@ -16,7 +16,7 @@ from filelock import FileLock, Timeout
 
 from vectorstore.chunking import Chunker, ChunkingConfig
 from vectorstore.embedding import Encoder
-from vectorstore.integrity import hnsw_problem, lock_file_problem, rebuild
+from vectorstore.integrity import hnsw_problem, lock_file_problem, older_database, rebuild
 from vectorstore.lease import LEASE_TTL, IndexInUseError, WriterLease
 from vectorstore.lexical import LexicalIndex
 from vectorstore.store import ChunkStore, StoreError, make_client
@@ -162,8 +162,6 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
     """
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
-        from vectorstore.store import StoreError
-
         raise StoreError(f"the index location {directory} is a file, not a folder: choose another --index")
     if not create and not host and not (directory / "chroma").exists():
         from vectorstore.store import IndexNotFoundError
@@ -175,6 +173,14 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
     store.data_dir = None if host else directory
     if not host:
         check_vector_files(directory, store)
+        def generation(fresh: bool) -> int:
+            if fresh:
+                store.write_interrupted()  # re-reads the collection's metadata
+            return int((store.chunks.metadata or {}).get("generation", 0))
+
+        older = older_database(directory, str(store.chunks.id), generation)
+        if older:
+            raise StoreError(older)
     return Index(directory=directory, store=store, encoder=encoder, remote=bool(host),
                  chunking=chunking or ChunkingConfig())
 

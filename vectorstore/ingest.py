@@ -136,7 +136,8 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     does not pay for it.
 
     A re-read file that would lose or hide indexed papers (see :mod:`vectorstore.ingest_guards`: fewer
-    papers, a lost heading, a last abstract cut off, a same-named file from another folder) is skipped
+    papers, an abstract deleted from a list while another was added, a lost heading, a last abstract cut
+    off, a same-named file from another folder) is skipped
     with its papers kept, unless ``replace``: then every file is taken as it is now.
 
     ``progress(n)`` is called with the number of papers just finished; ``on_total(n)`` once with the
@@ -163,8 +164,12 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
             skipped += guards.other_folder(by_file, files, stored_paths, store)
             skipped += guards.lost_heading(by_file, indexed, store)
         skipped += guards.taken_ids(by_file, owners, store, replace)
+        hashes = {p.id: content_hash(p, encoder.name, chunker.max_tokens, chunker.config)
+                  for papers in by_file.values() for p in papers}
         if not replace:
             skipped += guards.shrunk(by_file, indexed, store)
+            skipped += guards.deleted_inside(by_file, indexed, store,
+                                             {pid for pid, h in hashes.items() if stored.get(pid, ("",))[0] == h})
         report = IngestReport(skipped=skipped, empty=empty)
         # Where each file was read from, so a same-named file from another folder is told apart next time.
         paths_now = {name: str(files[name].resolve()) for name in by_file}
@@ -176,7 +181,7 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         for papers in by_file.values():
             for p in papers:
                 loaded_ids.add(p.id)
-                h = content_hash(p, encoder.name, chunker.max_tokens, chunker.config)
+                h = hashes[p.id]
                 old = stored.get(p.id)
                 if old and old[0] == h and p.id in chunked:
                     report.unchanged += 1

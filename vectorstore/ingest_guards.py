@@ -1,9 +1,9 @@
 """What ingest refuses to do unless told: files whose re-read would lose or hide indexed papers.
 
 A re-read paper file replaces what the index holds of it. When that would drop indexed papers (a
-file emptied, cut short or edited down), strip their venue and year (a heading line deleted), shorten
-its last abstract to a prefix of itself (a copy cut off mid-abstract), or put another folder's file of
-the same name in place of the indexed one (ids are ``<file stem>#<n>``), the file is skipped whole and
+file emptied, cut short or edited down, or a paper list with one abstract deleted and another added),
+strip their venue and year (a heading line deleted), shorten its last abstract to a prefix of itself (a
+copy cut off mid-abstract), or put another folder's file of the same name in place of the indexed one (ids are ``<file stem>#<n>``), the file is skipped whole and
 its papers stay: such files are far more often a failed copy, a bad save or a mix-up than a wish.
 ``paper-assistant ingest --replace`` takes a file as it is now; ``paper-assistant remove`` drops a
 file's papers. Each guard returns one-line skip reasons and takes the files it skips out of
@@ -66,7 +66,8 @@ def shrunk(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store)
             continue
         del by_file[name]
         if missing:
-            hint = " (cut short, or its blank lines lost?)" if len(missing) > MOSTLY_GONE * len(had) else ""
+            hint = ((" (cut short, or its blank lines lost?)" if name.lower().endswith(".txt") else " (cut short?)")
+                    if len(missing) > MOSTLY_GONE * len(had) else "")
             what = (f"{len(missing)} of its {counted(len(had), 'indexed paper')} "
                     f"{'is' if len(missing) == 1 else 'are'} no longer in it{hint}")
         else:
@@ -74,6 +75,40 @@ def shrunk(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store)
         out.append(f"{name}: {what}; nothing of it was changed. To take the file as it is now: "
                    + REPLACE_HINT.format(name=name))
     return out
+
+
+def deleted_inside(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store, unchanged: set[str]
+                   ) -> list[str]:
+    """Skip reasons for the paper lists (.txt) of ``by_file`` from which an abstract was deleted while
+    another was added: ids are positions (``<stem>#<n>``), so the count stays, the later abstracts
+    move up one id and the deleted one's text would silently leave the index. Seen as an indexed text
+    that is nowhere in the files read now while another indexed text of the file moved to another id.
+    An append (every indexed text at its id) and edits in place (no text moved) are taken.
+    ``unchanged``: ids whose stored content hash matches the paper read now (their text is not fetched)."""
+    out = []
+    read_now = {p.text for papers in by_file.values() for p in papers}
+    for name in list(by_file):
+        had = indexed.get(name, set())
+        if not had or not name.lower().endswith(".txt"):
+            continue
+        now = {p.id: p.text for p in by_file[name]}
+        old = store.get_papers([pid for pid in now if pid in had and pid not in unchanged])
+        moved = [pid for pid, p in old.items() if p.text != now[pid] and p.text in read_now]
+        gone = sorted((pid for pid, p in old.items() if p.text not in read_now), key=_position)
+        if not moved or not gone:
+            continue
+        del by_file[name]
+        n = len(gone)
+        out.append(f"{name}: the indexed text of {', '.join(gone[:3])}{'…' if n > 3 else ''} {'is' if n == 1 else 'are'} "
+                   f"no longer in it while later abstracts moved up (deleted, and {'another' if n == 1 else 'others'} "
+                   f"added?); nothing of it was changed. To take the file as it is now: "
+                   + REPLACE_HINT.format(name=name))
+    return out
+
+
+def _position(pid: str) -> tuple[str, int]:
+    stem, _, n = pid.rpartition("#")
+    return stem, int(n) if n.isdigit() else 0
 
 
 def lost_heading(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store) -> list[str]:

@@ -3,8 +3,9 @@ and the writer's lock file, made when the index is opened or its lock taken.
 
 Each finds damage that Chroma reports late, as a raw SQLite error, or not at all (a search that fails or
 silently misses papers, a crash on the lock), and says what it found naming the file (None: nothing); the
-caller raises a line ending with the remedy as :class:`~vectorstore.store.StoreError` (exit 2). Only file sizes,
-``stat`` and headers (100 bytes each) are read, never a vector: well under a millisecond on any index.
+caller raises a line ending with the remedy as :class:`~vectorstore.store.StoreError` (exit 2). On open, file
+sizes, ``stat``, headers (100 bytes each) and a sample of a few hundred HNSW records are read (a few
+milliseconds at 50,000 chunks); ``doctor`` reads every HNSW record (about 60 ms at 50,000 chunks).
 Nothing is deleted or repaired here: the user decides. Imports nothing of the package (``store`` and
 ``index`` both call in).
 """
@@ -46,8 +47,11 @@ def database_damage(db: Path) -> str | None:
         size = db.stat().st_size
         with open(db, "rb") as fh:
             head = fh.read(100)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None  # no index yet: Chroma creates it (a folder there fails in Chroma, with its own line)
+    except FileNotFoundError:  # no index yet (Chroma creates it), unless its HNSW folders remain: deleted
+        held = db.parent.is_dir() and any((d / "header.bin").is_file() for d in db.parent.iterdir() if d.is_dir())
+        return MISSING if held else None
+    except (IsADirectoryError, NotADirectoryError):
+        return None  # a folder there fails in Chroma, with its own line
     if size == 0:
         return "empty, while its HNSW folders remain" if any(p.is_dir() for p in db.parent.iterdir()) else None
     if not head.startswith(SQLITE_MAGIC):
@@ -65,6 +69,9 @@ def database_damage(db: Path) -> str | None:
     return f"cut short: {size:,} of its {pages * page_size:,} bytes"
 
 
+MISSING = "missing, while its HNSW folders remain"
+
+
 def database_problem(directory: Path) -> str | None:
     """The one-line error for a damaged ``<directory>/chroma/chroma.sqlite3`` (:func:`database_damage`,
     :func:`settled`), or None. Chroma would stop with "file is not a database" or "database disk image
@@ -75,6 +82,9 @@ def database_problem(directory: Path) -> str | None:
 
 def database_damaged(directory: Path, why: str) -> str:
     """The one-line error for a damaged ``chroma.sqlite3`` in ``directory``; ``why`` says how."""
+    if why == MISSING:  # Chroma would start an empty database and say "no index yet"
+        return (f"the index database {directory / 'chroma' / 'chroma.sqlite3'} is missing (deleted?) while the "
+                f"index's vector folders remain beside it, so the index cannot be read: {rebuild(directory)}")
     return (f"the index database {directory / 'chroma' / 'chroma.sqlite3'} is damaged ({why}), so the index "
             f"cannot be read: {rebuild(directory)}")
 
@@ -101,6 +111,8 @@ def hnsw_damage(folder: Path, header: bytes) -> str | None:
     per_vector = int.from_bytes(header[28:36], "little")
     if not count:
         return None  # nothing counted (or the folder gone: check_vector_files counts what it lacks)
+    if count > int.from_bytes(header[12:20], "little") or per_vector > 2**20:  # more vectors than it has room for
+        return f"{folder / 'header.bin'} holds values no HNSW index has (overwritten?)"
     for name, need in (("data_level0.bin", count * per_vector), ("length.bin", 4 * count),
                        ("link_lists.bin", 4 * count)):
         try:
@@ -114,8 +126,78 @@ def hnsw_damage(folder: Path, header: bytes) -> str | None:
     return None
 
 
-def hnsw_problem(folder: Path) -> str | None:
-    """:func:`hnsw_damage` of a segment folder as it is now (its header read afresh), judged :func:`settled`."""
+SAMPLE = 256
+"""Vectors of ``data_level0.bin`` (and link lists of ``link_lists.bin``) looked at on open: spread over the
+file, a few hundred KB at most. ``doctor`` looks at all of them."""
+
+
+def hnsw_content_damage(folder: Path, header: bytes, full: bool = False) -> str | None:
+    """How a segment's HNSW files of the right sizes hold what no hnswlib wrote (random bytes written over
+    them), or None. hnswlib follows the links it reads without a check: a link count past the layer's
+    maximum or a link to no vector crashes the process (a segfault: exit 139, no word said) or returns
+    wrong chunks. Looked at: the header's own fields; in ``data_level0.bin``, for :data:`SAMPLE` vectors
+    spread over the file (every vector when ``full``), the link count and its flags, each link, the label
+    and the vector's floats; in ``link_lists.bin`` (a size, then that many bytes of upper-layer links, per
+    vector), the sizes and links of the first :data:`SAMPLE` vectors' lists (all when ``full``); and that
+    ``length.bin`` holds positive norms. Call after :func:`hnsw_damage` (the sizes) found nothing."""
+    import numpy as np
+
+    field = [int.from_bytes(header[4 + 8 * k: 12 + 8 * k], "little") for k in range(6)]
+    _, _, count, per, label_at, data_at = field
+    top, entry = int.from_bytes(header[52:56], "little", signed=True), int.from_bytes(header[56:60], "little")
+    max_m, max_m0 = (int.from_bytes(header[k: k + 8], "little") for k in (60, 68))
+    if not count:
+        return None
+    dim = (label_at - data_at) // 4
+    if not (0 < max_m <= max_m0 <= 4096 and data_at == 4 + 4 * max_m0 and label_at + 8 == per and dim > 0
+            and 0 <= top < 64 and entry < count):
+        return f"{folder / 'header.bin'} holds values no HNSW index has (overwritten?)"
+    # A vector's record: its link count (uint16), deleted mark (a byte), a spare byte, its links, its floats, its label.
+    record = np.dtype([("n", "<u2"), ("deleted", "u1"), ("spare", "u1"), ("links", "<u4", (max_m0,)),
+                       ("vec", "<f4", (dim,)), ("label", "<u8")])
+    if record.itemsize != per:
+        return f"{folder / 'header.bin'} holds values no HNSW index has (overwritten?)"
+    data = np.memmap(folder / "data_level0.bin", dtype=record, mode="r", shape=(count,))
+    rows = None if full else np.unique(np.r_[np.linspace(0, count - 1, min(count, SAMPLE)).astype(int), entry])
+    for start in range(0, count if full else 1, 65536):
+        block = data[start: start + 65536] if full else data[rows]
+        used = np.arange(max_m0)[None, :] < np.minimum(block["n"], max_m0)[:, None]
+        if ((block["n"] > max_m0).any() or (block["deleted"] > 1).any() or block["spare"].any()
+                or (block["links"][used] >= count).any() or (block["label"] >= 2**40).any()
+                or not np.isfinite(block["vec"]).all()):
+            return f"{folder / 'data_level0.bin'} holds links or vectors no HNSW index has (overwritten?)"
+    norms = np.fromfile(folder / "length.bin", dtype="<f4", count=count)
+    if not (np.isfinite(norms).all() and (norms > 0).all()):
+        return f"{folder / 'length.bin'} holds norms no vector has (overwritten?)"
+    return _link_lists_damage(folder / "link_lists.bin", count, max_m, top, None if full else SAMPLE)
+
+
+def _link_lists_damage(path: Path, count: int, max_m: int, top: int, limit: int | None) -> str | None:
+    """:func:`hnsw_content_damage` of ``link_lists.bin``: per vector a uint32 size (its upper layers times
+    ``4 + 4 * max_m`` bytes, at most ``top`` layers), then each layer's link count (≤ ``max_m``) and links
+    (< ``count``). The first ``limit`` vectors' lists (all when None)."""
+    import numpy as np
+
+    raw, per_layer, at, blocks = path.read_bytes(), 4 + 4 * max_m, 0, []
+    damaged = f"{path} holds link lists no HNSW index has (overwritten?)"
+    for _ in range(count if limit is None else min(count, limit)):
+        size = int.from_bytes(raw[at: at + 4], "little")
+        if size:  # most vectors live on the bottom layer only: size 0
+            if size % per_layer or size > top * per_layer or at + 4 + size > len(raw):
+                return damaged
+            blocks.append(np.frombuffer(raw, "<u4", size // 4, at + 4))
+        at += 4 + size
+    if blocks:
+        layers = np.concatenate(blocks).reshape(-1, 1 + max_m)
+        n_links = layers[:, 0] & 0xFFFF
+        if (n_links > max_m).any() or (layers[:, 1:][np.arange(max_m)[None, :] < n_links[:, None]] >= count).any():
+            return damaged
+    return None
+
+
+def hnsw_problem(folder: Path, full: bool = False) -> str | None:
+    """:func:`hnsw_damage` of a segment folder as it is now (its header read afresh), then
+    :func:`hnsw_content_damage` (``full``: every vector), judged :func:`settled`."""
     def look() -> str | None:
         try:
             header = (folder / "header.bin").read_bytes()
@@ -123,7 +205,10 @@ def hnsw_problem(folder: Path) -> str | None:
             return None  # the folder gone: the record count of check_vector_files finds that
         if len(header) != HEADER:  # hnswlib reads past a short header into whatever memory holds: a crash
             return f"{folder / 'header.bin'} is {len(header):,} bytes, not {HEADER}"
-        return hnsw_damage(folder, header)
+        try:
+            return hnsw_damage(folder, header) or hnsw_content_damage(folder, header, full)
+        except (FileNotFoundError, ValueError):
+            return None  # replaced mid-look by a writer: the second look judges
 
     return settled(look)
 
@@ -144,6 +229,50 @@ def foreign_folders(root: Path) -> list[str]:
     uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
     return sorted(d.name for d in root.iterdir() if d.is_dir() and uuid.fullmatch(d.name) and d.name not in known
                   and (d / "header.bin").is_file())
+
+
+# --- the database's age -----------------------------------------------------------------------------
+WRITTEN = "written.json"
+"""Beside ``chroma.sqlite3``: the chunks collection's id and generation at the last completed write
+(:meth:`vectorstore.store.ChunkStore.bump_generation`). The HNSW files carry no generation of their own,
+so a database older than they are (a ``chroma.sqlite3`` restored from a backup, the folder kept) is
+told by its generation being below the recorded one; doctor said ok and searches returned wrong papers."""
+
+
+def record_generation(root: Path, collection: str, generation: int) -> None:
+    """Record a completed write in ``<root>/written.json`` (``root``: an index's ``chroma/``); best effort
+    (a read-only or full disk leaves the older record, which never gives a false alarm)."""
+    import json
+    import os
+
+    tmp = root / f".{WRITTEN}.{os.getpid()}"
+    try:
+        tmp.write_text(json.dumps({"collection": collection, "generation": generation}))
+        os.replace(tmp, root / WRITTEN)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def older_database(directory: Path, collection: str, generation: Callable[[bool], int]) -> str | None:
+    """The one-line error when the database of the index in ``directory`` (its chunks collection
+    ``collection``, whose generation ``generation(fresh)`` reads, afresh when ``fresh``) is older than the
+    last write recorded beside it (:func:`record_generation`), or None. Another collection id (made anew)
+    or no record: not judged; a higher generation is a write under way, or one killed before its record.
+    A generation read before a writer's last bump is read again after the record (written after that bump)."""
+    import json
+
+    then = None
+    for fresh in (False, True):
+        try:
+            rec = json.loads((directory / "chroma" / WRITTEN).read_text())
+            then = int(rec["generation"]) if rec.get("collection") == collection else None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None
+        if then is None or generation(fresh) >= then:
+            return None
+    return (f"the index database {directory / 'chroma' / 'chroma.sqlite3'} is older than the index's vector files "
+            f"(its last write is not in it: an older copy restored?), so search would return "
+            f"wrong papers: {rebuild(directory)}")
 
 
 # --- the writer's lock file -------------------------------------------------------------------------

@@ -10,8 +10,9 @@ store's state stamp changes, so every ingest, update and delete keeps it in sync
 from __future__ import annotations
 
 import json
-import re
 import math
+import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -21,9 +22,9 @@ import numpy as np
 
 from vectorstore.cachedir import replace_folder
 
-FORMAT = 6
+FORMAT = 7
 """Version of the saved layout and the tokenizer (4: CJK bigrams; 5: chunks with titles; 6: the
-corpus' names); a saved index of another version is rebuilt."""
+corpus' names; 7: NFKC, so PDF ligatures such as "ﬁ" match "fi"); a saved index of another version is rebuilt."""
 
 NAME = re.compile(r"(?<![A-Za-z0-9_-])(?:[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9_-]*|[A-Za-z]+\d[A-Za-z0-9_-]*)(?![A-Za-z0-9_-])")
 """A name-like token: an acronym, CamelCase or digit-bearing word ("SyPE", "OmniMoE", "U2A", "GPT-4")."""
@@ -36,7 +37,7 @@ def corpus_names(texts) -> dict[str, str]:
     out ("PEER" the baseline vs "peer" the word), so only unambiguous names are recognized in any case."""
     spellings: dict[str, Counter] = {}
     plain: set[str] = set()
-    for text in texts:
+    for text in map(nfkc, texts):
         for m in NAME.finditer(text):
             spellings.setdefault(m.group(0).lower(), Counter())[m.group(0)] += 1
         plain.update(m.group(0) for m in _LOWER_WORD.finditer(text))
@@ -71,12 +72,18 @@ def _stopwords() -> frozenset[str]:
     return frozenset(STOPWORDS_EN)
 
 
+def nfkc(text: str) -> str:
+    """``text`` in Unicode NFKC: PDF ligatures ("eﬃcient") and full-width letters become plain ones.
+    ASCII text (most abstracts and questions) is returned as it is, without a pass over it."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
 def tokenize(text: str) -> list[str]:
-    """BM25 terms of ``text``: stemmed, stop words dropped; a hyphenated word yields itself and its
-    parts; a run of Chinese, Japanese or Korean characters yields its character bigrams."""
+    """BM25 terms of ``text`` (read as :func:`nfkc`): stemmed, stop words dropped; a hyphenated word
+    yields itself and its parts; a run of Chinese, Japanese or Korean characters yields its character bigrams."""
     stop = _stopwords()
     words = []
-    for m in _WORD.finditer(_SCRIPT_CHANGE.sub(" ", text.lower())):
+    for m in _WORD.finditer(_SCRIPT_CHANGE.sub(" ", nfkc(text).lower())):
         w = m.group(0)
         if _CJK_RUN.match(w):
             words.extend(_cjk_bigrams(w))

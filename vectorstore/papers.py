@@ -30,10 +30,13 @@ a paper list whose blank lines were lost, or a full text pasted in; its file is 
 one-line reason instead of flooding the index and every answer that retrieves it."""
 
 
-def _check_length(text: str, where: str) -> None:
+def _check_length(text: str, where: str, listing: bool = True) -> None:
+    """CorpusError for an abstract over :data:`MAX_ABSTRACT_CHARS`; the hint fits the file's format
+    (``listing``: a .txt paper list, whose abstracts blank lines separate; else a JSONL record)."""
     if len(text) > MAX_ABSTRACT_CHARS:
-        raise CorpusError(f"{where} is {len(text):,} characters long; the limit is {MAX_ABSTRACT_CHARS:,} "
-                          "(are the abstracts separated by blank lines?)")
+        hint = ("are the abstracts separated by blank lines?" if listing
+                else "is a full text, or several abstracts, in this record's abstract field?")
+        raise CorpusError(f"{where} is {len(text):,} characters long; the limit is {MAX_ABSTRACT_CHARS:,} ({hint})")
 
 
 class Paper(BaseModel):
@@ -179,10 +182,35 @@ _ZERO_WIDTH = re.compile(r"[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\
 """Invisible characters (zero-width, soft hyphen, direction marks) that split a heading's words."""
 
 
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+_CONNECTIVES = frozenset({"in", "on", "of", "for", "and", "the", "&", "at", "to", "de"})
+_NAME_WORD = re.compile(r"\(?[^\W\d_][\w&.\-\u2013/]*\)?")
+
+
+def _venue_words(words: list[str]) -> list[str]:
+    """The leading run of ``words`` that reads as (part of) a venue's name: capitalized words ("Neural",
+    "NeurIPS", "(ICLR)", "arXiv") and the small words joining them ("in", "on", "of"); none at either end."""
+    run = []
+    for w in words:
+        if not (w.lower() in _CONNECTIVES or (_NAME_WORD.fullmatch(w) and any(c.isupper() for c in w))):
+            break
+        run.append(w)
+    while run and run[-1].lower() in _CONNECTIVES:
+        run.pop()
+    return run
+
+
 def parse_heading(line: str) -> tuple[str, int | None]:
     """Venue and year from a paper list's heading line: "ICML 2026 论文列表", "ICML-2026" and
-    "2026 ICML" all give ("ICML", 2026); a line without a year gives (the line, None)."""
+    "2026 ICML" all give ("ICML", 2026), "Advances in Neural Information Processing Systems 2016" its
+    whole venue; a line without a year gives (the line, None)."""
     line = _ZERO_WIDTH.sub("", line)  # "Neur\u200bIPS 2026" is NeurIPS, not "IPS"
+    y = _YEAR.search(line)
+    if y:  # the venue's words just before the year ("… Systems 2016", "ICLR2025"), else just after it
+        before = _venue_words(line[: y.start()].rstrip(" \t-',").split()[::-1])[::-1]
+        words = before or _venue_words(line[y.end():].lstrip(" \t-',").split())
+        if words and not (len(words) == 1 and words[0].lower() in _CONNECTIVES):
+            return " ".join(words).strip("-&"), int(y.group(0))
     m = _VENUE_YEAR.search(line) or _YEAR_VENUE.search(line)
     if not m:
         return line.strip(), None
@@ -349,7 +377,7 @@ def load_jsonl(path: str | Path) -> list[Paper]:
         abstract = rec.get("abstract") or rec.get("text")
         if not isinstance(abstract, str) or not visible(abstract):
             raise CorpusError(f"{path}:{lineno}: record has no 'abstract' text")
-        _check_length(abstract.strip(), f"{path}:{lineno}: abstract")
+        _check_length(abstract.strip(), f"{path}:{lineno}: abstract", listing=False)
         pid = rec.get("id")
         if isinstance(pid, (dict, list, bool)):
             raise CorpusError(f"{path}:{lineno}: record 'id' must be a string or a number")

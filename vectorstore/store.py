@@ -24,6 +24,7 @@ import numpy as np
 
 from vectorstore.cachedir import replace_folder
 from vectorstore.chunking import Chunk
+from vectorstore.integrity import record_generation
 from vectorstore.papers import Paper
 
 
@@ -707,6 +708,8 @@ class ChunkStore:
         with _writing(self.data_dir):
             self.chunks.modify(metadata=meta)
         self._changed()
+        if not writing and self.data_dir is not None:  # a completed write: what an older database is told by
+            record_generation(self.data_dir / "chroma", str(self.chunks.id), meta["generation"])
 
     def check_search(self) -> None:
         """Search both collections' HNSW indexes with a stored chunk vector; raises what Chroma raises

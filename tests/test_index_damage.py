@@ -1,0 +1,156 @@
+"""Sixth break-it run: index files damaged in ways that kept their sizes. Real Chroma, real files."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+
+import pytest
+
+from tests.conftest import CORPUS
+
+Q = "Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?"
+LIST = CORPUS / "004_9268713af81d21d3.txt"
+
+
+def run_main(monkeypatch, capsys, *args) -> tuple[int, str, str]:
+    from assistant import cli
+
+    monkeypatch.setattr(sys, "argv", ["paper-assistant", *args])
+    code = 0
+    try:
+        cli.main()
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def remedy(folder) -> str:
+    return rf"delete {re.escape(str(folder))} and run `paper-assistant ingest` again \(the paper files are not touched\)"
+
+
+@pytest.fixture
+def synced(tmp_path, monkeypatch, encoder):
+    """An index of the bundled corpus whose vectors all left Chroma's log for the HNSW files."""
+    import vectorstore.store as store_module
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    monkeypatch.setattr(store_module, "HNSW_CONFIG", {"hnsw": {"space": "cosine", "sync_threshold": 10, "batch_size": 5}})
+    folder = tmp_path / "idx"
+    assert ingest([CORPUS], open_index(folder, encoder)).added == 38
+    segments = {int.from_bytes((d / "header.bin").read_bytes()[20:28], "little"): d
+                for d in (folder / "chroma").iterdir() if d.is_dir()}
+    assert sorted(segments) == [38, 58]
+    return folder, segments[58]
+
+
+@pytest.mark.parametrize("name", ["data_level0.bin", "link_lists.bin"])
+def test_random_bytes_over_an_hnsw_file_stop_every_command_with_the_remedy(synced, name, monkeypatch, capsys, tmp_path):
+    """Random bytes written over data_level0.bin (same size): ingest died in hnswlib with a segfault (exit
+    139, no word) and related failed with Chroma's "Error finding id"; over link_lists.bin nothing noticed."""
+    folder, chunks = synced
+    path = chunks / name
+    path.write_bytes(os.urandom(path.stat().st_size))
+    new = tmp_path / "new.txt"
+    new.write_text("ICML 2026\n\nWe propose NewNet, a sparse kernel for tabular data.\n")
+    line = (rf"the vector index at {re.escape(str(folder))} is damaged: {re.escape(str(path))} holds [a-z ]+ no HNSW "
+            rf"index has \(overwritten\?\), so search would fail or return wrong papers: {remedy(folder)}")
+    for args in (["ingest", str(new)], ["ask", Q]):
+        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
+        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index: {line}$", out, re.M), out
+
+
+def test_doctor_reads_every_hnsw_record_where_opening_reads_a_sample(synced, monkeypatch, capsys):
+    import numpy as np
+
+    import vectorstore.integrity as integrity
+
+    folder, chunks = synced
+    monkeypatch.setattr(integrity, "SAMPLE", 2)  # opening looks at the first and last records (and the entry point)
+    header = (chunks / "header.bin").read_bytes()
+    per, entry = int.from_bytes(header[28:36], "little"), int.from_bytes(header[56:60], "little")
+    victim = next(i for i in range(1, 57) if i != entry)
+    data = np.fromfile(chunks / "data_level0.bin", dtype=np.uint8)
+    data[victim * per: victim * per + 2] = [0xFF, 0x7F]  # a link count past the layer's 32
+    data.tofile(chunks / "data_level0.bin")
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index at {re.escape(str(folder))}: 38 papers in 58 chunks .*the vector "
+                                   rf"index at .* is damaged: .*data_level0.bin holds links or vectors no HNSW index "
+                                   rf"has \(overwritten\?\), so search would fail or return wrong papers: {remedy(folder)}",
+                                   out, re.M), out
+
+
+def test_an_older_database_restored_beside_newer_vector_files_is_found(tmp_path, monkeypatch, capsys, encoder):
+    """chroma.sqlite3 copied back from a backup, the HNSW folders kept: doctor said ok, and searches returned
+    chunks the database does not know (or missed ones it does)."""
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest, remove_sources
+
+    folder = tmp_path / "idx"
+    assert ingest([LIST], open_index(folder, encoder)).added == 19
+    db = folder / "chroma" / "chroma.sqlite3"
+    backup = tmp_path / "backup.sqlite3"
+    shutil.copy(db, backup)
+    shutil.copytree(folder / "chroma", tmp_path / "whole")
+    idx = open_index(folder, encoder)
+    assert ingest([CORPUS / "000_12a0d7b1c5c902c5.txt"], idx).added == 19
+    open_index(folder, encoder)  # sound: opens
+    assert remove_sources(["000_12a0d7b1c5c902c5.txt"], idx)  # a remove is a write too
+    open_index(folder, encoder)
+    shutil.copy(backup, db)
+    line = (rf"the index database {re.escape(str(db))} is older than the index's vector files \(its last write is not "
+            rf"in it: an older copy restored\?\), so search would return wrong papers: {remedy(folder)}")
+    for args in (["ask", Q], ["ingest", str(LIST)]):
+        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
+        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index: {line}$", out, re.M), out
+    shutil.rmtree(folder / "chroma")  # the whole chroma folder restored from the backup: consistent, opens
+    shutil.copytree(tmp_path / "whole", folder / "chroma")
+    assert open_index(folder, encoder).store.counts()[0] == 19
+
+
+def test_a_deleted_database_beside_its_vector_folders_is_named_not_taken_for_no_index(tmp_path, monkeypatch, capsys,
+                                                                                       encoder):
+    """chroma.sqlite3 deleted, the HNSW folders left: every command said "no index named 'abstracts' yet"
+    (and Chroma made a new empty database beside the old folders)."""
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    folder = tmp_path / "idx"
+    assert ingest([LIST], open_index(folder, encoder)).added == 19
+    db = folder / "chroma" / "chroma.sqlite3"
+    db.unlink()
+    line = (rf"the index database {re.escape(str(db))} is missing \(deleted\?\) while the index's vector folders remain "
+            rf"beside it, so the index cannot be read: {remedy(folder)}")
+    for args in (["ask", Q], ["ingest", str(LIST)]):
+        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
+        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index: {line}$", out, re.M), out
+    assert not db.exists()  # no empty database made in its place
+
+
+def test_a_jsonl_file_gets_hints_of_its_own_format(tmp_path, encoder):
+    """A JSONL file cut short was asked whether "its blank lines" were lost, and one with a huge abstract
+    whether "the abstracts are separated by blank lines": hints for .txt lists."""
+    import json
+
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    idx = open_index(tmp_path / "idx", encoder)
+    f = tmp_path / "recs.jsonl"
+    records = [{"id": f"r{i}", "abstract": f"We study RecordNet variant {i} for tabular data."} for i in range(4)]
+    f.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert ingest([f], idx).added == 4
+    f.write_text(json.dumps(records[0]) + "\n")
+    assert ingest([f], idx).skipped == [
+        "recs.jsonl: 3 of its 4 indexed papers are no longer in it (cut short?); nothing of it was changed. To take "
+        "the file as it is now: paper-assistant ingest --replace recs.jsonl"]
