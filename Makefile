@@ -56,7 +56,7 @@ train: setup
 	$(MAKE) train-relevance
 
 # Refits the relevance model (assistant/models/relevance-v2.*): a cross-encoder trained on data/train/written.jsonl and
-# pairs made from corpus2k, its stacked calibration fitted on train.jsonl (held out). About 20-30 minutes on a quiet
+# pairs made from corpus2k, its stacked calibration fitted on train.jsonl (held out). About 45-50 minutes on a quiet
 # 2-core machine (far longer under load); needs ../shared.
 train-relevance: setup
 	$(VENV)/bin/paper-assistant train --relevance --corpus ../shared/eval/train/corpus2k.jsonl --questions data/train/written.jsonl \

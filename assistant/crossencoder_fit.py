@@ -46,7 +46,7 @@ class FitSettings:
     warmup: float = 0.1
     max_length: int = MAX_LENGTH
     threads: int = 2
-    title_limit: int | None = 1000
+    title_limit: int | None = 800
     """Titled papers used as ``title`` queries (None: every one not held out)."""
     title_negatives: int = 2
     written_repeat: int = 2
@@ -60,7 +60,7 @@ class FitSettings:
     """Held-out title phrases whose lists set the list cutoff (:func:`list_rows`)."""
     kinds: tuple = field(default=("title", "described", "written", "synthetic", "detail", "contribution", "topic",
                                   "absent"))
-    described_limit: int = 800
+    described_limit: int = 1600
     """Papers described without their name (``described`` pairs)."""
 
 

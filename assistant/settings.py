@@ -106,7 +106,7 @@ class AbstentionCalibration(BaseModel):
 
 
 class RelevanceCalibration(BaseModel):  # the relevance model (assistant.crossencoder); cutoffs from its file unless set here
-    model: str = _tuned("", "'v2': the relevance model (models/relevance-v2.*) judges and reranks; '': the rules", "off: on dev.jsonl it refuses 27.6% of answerable questions (docs/quality.md)", pattern=r"^(v\d+)?$", allow_inf_nan=None)
+    model: str = _tuned("", "'v2': the relevance model (models/relevance-v2.*) judges and reranks; '': the rules", "off: on dev.jsonl it refuses 22.4% of answerable questions (docs/quality.md)", pattern=r"^(v\d+)?$", allow_inf_nan=None)
     rerank: int = _tuned(10, "the hybrid retriever's top N the relevance model reorders", "the calibration's candidates (crossencoder_fit.FitSettings.rerank); latency: benchmarks/bench_answer.py", ge=1)
     answered: float | None = _tuned(None, "answered from this P of the best paper", "out of fold on train.jsonl: ≤ 8% of answerable flagged")
     weak: float | None = _tuned(None, "'closest match' from this P, 'nothing found' below", "out of fold on train.jsonl: ≤ 2% of answerable refused")

@@ -31,7 +31,7 @@ def train(ctx: typer.Context,
           corpus: Annotated[list[Path], typer.Option("--corpus", help="papers the questions are about (e.g. corpus2k.jsonl)")],
           questions: Annotated[list[Path], typer.Option("--questions", help="training questions (dev.jsonl format; never dev.jsonl); repeat for several files")],
           index: IndexOpt = None, out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="folder for the models")] = None,
-          relevance: Annotated[bool, typer.Option("--relevance", help="fine-tune the relevance cross-encoder instead (torch; about 15-25 minutes on 2 cores)")] = False,
+          relevance: Annotated[bool, typer.Option("--relevance", help="fine-tune the relevance cross-encoder instead (torch; about 45-50 minutes on 2 cores)")] = False,
           calibrate_on: Annotated[list[Path], typer.Option("--calibrate-on", help="with --relevance: held-out questions its probability is calibrated on (never trained on)")] = [],  # noqa: B006
           others: Annotated[Optional[Path], typer.Option("--absent-from", metavar="JSONL", help="with --relevance: papers whose titles make absent-topic questions")] = None):
     """Fit the evidence ranker on training questions (deterministic), or with --relevance the relevance cross-encoder."""
