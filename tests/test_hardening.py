@@ -1132,6 +1132,28 @@ def test_remove_given_a_path_does_not_remove_a_same_named_file_from_another_fold
 
 
 
+def test_remove_with_an_extension_matches_that_file_only_and_an_overlong_name_is_one_line(tmp_path, monkeypatch,
+                                                                                          capsys, encoder):
+    """Seventh break-it run: `remove notes.txt` removed the papers of notes.txt.jsonl (its stem), and a
+    5,000-character name stopped with "unexpected OSError: File name too long" (#74, #73)."""
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest, remove_sources
+    from vectorstore.papers import CorpusError
+
+    f = tmp_path / "notes.txt.jsonl"
+    f.write_text('{"id": "n1", "abstract": "We study NoteNet for graph coloring."}\n')
+    idx = open_index(tmp_path / "idx", encoder)
+    assert ingest([f], idx).added == 1
+    with pytest.raises(CorpusError, match=r"^no indexed papers come from notes.txt; indexed files: notes.txt.jsonl$"):
+        remove_sources(["notes.txt"], idx)
+    assert idx.store.counts() == (1, 1)
+    long_name = "x" * 5000 + ".txt"
+    code, out, err = run_main(monkeypatch, capsys, "remove", long_name, "--index", str(tmp_path / "idx"))
+    assert (code, out) == (2, "") and err == (f"error: no indexed papers come from {'x' * 79}… (5,004 characters); "
+                                              "indexed files: notes.txt.jsonl\n"), err
+    assert open_index(tmp_path / "idx", encoder).store.counts() == (1, 1)
+    assert remove_sources(["notes.txt.jsonl"], idx) == {"notes.txt.jsonl": 1} and idx.store.counts() == (0, 0)
+
 def test_invisible_marks_in_a_heading_nan_fields_and_remove_run_beside_a_same_named_file(scratch, tmp_path,
                                                                                          monkeypatch):
     """Fifth break-it run: a soft hyphen or a left-to-right mark in "NeurIPS" cut the venue to "IPS"; NaN

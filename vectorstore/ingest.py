@@ -24,7 +24,7 @@ import numpy as np
 from vectorstore.chunking import SENTENCE_SPLITTER, Chunk, Chunker, ChunkingConfig
 from vectorstore import ingest_guards as guards
 from vectorstore.index import Index
-from vectorstore.papers import CorpusError, Paper, counted, iter_paper_files, load_file
+from vectorstore.papers import SUPPORTED_SUFFIXES, CorpusError, Paper, counted, iter_paper_files, load_file
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
 from vectorstore.store import text_key
 
@@ -261,19 +261,23 @@ def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
             # A path names one file: not the indexed file of the same name in another folder (whose papers
             # this would remove). A bare name, or a path that no longer exists (a renamed file), is a name.
             then = recorded.get(given.name)
-            if given.is_file() and then and Path(then) != given.resolve() and Path(then).is_file():
+            if _is_file(given) and then and Path(then) != given.resolve() and _is_file(Path(then)):
                 raise CorpusError(f"{given}: the indexed papers of {given.name} come from another file, {then}; "
                                   f"nothing was removed (to remove those: paper-assistant remove {then})")
         wanted = []
         for n in (Path(x).name for x in names):
-            if n not in by_source and len(stems.get(n, [])) > 1:
-                raise CorpusError(f"{n!r} is ambiguous: {', '.join(sorted(stems[n]))}; give the file name with its "
+            # Only a name without a paper file's extension stands for its stem: "notes.txt" names notes.txt,
+            # never notes.txt.jsonl (whose stem it is).
+            by_stem = stems.get(n, []) if n not in by_source and Path(n).suffix.lower() not in SUPPORTED_SUFFIXES else []
+            if len(by_stem) > 1:
+                raise CorpusError(f"{n!r} is ambiguous: {', '.join(sorted(by_stem))}; give the file name with its "
                                   "extension (nothing was removed)")
-            wanted.append(n if n in by_source else stems.get(n, [n])[0])
+            wanted.append(by_stem[0] if by_stem else n)
         unknown = [n for n in wanted if n not in by_source]
         if unknown:
             have = ", ".join(sorted(by_source)) or "none"
-            raise CorpusError(f"no indexed papers come from {', '.join(unknown)}; indexed files: {have}")
+            raise CorpusError(f"no indexed papers come from {', '.join(map(_shown, unknown))}; indexed files: "
+                              f"{have}")
         ids = [pid for n in dict.fromkeys(wanted) for pid in by_source[n]]
         if ids:
             store.bump_generation(writing="remove " + " ".join(dict.fromkeys(wanted)))
@@ -284,6 +288,20 @@ def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
         return {n: len(by_source[n]) for n in dict.fromkeys(wanted)}
     finally:
         lock.release()
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for a path the system cannot look up (a name over its length limit:
+    ENAMETOOLONG, which ``is_file`` raises)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _shown(name: str, limit: int = 80) -> str:
+    """``name`` for a one-line message: cut to ``limit`` characters (a 5,000-character name stays readable)."""
+    return name if len(name) <= limit else f"{name[: limit - 1]}… ({len(name):,} characters)"
 
 
 def _finish(pending, report: IngestReport, progress) -> None:
