@@ -279,6 +279,46 @@ def test_a_writer_killed_before_its_closing_stamp_leaves_no_stale_keyword_index(
     assert bm25.search("alphaterm", 3) == []
 
 
+def test_an_edit_killed_before_its_record_then_reverted_is_redone_and_doctor_names_it(scratch, monkeypatch):
+    """Seventh break-it run (#91): an ingest of an edited list killed after the edit's chunks were written but
+    before its paper record; another ingest closed the write; the list reverted was "unchanged" (the record's
+    hash matched again) while the index kept both versions' chunks (or only the edit's), and doctor said ok."""
+    from assistant.doctor import run_doctor
+    from assistant.settings import load_settings
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    store = idx.store
+    settings = load_settings(index=idx.directory)
+    f = root / "reverted.txt"
+    before = "ICML 2026\n\nWe introduce RevNet, a graph network for coloring that passes gammaterm messages.\n"
+    f.write_text(before)
+    assert ingest([f], idx).added == 1
+    original = store.chunk_ids_by_paper(["reverted#1"])["reverted#1"]
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt("killed")
+
+    for step in ("delete_chunks", "upsert_papers"):  # old and new chunks left; only the new ones left
+        f.write_text(before.replace("gammaterm", "deltaterm"))
+        with monkeypatch.context() as m:
+            m.setattr(store, step, killed)
+            with pytest.raises(KeyboardInterrupt):
+                ingest([f], idx)
+        other = root / f"closing_{step}.txt"
+        other.write_text("ICML 2026\n\nWe introduce CloseNet, a network for docking small molecules.\n")
+        assert ingest([other], idx).added == 1 and not store.write_interrupted()  # the write mark is gone
+        ok, line = next(run_doctor(settings))
+        assert not ok and line.endswith("; 1 paper (reverted#1) has chunks of another version of the text than the "
+                                        "paper record (an ingest was interrupted), so questions may find text no "
+                                        "longer in the file: run `paper-assistant ingest` on reverted.txt again to "
+                                        "repair them"), (step, line)
+        f.write_text(before)
+        report = ingest([f], idx)
+        assert (report.updated, report.unchanged) == (1, 0), step
+        assert store.chunk_ids_by_paper(["reverted#1"])["reverted#1"] == original
+        assert idx.lexical().search("deltaterm", 3) == [] and next(run_doctor(settings))[0]
+
 def test_doctor_finds_a_paper_without_chunks_and_ingest_restores_it(scratch):
     """Papers whose chunks were lost used to pass `doctor` and be skipped by ingest as unchanged."""
     from assistant.doctor import run_doctor

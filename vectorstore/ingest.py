@@ -3,10 +3,12 @@
 A paper is committed by writing its record to the papers collection *after* all its chunks are
 stored; the record carries a content hash. A re-run therefore skips every committed, unchanged
 paper, redoes any paper interrupted mid-way (its chunk ids are content-derived, so the redo
-upserts the same records) and replaces edited papers' chunks. A re-read file that would lose or
-hide indexed papers is skipped whole, its papers kept (vectorstore.ingest_guards), unless ingest is
-told to take files as they are now (``replace``). Only one writer at a time (a file lock); readers
-are never blocked.
+upserts the same records) and replaces edited papers' chunks. Each chunk carries the hash of the
+version it was written for, so a paper whose chunks are of another version than its record (a run
+killed between an edit's chunks and its record, the file then reverted) is redone too. A re-read
+file that would lose or hide indexed papers is skipped whole, its papers kept
+(vectorstore.ingest_guards), unless ingest is told to take files as they are now (``replace``).
+Only one writer at a time (a file lock); readers are never blocked.
 """
 
 from __future__ import annotations
@@ -176,14 +178,16 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         todo: list[tuple[Paper, str]] = []
         loaded_ids: set[str] = set()
         # A paper record whose chunks are gone (an older version deleted them before writing the new
-        # ones, and a write failed) is redone, not skipped as unchanged.
-        chunked = store.chunk_paper_ids()
+        # ones, and a write failed) is redone, not skipped as unchanged; so is one whose chunks were written
+        # for another version of its text (a run killed between an edit's chunks and its record, the file
+        # then reverted: its record's hash matches again, while the chunks are the edit's, or both versions').
+        chunked = store.chunk_paper_hashes()
         for papers in by_file.values():
             for p in papers:
                 loaded_ids.add(p.id)
                 h = hashes[p.id]
                 old = stored.get(p.id)
-                if old and old[0] == h and p.id in chunked:
+                if old and old[0] == h and p.id in chunked and chunked[p.id] <= {h, ""}:
                     report.unchanged += 1
                     continue
                 todo.append((p, h))
@@ -397,7 +401,8 @@ def _store_batch(e: _Embedded, index: Index, write_batch: int = 4096, paths: dic
     store = index.store
     step = max(1, min(write_batch, store.max_batch_size()))
     for j in range(0, len(e.chunks), step):
-        store.upsert_chunks(e.chunks[j : j + step], e.vecs[j : j + step], e.papers, e.sentence_meta[j : j + step])
+        store.upsert_chunks(e.chunks[j : j + step], e.vecs[j : j + step], e.papers, e.sentence_meta[j : j + step],
+                            {p.id: h for p, h in e.batch})
     if e.stale:
         store.delete_chunks(e.stale)
     # Paper records last: they are the commit marks.

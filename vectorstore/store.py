@@ -53,6 +53,10 @@ class ChunkHit:
 
 
 GET_PAGE = 5000
+PAPER_HASH_KEY = "paper_hash"
+"""Chunk metadata field holding the content hash of the paper version the chunk was written for. The paper
+record's hash says which version was committed; a chunk of another version is left by an ingest killed
+between writing a paper's chunks and its record (chunks written before this field was: absent)."""
 TEXT_KEY = "text_sha"
 """Chunk metadata field holding :func:`text_key` of the chunk's text, so a chunk that moved to another
 paper id (a renumbered or renamed paper list) finds its stored vectors by content."""
@@ -359,11 +363,12 @@ class ChunkStore:
 
     # --- writes ---------------------------------------------------------------------------------
     def upsert_chunks(self, chunks: list[Chunk], embeddings: np.ndarray, papers: dict[str, Paper],
-                      sentences: list[dict] | None = None) -> None:
+                      sentences: list[dict] | None = None, hashes: dict[str, str] | None = None) -> None:
         """Insert or replace chunks (``embeddings``: shape ``(len(chunks), dim)``).
 
         ``sentences[k]``: extra metadata for chunk ``k`` (its packed sentence vectors, see
-        vectorstore.sentences.pack).
+        vectorstore.sentences.pack). ``hashes``: ``{paper id: content hash}`` of the version being written,
+        stored with each of its chunks (:data:`PAPER_HASH_KEY`, read back by :meth:`chunk_paper_hashes`).
         """
         self._changed()
         if not chunks:
@@ -377,6 +382,8 @@ class ChunkStore:
                  "year": p.year}  # None deletes a stored year (upsert merges metadata)
             if sentences is not None:
                 m.update(sentences[k])
+            if hashes is not None:
+                m[PAPER_HASH_KEY] = hashes[c.paper_id]
             metas.append(m)
         with _writing(self.data_dir):
             self.chunks.upsert(ids=[c.id for c in chunks], documents=[c.text for c in chunks],
@@ -479,9 +486,16 @@ class ChunkStore:
 
     def chunk_paper_ids(self) -> set[str]:
         """Ids of every paper that has at least one stored chunk."""
-        out: set[str] = set()
+        return set(self.chunk_paper_hashes())
+
+    def chunk_paper_hashes(self) -> dict[str, set[str]]:
+        """``{paper id: the content hashes its stored chunks were written for}`` for every paper with at least
+        one chunk (:data:`PAPER_HASH_KEY`; ``""`` for a chunk written before that field was). A committed
+        paper whose set holds a hash other than its record's (and ``""``) has chunks of another version."""
+        out: dict[str, set[str]] = {}
         for page in self._iter_get(self.chunks, ["metadatas"]):
-            out.update(m["paper_id"] for m in page["metadatas"])
+            for m in page["metadatas"]:
+                out.setdefault(m["paper_id"], set()).add(m.get(PAPER_HASH_KEY) or "")
         return out
 
     def chunk_records(self, ids: list[str]) -> dict[str, tuple[np.ndarray, dict]]:
