@@ -84,10 +84,11 @@ def _index_failure(exc: BaseException, settings: Settings) -> str:
 def _health_problems(settings: Settings) -> list[str]:
     """What a question would silently miss or fail on, each naming its fix: papers without chunks or with
     chunks of another version, chunks without a paper or an unclosed write (an interrupted ingest), a vector
-    index that cannot be searched; and a writer's lock that is no file (questions work, every ingest stops). A damaged
-    keyword cache is no problem: the next question rebuilds it."""
+    index that cannot be searched, a damaged keyword cache (the next question rebuilds it); and a writer's lock
+    that is no file (questions work, every ingest stops)."""
     from assistant.service import get_index
     from vectorstore.integrity import foreign_folders, hnsw_problem, lock_file_problem, rebuild
+    from vectorstore.lexical import LexicalIndex
     from vectorstore.papers import counted
 
     idx = get_index(settings)
@@ -129,6 +130,10 @@ def _health_problems(settings: Settings) -> list[str]:
                         f"({', '.join(foreign[:2])}{'…' if len(foreign) > 2 else ''}) belong to no collection of its "
                         f"database: chroma.sqlite3 may come from another index, and its papers be missing: "
                         f"{rebuild(idx.directory)}")
+    keywords = LexicalIndex.inspect(idx.lexical_dir)[1]
+    if keywords:  # its stamp may still match: left alone, it hid papers from keyword search
+        problems.append(f"the keyword index cache {idx.lexical_dir} is damaged ({keywords}): the next question or "
+                        "ingest rebuilds it from the index (nothing is lost)")
     interrupted = store.write_interrupted()
     if isinstance(interrupted, str) and interrupted.startswith("remove "):
         # An ingest of those files would bring their removed papers back: finish the remove instead.
