@@ -294,3 +294,24 @@ def test_a_dense_cache_edited_in_place_is_rebuilt(tmp_path, encoder, edit):
     np.save(path, bad)
     matrix = open_index(tmp_path / "i", encoder).store.dense_matrix()
     assert np.allclose(matrix.matrix, good) and np.allclose(np.load(path), good)
+
+
+def test_a_dense_cache_overwritten_with_random_bytes_is_rebuilt_without_numpy_warnings(tmp_path, encoder):
+    """Seventh break-it run (#106): random bytes over matrix.npy (its .npy header kept) printed numpy's
+    "overflow encountered" RuntimeWarnings while its norms were checked."""
+    import warnings
+
+    import numpy as np
+
+    f = tmp_path / "l.txt"
+    f.write_text("ICML 2026\nAlpha transformers route tokens.\n\nGamma diffusion denoises images.\n", encoding="utf-8")
+    ingest([f], open_index(tmp_path / "i", encoder))
+    path = tmp_path / "i" / "dense-abstracts" / "matrix.npy"
+    good, raw = np.load(path), path.read_bytes()
+    start = raw.index(b"\n") + 1
+    path.write_bytes(raw[:start] + np.random.default_rng(3).bytes(len(raw) - start))
+    assert not np.isfinite(np.load(path)).all() or np.abs(np.load(path)).max() > 1e6  # what random bytes hold
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any RuntimeWarning fails the test
+        matrix = open_index(tmp_path / "i", encoder).store.dense_matrix()
+    assert np.allclose(matrix.matrix, good) and np.allclose(np.load(path), good)

@@ -244,9 +244,13 @@ class DenseMatrix:
     def sound(self, dim: int, count: int) -> bool:
         """True when the matrix can be this store's: ``count`` rows (the chunk count its stamp names) of
         ``dim`` unit vectors. A cache edited or damaged in place keeps its stamp: a row zeroed hid its
-        chunk from dense search, and a cut width broke every question."""
+        chunk from dense search, a cut width broke every question, and random bytes (NaN, 1e38) made the
+        norms overflow with numpy's RuntimeWarnings printed."""
         if self.matrix.shape != (count, dim) or not count:
             return self.matrix.shape == (count, dim)
+        # A unit vector's every component lies in [-1, 1]; checked first, so its norm cannot overflow.
+        if self.matrix.dtype.kind != "f" or not np.isfinite(self.matrix).all() or np.abs(self.matrix).max() > 1.0 + 1e-3:
+            return False
         norms = np.linalg.norm(self.matrix, axis=1)
         return bool(np.all(np.abs(norms - 1.0) < 1e-3))
 
