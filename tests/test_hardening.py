@@ -640,6 +640,39 @@ def test_an_ingest_lock_that_is_a_folder_stops_writers_with_one_line_and_doctor_
     assert lock.is_dir() and open_index(folder, encoder).store.counts() == (19, 29)  # nothing removed
 
 
+@pytest.mark.parametrize("target", ["a file", "nothing", "a folder"])
+def test_an_ingest_lock_that_is_a_symbolic_link_stops_writers_with_one_line_and_doctor_says_so(
+        tmp_path, monkeypatch, capsys, encoder, target):
+    """Seventh break-it run (#107): ingest.lock replaced by a symbolic link stopped ingest and remove with
+    "unexpected OSError: [Errno 40] Too many levels of symbolic links" and doctor said ok. The link is never
+    followed (what it points to is left as it is)."""
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    from tests.conftest import CORPUS
+
+    folder = tmp_path / "idx"
+    assert ingest([CORPUS / "004_9268713af81d21d3.txt"], open_index(folder, encoder)).added == 19
+    pointed = tmp_path / "elsewhere"
+    if target == "a file":
+        pointed.write_text("precious\n")
+    elif target == "a folder":
+        pointed.mkdir()
+    lock = folder / "ingest.lock"
+    lock.unlink()
+    lock.symlink_to(pointed)
+    what = "a broken symbolic link" if target == "nothing" else "a symbolic link"
+    line = (rf"the writer's lock {re.escape(str(lock))} is {what} to {re.escape(str(pointed))}, so no ingest can run: "
+            r"remove or rename it \(it holds no index data; the lock file is made anew\), then run the command again")
+    for args in (["ingest", str(CORPUS / "000_12a0d7b1c5c902c5.txt")], ["remove", "004_9268713af81d21d3.txt"]):
+        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
+        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index at {re.escape(str(folder))}: 19 papers in 29 chunks .*; {line}$",
+                                   out, re.M), out
+    assert lock.is_symlink() and open_index(folder, encoder).store.counts() == (19, 29)  # nothing removed
+    assert target != "a file" or pointed.read_text() == "precious\n"
+
 # --- text that must survive byte for byte -------------------------------------------------------
 def test_latex_cjk_greek_and_math_come_back_byte_exact(scratch, encoder):
     from assistant.answer import Assistant
