@@ -319,6 +319,7 @@ def test_an_edit_killed_before_its_record_then_reverted_is_redone_and_doctor_nam
         assert store.chunk_ids_by_paper(["reverted#1"])["reverted#1"] == original
         assert idx.lexical().search("deltaterm", 3) == [] and next(run_doctor(settings))[0]
 
+
 def test_doctor_finds_a_paper_without_chunks_and_ingest_restores_it(scratch):
     """Papers whose chunks were lost used to pass `doctor` and be skipped by ingest as unchanged."""
     from assistant.doctor import run_doctor
@@ -672,6 +673,7 @@ def test_an_ingest_lock_that_is_a_symbolic_link_stops_writers_with_one_line_and_
                                    out, re.M), out
     assert lock.is_symlink() and open_index(folder, encoder).store.counts() == (19, 29)  # nothing removed
     assert target != "a file" or pointed.read_text() == "precious\n"
+
 
 # --- text that must survive byte for byte -------------------------------------------------------
 def test_latex_cjk_greek_and_math_come_back_byte_exact(scratch, encoder):
@@ -1226,6 +1228,7 @@ def test_remove_with_an_extension_matches_that_file_only_and_an_overlong_name_is
                                               "indexed files: notes.txt.jsonl\n"), err
     assert open_index(tmp_path / "idx", encoder).store.counts() == (1, 1)
     assert remove_sources(["notes.txt.jsonl"], idx) == {"notes.txt.jsonl": 1} and idx.store.counts() == (0, 0)
+
 
 def test_invisible_marks_in_a_heading_nan_fields_and_remove_run_beside_a_same_named_file(scratch, tmp_path,
                                                                                          monkeypatch):

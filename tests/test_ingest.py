@@ -275,6 +275,7 @@ def test_a_damaged_bm25_cache_with_its_stamp_intact_is_named_by_doctor_and_rebui
         "it from the index"]
     assert LexicalIndex.inspect(cache)[1] is None and next(run_doctor(load_settings(index=tmp_path / "i")))[0]
 
+
 @pytest.mark.parametrize("edit", ["zero a row", "cut the width"])
 def test_a_dense_cache_edited_in_place_is_rebuilt(tmp_path, encoder, edit):
     """Break-it: a dense cache with one paper's row zeroed (its stamp intact) hid that paper from dense
