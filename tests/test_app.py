@@ -107,6 +107,50 @@ def test_a_paper_ingested_while_the_app_runs_can_be_picked_for_related_work(sett
         demo.close()
 
 
+def test_papers_another_process_ingests_while_the_app_runs_are_related_and_filterable(settings, encoder, tmp_path):
+    """Seventh break-it run (#111-#114): with `serve` running, `paper-assistant ingest` in another process added
+    papers; /related for a new paper id failed with Chroma's InternalError "Error finding id", and the filter
+    choices (venue, year, source) kept the old ones even in a reloaded page: the server's Chroma kept the
+    vectors it had loaded before the ingest."""
+    import subprocess
+    import sys
+
+    from gradio_client import Client
+
+    import app as web
+    from assistant.answer import Assistant
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    from tests.conftest import ROOT
+
+    first, later = tmp_path / "first.txt", tmp_path / "later.txt"
+    first.write_text("ICML 2026\nWe route tokens to sparse experts for faster inference.\n\n"
+                     "We denoise images with diffusion transformers.\n", encoding="utf-8")
+    later.write_text("NeurIPS 2025\nWe route tokens to experts on phone NPUs for fast mixture-of-experts inference.\n",
+                     encoding="utf-8")
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([first], idx)
+    cfg = settings.model_copy(update={"index": tmp_path / "idx", "ui": settings.ui.model_copy(update={"port": free_port()})})
+    demo = web.build_app(cfg, Assistant(cfg, idx))
+    demo.queue()
+    demo.launch(server_name="127.0.0.1", server_port=cfg.ui.port, prevent_thread_lock=True, share=False)
+    try:
+        client = Client(f"http://127.0.0.1:{cfg.ui.port}/", verbose=False)
+        assert "first#2" in client.predict("", "first#1", api_name="/related")  # the server has read the vectors
+        done = subprocess.run([sys.executable, "-m", "assistant", "ingest", str(later), "--index", str(tmp_path / "idx")],
+                              capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert done.returncode == 0, done.stderr
+        time.sleep(1.1)  # the server looks for another process's writes at most once a second
+        md = client.predict("", "later#1", api_name="/related")
+        assert md.startswith("Related to **") and "(later#1)" in md.split("\n")[0] and "first#1" in md, md
+        on_load = next(f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "current_choices")
+        venue, year, source, _ = on_load()
+        assert "NeurIPS" in venue["choices"] and "2025" in year["choices"] and "later.txt" in source["choices"]
+    finally:
+        demo.close()
+
+
 def test_a_start_refreshes_only_the_corpus_files_an_own_index_holds(settings, encoder, tmp_path):
     """`serve`/`mcp` on a user's own index never add the bundled papers to it (nor undo a remove);
     a corpus file the index holds is refreshed."""

@@ -147,6 +147,11 @@ class Index:
                 "the lock ends with the process that holds it)"
             ) from exc
         if not self.remote:
+            try:
+                self.store.refresh()  # this process's Chroma may predate another process's last write
+            except BaseException:
+                lock.release()
+                raise
             return WriterLock(lock)
         try:
             lease = WriterLease(self.store.client, self.store.name, ttl=self.lease_ttl).acquire()

@@ -110,6 +110,25 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
         raise StoreError(f"cannot open the Chroma index at {index_dir}: {exc}") from exc
 
 
+def fresh_client(index_dir: Path):
+    """A new ``PersistentClient`` for the local index in ``index_dir`` on a Chroma System of its own.
+
+    chromadb keeps one System per folder and process, and its embedded core loads each collection's
+    vector index into memory once: another process's later writes reach its SQLite reads (counts,
+    metadata) but never its vectors (a paper added since is "Error finding id" to fetch, and missing
+    from nearest-paper searches). A new System loads them as they are now. Clients made before keep the
+    old System (a request in flight on another thread finishes on it; it is freed with them). Raises
+    StoreError as :func:`make_client`.
+    """
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    folder = str(index_dir / "chroma")  # the System's key: the path make_client passes
+    with SharedSystemClient._refcount_lock:
+        SharedSystemClient._identifier_to_system.pop(folder, None)
+        SharedSystemClient._identifier_to_refcount.pop(folder, None)
+    return make_client(index_dir)
+
+
 def built_with(client, collection: str) -> str | None:
     """The embedding-model identity an existing index was built with, or None (no index yet)."""
     try:
@@ -364,6 +383,9 @@ class ChunkStore:
         self._dense_lock = threading.Lock()
         self._meta_read = 0.0
         self._stamp: str | None = None
+        self._generation = (self.chunks.metadata or {}).get("generation", 0)
+        """The write generation this object's vectors are known to include (see :meth:`_follow`)."""
+        self._reopen_lock = threading.Lock()
 
     # --- writes ---------------------------------------------------------------------------------
     def upsert_chunks(self, chunks: list[Chunk], embeddings: np.ndarray, papers: dict[str, Paper],
@@ -504,6 +526,7 @@ class ChunkStore:
 
     def chunk_records(self, ids: list[str]) -> dict[str, tuple[np.ndarray, dict]]:
         """``{chunk id: (stored embedding, metadata)}`` for the ids that exist."""
+        self._vectors_current()
         out: dict[str, tuple[np.ndarray, dict]] = {}
         for i in range(0, len(ids), GET_PAGE):
             page = self.chunks.get(ids=list(ids[i : i + GET_PAGE]), include=["embeddings", "metadatas"])
@@ -513,6 +536,7 @@ class ChunkStore:
 
     def chunk_records_by_text(self, keys: list[str]) -> dict[str, tuple[np.ndarray, dict]]:
         """``{text key: (stored embedding, metadata)}`` of one stored chunk per :func:`text_key` found."""
+        self._vectors_current()
         out: dict[str, tuple[np.ndarray, dict]] = {}
         keys = list(dict.fromkeys(keys))
         for i in range(0, len(keys), 500):
@@ -572,6 +596,8 @@ class ChunkStore:
 
     def all_papers(self, with_embeddings: bool = False) -> tuple[list[Paper], np.ndarray | None]:
         """Every paper (and, if asked, their paper-level embeddings, shape ``(n, dim)``)."""
+        if with_embeddings:
+            self._vectors_current()
         include = ["documents", "metadatas"] + (["embeddings"] if with_embeddings else [])
         papers, vecs = [], []
         for page in self._iter_get(self.papers, include):
@@ -585,6 +611,7 @@ class ChunkStore:
         """``{id: paper embedding}`` for the ids that exist."""
         if not ids:
             return {}
+        self._vectors_current()
         page = self.papers.get(ids=list(ids), include=["embeddings"])
         return {pid: np.asarray(e, dtype=np.float32) for pid, e in zip(page["ids"], page["embeddings"])}
 
@@ -596,6 +623,7 @@ class ChunkStore:
 
     def nearest_papers(self, embedding: np.ndarray, n: int) -> list[tuple[str, float]]:
         """The ``n`` papers whose whole-abstract embedding is nearest ``embedding``: ``[(id, cosine)]`` best first."""
+        self._vectors_current()
         n = min(self.papers.count(), n)
         if n <= 0:
             return []
@@ -618,6 +646,7 @@ class ChunkStore:
 
     def hnsw_query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[ChunkHit]:
         """Approximate search through Chroma's HNSW index (what :meth:`query` falls back to)."""
+        self._vectors_current()
         total = self.chunks.count()
         if total == 0:
             return []
@@ -701,11 +730,43 @@ class ChunkStore:
             return self._stamp
         self._reload_chunks()
         meta = self.chunks.metadata or {}
+        if meta.get("generation", 0) != self._generation:
+            self._follow(meta.get("generation", 0))
         # The collection's id too: a collection made anew (a wiped server, another server under the
         # same name) restarts at the same count and generation, and must not pass for the old one.
         self._stamp = f"{self.chunks.count()}:{meta.get('generation', 0)}:{self.chunks.id}"
         self._meta_read = now
         return self._stamp
+
+    def _follow(self, generation: int) -> None:
+        """Another process wrote to the index (its generation moved to ``generation``): a local store
+        reads on through a :func:`fresh_client`, whose vectors include that write (a server's client
+        sees every write already). On failure the old client stays: the next look tries again."""
+        if self.data_dir is None:
+            self._generation = generation
+            return
+        with self._reopen_lock:
+            if self._generation == generation:
+                return  # another thread reopened meanwhile
+            try:
+                client = fresh_client(self.data_dir)
+                chunks = client.get_collection(self.chunks.name, embedding_function=None)
+                papers = client.get_collection(self.papers.name, embedding_function=None)
+            except Exception:  # noqa: BLE001 - a writer mid-way, a collection being made anew
+                return
+            self.client, self.chunks, self.papers = client, chunks, papers
+            self._generation = generation
+
+    def _vectors_current(self) -> None:
+        """Before reading vectors: follow another process's write if one happened (:meth:`state_stamp`
+        looks at most once a second, so this is cheap)."""
+        self.state_stamp()
+
+    def refresh(self) -> None:
+        """Follow another process's write now (no once-a-second wait): a writer calls this once it holds
+        the writer lock, so the vectors it writes beside go with every earlier write, not a stale copy."""
+        self._stamp = None
+        self.state_stamp()
 
     def _changed(self) -> None:
         self._stamp = None
@@ -725,6 +786,7 @@ class ChunkStore:
         meta.pop("hnsw:space", None)
         with _writing(self.data_dir):
             self.chunks.modify(metadata=meta)
+        self._generation = meta["generation"]  # our own write: this client's vectors hold it
         self._changed()
         if not writing and self.data_dir is not None:  # a completed write: what an older database is told by
             record_generation(self.data_dir / "chroma", str(self.chunks.id), meta["generation"])
