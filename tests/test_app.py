@@ -189,9 +189,11 @@ def guarded_url(settings, assistant):
     demo.close()
 
 
-def _post(url: str, data: bytes, content_type: str, cookie: str = "", headers: list | None = None) -> tuple[int, bytes]:
-    """``(status, body)`` of a POST; a server that answers before reading the whole body may close
-    the connection under the client's feet, so the body is sent in pieces and a broken pipe ignored."""
+def _post(url: str, data: bytes, content_type: str, cookie: str = "", headers: list | None = None,
+          send: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """``(status, body)`` of a POST (``send``: more request headers); a server that answers before reading
+    the whole body may close the connection under the client's feet, so the body is sent in pieces and a
+    broken pipe ignored."""
     import http.client
     from urllib.parse import urlsplit
 
@@ -202,6 +204,8 @@ def _post(url: str, data: bytes, content_type: str, cookie: str = "", headers: l
     conn.putheader("Content-Length", str(len(data)))
     if cookie:
         conn.putheader("Cookie", cookie)
+    for name, value in (send or {}).items():
+        conn.putheader(name, value)
     conn.endheaders()
     try:
         for i in range(0, len(data), 65536):
@@ -244,6 +248,17 @@ def test_the_login_page_names_no_file_and_guessing_is_slowed_one_attempt_at_a_ti
     time.sleep(throttle.retry_in("127.0.0.1") + 0.05)
     code, body = _post(url + "/login", b"username=ann&password=s3cret-pw", "application/x-www-form-urlencoded")
     assert code == 200 and b"success" in body and "127.0.0.1" not in throttle.failures  # a success clears it
+
+
+def test_a_guesser_naming_another_forwarded_address_each_time_is_still_slowed(guarded_url):
+    """Seventh break-it run (#141): uvicorn took X-Forwarded-For as the client's address for any request from
+    127.0.0.1, so a guesser sending another address each time was never slowed. The throttle counts the
+    connection's own address; no proxy is trusted unless FORWARDED_ALLOW_IPS names one."""
+    url, throttle = guarded_url
+    codes = [_post(url + "/login", b"username=ann&password=guess", "application/x-www-form-urlencoded",
+                   send={"X-Forwarded-For": f"203.0.113.{i}"})[0] for i in range(7)]
+    assert codes == [400] * 5 + [429] * 2, codes  # the 6th came before the 0.3 s wait after the 5th was over
+    assert list(throttle.failures) == ["127.0.0.1"] and len(throttle.failures["127.0.0.1"]) == 5
 
 
 def test_an_oversized_body_and_any_upload_are_refused_with_a_short_reply(guarded_url):
