@@ -4,7 +4,8 @@ Two collections per index: ``<name>_chunks`` (one record per chunk, the dense in
 ``<name>_papers`` (one record per paper: the abstract, its metadata, a content hash that marks the
 paper as fully ingested, and the normalized mean of its chunk embeddings). Both use cosine space.
 The chunks collection's metadata records the embedding model and dimension; opening an index with
-another model raises :class:`EmbeddingMismatchError` naming both.
+another model raises :class:`EmbeddingMismatchError` naming both, and a write generation: a local store
+that sees it move by another process's write reads on through a fresh client (:meth:`ChunkStore.state_stamp`).
 """
 
 from __future__ import annotations
@@ -509,10 +510,6 @@ class ChunkStore:
                 for cid, m in zip(page["ids"], page["metadatas"]):
                     out.setdefault(m["paper_id"], set()).add(cid)
         return out
-
-    def chunk_paper_ids(self) -> set[str]:
-        """Ids of every paper that has at least one stored chunk."""
-        return set(self.chunk_paper_hashes())
 
     def chunk_paper_hashes(self) -> dict[str, set[str]]:
         """``{paper id: the content hashes its stored chunks were written for}`` for every paper with at least
