@@ -82,12 +82,13 @@ def _index_failure(exc: BaseException, settings: Settings) -> str:
 
 
 def _health_problems(settings: Settings) -> list[str]:
-    """What a question would silently miss or fail on, each naming its fix: papers without chunks,
-    chunks without a paper or an unclosed write (an interrupted ingest), a vector index that cannot
-    be searched; and a writer's lock that is no file (questions work, every ingest stops). A damaged
-    keyword cache is no problem: the next question rebuilds it."""
+    """What a question would silently miss or fail on, each naming its fix: papers without chunks or with
+    chunks of another version, chunks without a paper or an unclosed write (an interrupted ingest), a vector
+    index that cannot be searched, a damaged keyword cache (the next question rebuilds it); and a writer's lock
+    that is no file (questions work, every ingest stops)."""
     from assistant.service import get_index
     from vectorstore.integrity import foreign_folders, hnsw_problem, lock_file_problem, rebuild
+    from vectorstore.lexical import LexicalIndex
     from vectorstore.papers import counted
 
     idx = get_index(settings)
@@ -99,7 +100,7 @@ def _health_problems(settings: Settings) -> list[str]:
     except Exception:  # noqa: BLE001 - an unreadable lease (or the lock above): judge the store alone
         pass
     stored = store.paper_hashes()
-    chunked = store.chunk_paper_ids()
+    chunked = store.chunk_paper_hashes()
     bare = sorted(pid for pid in stored if pid not in chunked)
     if bare:
         files = sorted({stored[pid][1] for pid in bare})
@@ -107,6 +108,15 @@ def _health_problems(settings: Settings) -> list[str]:
                         f"{'has' if len(bare) == 1 else 'have'} no chunks, so no question finds "
                         f"{'it' if len(bare) == 1 else 'them'}: run `paper-assistant ingest` on {', '.join(files)} "
                         "again to restore them")
+    # Chunks written for another version of a paper than its record (an ingest killed between the two;
+    # another run then closed the write): questions find text the paper no longer has, or the old text twice.
+    mixed = sorted(pid for pid, (h, _) in stored.items() if pid in chunked and not chunked[pid] <= {h, ""})
+    if mixed:
+        files = sorted({stored[pid][1] for pid in mixed})
+        problems.append(f"{counted(len(mixed), 'paper')} ({', '.join(mixed[:3])}{'…' if len(mixed) > 3 else ''}) "
+                        f"{'has' if len(mixed) == 1 else 'have'} chunks of another version of the text than the "
+                        "paper record (an ingest was interrupted), so questions may find text no longer in the file: "
+                        f"run `paper-assistant ingest` on {', '.join(files)} again to repair them")
     root = idx.directory / "chroma"
     # Every vector and link of the HNSW files (opening looks at a sample): random bytes over them crash hnswlib.
     damaged = next((why for seg in (sorted(root.iterdir()) if root.is_dir() and not idx.remote else [])
@@ -120,12 +130,16 @@ def _health_problems(settings: Settings) -> list[str]:
                         f"({', '.join(foreign[:2])}{'…' if len(foreign) > 2 else ''}) belong to no collection of its "
                         f"database: chroma.sqlite3 may come from another index, and its papers be missing: "
                         f"{rebuild(idx.directory)}")
+    keywords = LexicalIndex.inspect(idx.lexical_dir)[1]
+    if keywords:  # its stamp may still match: left alone, it hid papers from keyword search
+        problems.append(f"the keyword index cache {idx.lexical_dir} is damaged ({keywords}): the next question or "
+                        "ingest rebuilds it from the index (nothing is lost)")
     interrupted = store.write_interrupted()
     if isinstance(interrupted, str) and interrupted.startswith("remove "):
         # An ingest of those files would bring their removed papers back: finish the remove instead.
         problems.append(f"`paper-assistant {interrupted}` was interrupted before it finished: run it again to "
                         "finish removing those papers")
-    elif chunked - set(stored) or interrupted:
+    elif set(chunked) - set(stored) or interrupted:
         problems.append("an ingest was interrupted before it finished: run it again (it resumes where it stopped)")
     try:
         store.check_search()

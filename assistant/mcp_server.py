@@ -8,13 +8,16 @@ unknown id, a filter value no paper has, no index) into tool errors with the CLI
 Transports: stdio (the default; what desktop clients launch) or streamable HTTP on 127.0.0.1
 (``--http``). On stdio, stdout is the protocol: the SDK moves file descriptor 1 to stderr while it
 serves (so a stray print or a native library's output cannot corrupt a message), and our logs go
-to stderr. The model and the index load in a background thread started once the first message
+to stderr. A stdio line the SDK cannot read (no JSON, no JSON-RPC message, a lone surrogate escape)
+is answered with a JSON-RPC error (:func:`unreadable_reply`; the SDK answers nothing, and the client
+waited forever). The model and the index load in a background thread started once the first message
 (the handshake) is answered; a tool called before they are ready waits for them.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import sys
 from typing import Annotated
@@ -56,7 +59,6 @@ INSTRUCTIONS = (
 
 def build_server(backend: Backend):
     """The :class:`MCPServer` with the five tools and the index resource, over ``backend``."""
-    import json
 
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
@@ -132,6 +134,124 @@ def build_server(backend: Backend):
     return server
 
 
+# --- stdio: every line gets an answer ---------------------------------------------------------------
+def unreadable_reply(exc: Exception):
+    """The JSON-RPC error (``mcp.types.JSONRPCError``) for a stdio line the SDK could not read as a message,
+    or None when none is due. The SDK hands such a line on as the exception its parser raised (a pydantic
+    ValidationError) and answers nothing, so a client waits forever for the reply to that request.
+
+    Not JSON: -32700 (parse error), id null. JSON that is no JSON-RPC message: -32600 (invalid request),
+    with its id when it has a readable one. JSON holding a lone surrogate escape ("\\ud800", which
+    Python reads but no UTF-8 text can hold, so the SDK's parser refuses the line): -32602 (invalid
+    params) with its id. A notification (no id), a reply of the client's and a blank line get nothing."""
+    from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+
+    errors = exc.errors() if hasattr(exc, "errors") else []
+    line = next((e["input"] for e in errors if e.get("type") == "json_invalid"), None)
+    if isinstance(line, str):
+        if not line.strip():
+            return None
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
+                code=PARSE_ERROR, message="Parse error: the line is not a JSON text"))
+    else:  # parsed, but no message: the whole object is an error's input (a field the message lacks)
+        message = next((e["input"] for e in errors if isinstance(e.get("input"), dict)),
+                       errors[0]["input"] if errors else None)
+    if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+        return None  # the client's reply to a request of ours: answering it would be a reply to a reply
+    if isinstance(message, dict) and "id" not in message and "method" in message:
+        return None  # a notification is never answered
+    pid = message.get("id") if isinstance(message, dict) else None
+    if not (isinstance(pid, int) and not isinstance(pid, bool) or isinstance(pid, str) and _unicode(pid)):
+        pid = None
+    if isinstance(line, str) and not _unicode(message):
+        return JSONRPCError(jsonrpc="2.0", id=pid, error=ErrorData(
+            code=INVALID_PARAMS, message="Invalid params: the request holds a lone surrogate escape (such as "
+                                         "\\ud800), which is no Unicode text; send text as valid UTF-16 pairs"))
+    return JSONRPCError(jsonrpc="2.0", id=pid, error=ErrorData(
+        code=INVALID_REQUEST, message="Invalid request: not a JSON-RPC 2.0 request of this protocol"))
+
+
+def _unicode(value) -> bool:
+    """True when every string in ``value`` (a parsed JSON value) is valid Unicode (no lone surrogate)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_unicode(k) and _unicode(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(map(_unicode, value))
+    return True
+
+
+class _Answering:
+    """The SDK's stdio read stream, answering every line it could not read (:func:`unreadable_reply`) on
+    the write stream instead of passing the parser's exception on (which the SDK only logs). The rest of
+    the stream's interface is the inner one's."""
+
+    def __init__(self, inner, write_stream):
+        self._inner, self._write = inner, write_stream
+
+    @property
+    def last_context(self):  # the sender's context, which the SDK's loop reads off its stream
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self):
+        import anyio
+        from mcp.shared.message import SessionMessage
+
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            reply = unreadable_reply(item)
+            if reply is not None:
+                try:
+                    await self._write.send(SessionMessage(reply))
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    pass  # the client is gone
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+
+async def _serve_stdio(server) -> None:
+    """``server.run("stdio")`` (:class:`MCPServer`'s ``run_stdio_async``: the SDK's stdio transport, which
+    claims fd 0 and 1), its read stream wrapped in :class:`_Answering`. The SDK gives no hook for unreadable
+    lines, so this reaches its low-level server (``_lowlevel_server``, mcp 2.3)."""
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(_Answering(read_stream, write_stream), write_stream,
+                           lowlevel.create_initialization_options())
+
+
 def port_in_use(host: str, port: int) -> str | None:
     """Why ``host:port`` cannot be bound, or None when it can."""
     import socket
@@ -172,4 +292,6 @@ def serve(settings: Settings, http: bool = False, port: int = DEFAULT_HTTP_PORT,
         for name in ("stdin", "stdout"):
             if not hasattr(getattr(sys, name), "buffer"):
                 setattr(sys, name, getattr(sys, f"__{name}__"))
-        server.run("stdio")
+        import anyio
+
+        anyio.run(_serve_stdio, server)

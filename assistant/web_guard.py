@@ -36,7 +36,8 @@ class LoginGuard:
 
 
 class LoginThrottle:
-    """ASGI middleware slowing login guesses per client address: after ``free_failures`` failed logins
+    """ASGI middleware slowing login guesses per client address (the connection's: see
+    :func:`launch_options` for forwarded headers): after ``free_failures`` failed logins
     (HTTP 400 from ``POST …/login``) within ``window_s`` seconds, the address may try again only
     ``delay_s`` seconds after its last failure, doubling up to ``max_delay_s``. An attempt before then,
     or while another from the same address is being checked, is answered at once with 429 and the
@@ -146,9 +147,22 @@ class _TooLarge(Exception):
     pass
 
 
+TRUSTED_PROXIES = "FORWARDED_ALLOW_IPS"
+"""uvicorn's (Gradio's server's) own setting: the addresses whose X-Forwarded-For header it takes as the
+client's address. Unset, uvicorn trusts 127.0.0.1 and ::1, so any local process (or a guesser behind a
+local tunnel) could name any client, and a guesser sending another address each time was never slowed."""
+
+
 def launch_options() -> dict:
     """``demo.launch`` keyword arguments: the body limit, the login throttle and no uploads (the login
-    itself is ``LoginGuard``)."""
+    itself is ``LoginGuard``). Also makes the server trust no proxy's forwarded headers unless
+    :data:`TRUSTED_PROXIES` is set (a reverse proxy of one's own: name its address there), so the
+    throttle counts the connection's own address."""
+    import os
+
     from starlette.middleware import Middleware
+
+    # Read by uvicorn.Config, which Gradio makes inside demo.launch; "" matches no address.
+    os.environ.setdefault(TRUSTED_PROXIES, "")
 
     return {"max_file_size": MAX_UPLOAD, "app_kwargs": {"middleware": [Middleware(BodyLimit), Middleware(LoginThrottle)]}}

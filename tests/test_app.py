@@ -107,6 +107,50 @@ def test_a_paper_ingested_while_the_app_runs_can_be_picked_for_related_work(sett
         demo.close()
 
 
+def test_papers_another_process_ingests_while_the_app_runs_are_related_and_filterable(settings, encoder, tmp_path):
+    """Seventh break-it run (#111-#114): with `serve` running, `paper-assistant ingest` in another process added
+    papers; /related for a new paper id failed with Chroma's InternalError "Error finding id", and the filter
+    choices (venue, year, source) kept the old ones even in a reloaded page: the server's Chroma kept the
+    vectors it had loaded before the ingest."""
+    import subprocess
+    import sys
+
+    from gradio_client import Client
+
+    import app as web
+    from assistant.answer import Assistant
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    from tests.conftest import ROOT
+
+    first, later = tmp_path / "first.txt", tmp_path / "later.txt"
+    first.write_text("ICML 2026\nWe route tokens to sparse experts for faster inference.\n\n"
+                     "We denoise images with diffusion transformers.\n", encoding="utf-8")
+    later.write_text("NeurIPS 2025\nWe route tokens to experts on phone NPUs for fast mixture-of-experts inference.\n",
+                     encoding="utf-8")
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([first], idx)
+    cfg = settings.model_copy(update={"index": tmp_path / "idx", "ui": settings.ui.model_copy(update={"port": free_port()})})
+    demo = web.build_app(cfg, Assistant(cfg, idx))
+    demo.queue()
+    demo.launch(server_name="127.0.0.1", server_port=cfg.ui.port, prevent_thread_lock=True, share=False)
+    try:
+        client = Client(f"http://127.0.0.1:{cfg.ui.port}/", verbose=False)
+        assert "first#2" in client.predict("", "first#1", api_name="/related")  # the server has read the vectors
+        done = subprocess.run([sys.executable, "-m", "assistant", "ingest", str(later), "--index", str(tmp_path / "idx")],
+                              capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert done.returncode == 0, done.stderr
+        time.sleep(1.1)  # the server looks for another process's writes at most once a second
+        md = client.predict("", "later#1", api_name="/related")
+        assert md.startswith("Related to **") and "(later#1)" in md.split("\n")[0] and "first#1" in md, md
+        on_load = next(f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "current_choices")
+        venue, year, source, _ = on_load()
+        assert "NeurIPS" in venue["choices"] and "2025" in year["choices"] and "later.txt" in source["choices"]
+    finally:
+        demo.close()
+
+
 def test_a_start_refreshes_only_the_corpus_files_an_own_index_holds(settings, encoder, tmp_path):
     """`serve`/`mcp` on a user's own index never add the bundled papers to it (nor undo a remove);
     a corpus file the index holds is refreshed."""
@@ -145,9 +189,11 @@ def guarded_url(settings, assistant):
     demo.close()
 
 
-def _post(url: str, data: bytes, content_type: str, cookie: str = "", headers: list | None = None) -> tuple[int, bytes]:
-    """``(status, body)`` of a POST; a server that answers before reading the whole body may close
-    the connection under the client's feet, so the body is sent in pieces and a broken pipe ignored."""
+def _post(url: str, data: bytes, content_type: str, cookie: str = "", headers: list | None = None,
+          send: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """``(status, body)`` of a POST (``send``: more request headers); a server that answers before reading
+    the whole body may close the connection under the client's feet, so the body is sent in pieces and a
+    broken pipe ignored."""
     import http.client
     from urllib.parse import urlsplit
 
@@ -158,6 +204,8 @@ def _post(url: str, data: bytes, content_type: str, cookie: str = "", headers: l
     conn.putheader("Content-Length", str(len(data)))
     if cookie:
         conn.putheader("Cookie", cookie)
+    for name, value in (send or {}).items():
+        conn.putheader(name, value)
     conn.endheaders()
     try:
         for i in range(0, len(data), 65536):
@@ -200,6 +248,17 @@ def test_the_login_page_names_no_file_and_guessing_is_slowed_one_attempt_at_a_ti
     time.sleep(throttle.retry_in("127.0.0.1") + 0.05)
     code, body = _post(url + "/login", b"username=ann&password=s3cret-pw", "application/x-www-form-urlencoded")
     assert code == 200 and b"success" in body and "127.0.0.1" not in throttle.failures  # a success clears it
+
+
+def test_a_guesser_naming_another_forwarded_address_each_time_is_still_slowed(guarded_url):
+    """Seventh break-it run (#141): uvicorn took X-Forwarded-For as the client's address for any request from
+    127.0.0.1, so a guesser sending another address each time was never slowed. The throttle counts the
+    connection's own address; no proxy is trusted unless FORWARDED_ALLOW_IPS names one."""
+    url, throttle = guarded_url
+    codes = [_post(url + "/login", b"username=ann&password=guess", "application/x-www-form-urlencoded",
+                   send={"X-Forwarded-For": f"203.0.113.{i}"})[0] for i in range(7)]
+    assert codes == [400] * 5 + [429] * 2, codes  # the 6th came before the 0.3 s wait after the 5th was over
+    assert list(throttle.failures) == ["127.0.0.1"] and len(throttle.failures["127.0.0.1"]) == 5
 
 
 def test_an_oversized_body_and_any_upload_are_refused_with_a_short_reply(guarded_url):

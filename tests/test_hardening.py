@@ -279,6 +279,47 @@ def test_a_writer_killed_before_its_closing_stamp_leaves_no_stale_keyword_index(
     assert bm25.search("alphaterm", 3) == []
 
 
+def test_an_edit_killed_before_its_record_then_reverted_is_redone_and_doctor_names_it(scratch, monkeypatch):
+    """Seventh break-it run (#91): an ingest of an edited list killed after the edit's chunks were written but
+    before its paper record; another ingest closed the write; the list reverted was "unchanged" (the record's
+    hash matched again) while the index kept both versions' chunks (or only the edit's), and doctor said ok."""
+    from assistant.doctor import run_doctor
+    from assistant.settings import load_settings
+    from vectorstore.ingest import ingest
+
+    root, idx = scratch
+    store = idx.store
+    settings = load_settings(index=idx.directory)
+    f = root / "reverted.txt"
+    before = "ICML 2026\n\nWe introduce RevNet, a graph network for coloring that passes gammaterm messages.\n"
+    f.write_text(before)
+    assert ingest([f], idx).added == 1
+    original = store.chunk_ids_by_paper(["reverted#1"])["reverted#1"]
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt("killed")
+
+    for step in ("delete_chunks", "upsert_papers"):  # old and new chunks left; only the new ones left
+        f.write_text(before.replace("gammaterm", "deltaterm"))
+        with monkeypatch.context() as m:
+            m.setattr(store, step, killed)
+            with pytest.raises(KeyboardInterrupt):
+                ingest([f], idx)
+        other = root / f"closing_{step}.txt"
+        other.write_text("ICML 2026\n\nWe introduce CloseNet, a network for docking small molecules.\n")
+        assert ingest([other], idx).added == 1 and not store.write_interrupted()  # the write mark is gone
+        ok, line = next(run_doctor(settings))
+        assert not ok and line.endswith("; 1 paper (reverted#1) has chunks of another version of the text than the "
+                                        "paper record (an ingest was interrupted), so questions may find text no "
+                                        "longer in the file: run `paper-assistant ingest` on reverted.txt again to "
+                                        "repair them"), (step, line)
+        f.write_text(before)
+        report = ingest([f], idx)
+        assert (report.updated, report.unchanged) == (1, 0), step
+        assert store.chunk_ids_by_paper(["reverted#1"])["reverted#1"] == original
+        assert idx.lexical().search("deltaterm", 3) == [] and next(run_doctor(settings))[0]
+
+
 def test_doctor_finds_a_paper_without_chunks_and_ingest_restores_it(scratch):
     """Papers whose chunks were lost used to pass `doctor` and be skipped by ingest as unchanged."""
     from assistant.doctor import run_doctor
@@ -598,6 +639,40 @@ def test_an_ingest_lock_that_is_a_folder_stops_writers_with_one_line_and_doctor_
     assert code == 1 and re.search(rf"^FAIL  index at {re.escape(str(folder))}: 19 papers in 29 chunks .*; {line}$",
                                    out, re.M), out
     assert lock.is_dir() and open_index(folder, encoder).store.counts() == (19, 29)  # nothing removed
+
+
+@pytest.mark.parametrize("target", ["a file", "nothing", "a folder"])
+def test_an_ingest_lock_that_is_a_symbolic_link_stops_writers_with_one_line_and_doctor_says_so(
+        tmp_path, monkeypatch, capsys, encoder, target):
+    """Seventh break-it run (#107): ingest.lock replaced by a symbolic link stopped ingest and remove with
+    "unexpected OSError: [Errno 40] Too many levels of symbolic links" and doctor said ok. The link is never
+    followed (what it points to is left as it is)."""
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+
+    from tests.conftest import CORPUS
+
+    folder = tmp_path / "idx"
+    assert ingest([CORPUS / "004_9268713af81d21d3.txt"], open_index(folder, encoder)).added == 19
+    pointed = tmp_path / "elsewhere"
+    if target == "a file":
+        pointed.write_text("precious\n")
+    elif target == "a folder":
+        pointed.mkdir()
+    lock = folder / "ingest.lock"
+    lock.unlink()
+    lock.symlink_to(pointed)
+    what = "a broken symbolic link" if target == "nothing" else "a symbolic link"
+    line = (rf"the writer's lock {re.escape(str(lock))} is {what} to {re.escape(str(pointed))}, so no ingest can run: "
+            r"remove or rename it \(it holds no index data; the lock file is made anew\), then run the command again")
+    for args in (["ingest", str(CORPUS / "000_12a0d7b1c5c902c5.txt")], ["remove", "004_9268713af81d21d3.txt"]):
+        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
+        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index at {re.escape(str(folder))}: 19 papers in 29 chunks .*; {line}$",
+                                   out, re.M), out
+    assert lock.is_symlink() and open_index(folder, encoder).store.counts() == (19, 29)  # nothing removed
+    assert target != "a file" or pointed.read_text() == "precious\n"
 
 
 # --- text that must survive byte for byte -------------------------------------------------------
@@ -1130,6 +1205,29 @@ def test_remove_given_a_path_does_not_remove_a_same_named_file_from_another_fold
     assert idx.store.get_papers(["rmlist#1"])
     assert remove_sources(["rmlist.txt"], idx) == {"rmlist.txt": 1}
 
+
+
+def test_remove_with_an_extension_matches_that_file_only_and_an_overlong_name_is_one_line(tmp_path, monkeypatch,
+                                                                                          capsys, encoder):
+    """Seventh break-it run: `remove notes.txt` removed the papers of notes.txt.jsonl (its stem), and a
+    5,000-character name stopped with "unexpected OSError: File name too long" (#74, #73)."""
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest, remove_sources
+    from vectorstore.papers import CorpusError
+
+    f = tmp_path / "notes.txt.jsonl"
+    f.write_text('{"id": "n1", "abstract": "We study NoteNet for graph coloring."}\n')
+    idx = open_index(tmp_path / "idx", encoder)
+    assert ingest([f], idx).added == 1
+    with pytest.raises(CorpusError, match=r"^no indexed papers come from notes.txt; indexed files: notes.txt.jsonl$"):
+        remove_sources(["notes.txt"], idx)
+    assert idx.store.counts() == (1, 1)
+    long_name = "x" * 5000 + ".txt"
+    code, out, err = run_main(monkeypatch, capsys, "remove", long_name, "--index", str(tmp_path / "idx"))
+    assert (code, out) == (2, "") and err == (f"error: no indexed papers come from {'x' * 79}… (5,004 characters); "
+                                              "indexed files: notes.txt.jsonl\n"), err
+    assert open_index(tmp_path / "idx", encoder).store.counts() == (1, 1)
+    assert remove_sources(["notes.txt.jsonl"], idx) == {"notes.txt.jsonl": 1} and idx.store.counts() == (0, 0)
 
 
 def test_invisible_marks_in_a_heading_nan_fields_and_remove_run_beside_a_same_named_file(scratch, tmp_path,

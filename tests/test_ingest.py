@@ -243,6 +243,39 @@ def test_a_cache_file_of_the_wrong_shape_is_rebuilt_not_an_error(tmp_path, encod
     assert matrix.matrix.shape == (2, encoder.dim) and matrix.paper_ids == ["l#1", "l#2"]
 
 
+def test_a_damaged_bm25_cache_with_its_stamp_intact_is_named_by_doctor_and_rebuilt_once(tmp_path, encoder, caplog):
+    """Seventh break-it run (#104, #105): random bytes over bm25/indices.csc.index.npy (its header and ids.json
+    intact) raised IndexError on every question; doctor said ok, and ingest kept it (its stamp matched)."""
+    import logging
+
+    import numpy as np
+
+    from assistant.doctor import run_doctor
+    from assistant.settings import load_settings
+    from vectorstore.lexical import LexicalIndex
+
+    f = tmp_path / "l.txt"
+    f.write_text("ICML 2026\nAlpha transformers route tokens.\n\nGamma diffusion denoises images.\n", encoding="utf-8")
+    ingest([f], open_index(tmp_path / "i", encoder))
+    cache = tmp_path / "i" / "bm25-abstracts"
+    path = cache / "bm25" / "indices.csc.index.npy"
+    raw = path.read_bytes()
+    start = raw.index(b"\n") + 1
+    path.write_bytes(raw[:start] + np.full(len(raw) - start, 0x7F, np.uint8).tobytes())
+    ok, line = next(run_doctor(load_settings(index=tmp_path / "i")))
+    assert not ok and line.endswith(f"; the keyword index cache {cache} is damaged (its BM25 rows (indices) name chunks "
+                                    "it does not have): the next question or ingest rebuilds it from the index "
+                                    "(nothing is lost)"), line
+    with caplog.at_level(logging.WARNING, logger="vectorstore.index"):
+        assert ingest([f], open_index(tmp_path / "i", encoder)).unchanged == 2
+        bm25 = open_index(tmp_path / "i", encoder).lexical()
+    assert [bm25.paper_ids[i] for i, _ in bm25.search("diffusion", 2)] == ["l#2"]
+    assert [r.getMessage() for r in caplog.records if r.name == "vectorstore.index"] == [
+        f"the keyword index cache {cache} was damaged (its BM25 rows (indices) name chunks it does not have): rebuilt "
+        "it from the index"]
+    assert LexicalIndex.inspect(cache)[1] is None and next(run_doctor(load_settings(index=tmp_path / "i")))[0]
+
+
 @pytest.mark.parametrize("edit", ["zero a row", "cut the width"])
 def test_a_dense_cache_edited_in_place_is_rebuilt(tmp_path, encoder, edit):
     """Break-it: a dense cache with one paper's row zeroed (its stamp intact) hid that paper from dense
@@ -261,4 +294,25 @@ def test_a_dense_cache_edited_in_place_is_rebuilt(tmp_path, encoder, edit):
         bad = np.ascontiguousarray(bad[:, :100])
     np.save(path, bad)
     matrix = open_index(tmp_path / "i", encoder).store.dense_matrix()
+    assert np.allclose(matrix.matrix, good) and np.allclose(np.load(path), good)
+
+
+def test_a_dense_cache_overwritten_with_random_bytes_is_rebuilt_without_numpy_warnings(tmp_path, encoder):
+    """Seventh break-it run (#106): random bytes over matrix.npy (its .npy header kept) printed numpy's
+    "overflow encountered" RuntimeWarnings while its norms were checked."""
+    import warnings
+
+    import numpy as np
+
+    f = tmp_path / "l.txt"
+    f.write_text("ICML 2026\nAlpha transformers route tokens.\n\nGamma diffusion denoises images.\n", encoding="utf-8")
+    ingest([f], open_index(tmp_path / "i", encoder))
+    path = tmp_path / "i" / "dense-abstracts" / "matrix.npy"
+    good, raw = np.load(path), path.read_bytes()
+    start = raw.index(b"\n") + 1
+    path.write_bytes(raw[:start] + np.random.default_rng(3).bytes(len(raw) - start))
+    assert not np.isfinite(np.load(path)).all() or np.abs(np.load(path)).max() > 1e6  # what random bytes hold
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any RuntimeWarning fails the test
+        matrix = open_index(tmp_path / "i", encoder).store.dense_matrix()
     assert np.allclose(matrix.matrix, good) and np.allclose(np.load(path), good)

@@ -269,6 +269,67 @@ def test_raw_stdio_carries_only_protocol_while_it_ingests(tmp_path):
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
 
 
+BAD_LINES = [  # (line as sent, the error's code, its id)
+    (rb'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"moe \ud800 layer"}}}',
+     -32602, 1),
+    (rb'{"jsonrpc":"2.0","id":"q2","method":"tools/call","params":{"name":"search","arguments":{"qu\udc00ery":"x"}}}',
+     -32602, "q2"),
+    (rb'{"jsonrpc":"2.0","id":"\ud800","method":"tools/call","params":{"name":"get_paper","arguments":{"paper_id":"x"}}}',
+     -32602, None),
+    (b'{"jsonrpc":"2.0","id":4,"method":', -32700, None),
+    (b'[1, 2', -32700, None),
+    (b'42', -32600, None),
+    (b'{"id": 7, "method": "tools/list"}', -32600, 7),
+]
+
+
+def test_raw_stdio_answers_every_unreadable_line_and_keeps_serving(index, index_dir, tmp_path):
+    """Seventh break-it run (#156-#160): a request whose string arguments held a lone surrogate escape
+    ("\ud800"), or a line that was no JSON, got no reply at all (the SDK logs what it cannot parse), so a
+    client waited forever. Each gets a JSON-RPC error now, with the request's id where it can be read, and
+    the server answers the next request; a notification and a blank line get nothing."""
+    import queue
+    import threading
+
+    proc = subprocess.Popen([sys.executable, *server_args(index_dir)], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=open(tmp_path / "stderr.log", "w"))
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in iter(proc.stdout.readline, b"")], daemon=True).start()
+
+    def send(raw: bytes) -> None:
+        proc.stdin.write(raw + b"\n")
+        proc.stdin.flush()
+
+    def reply() -> dict:
+        try:
+            return json.loads(lines.get(timeout=120))
+        except queue.Empty:
+            raise AssertionError("no reply: " + (tmp_path / "stderr.log").read_text()[-2000:]) from None
+
+    try:
+        _rpc(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "raw-test", "version": "0"}}})
+        assert reply()["id"] == 0
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send(rb'{"jsonrpc":"2.0","method":"notifications/\ud800"}')  # no reply due: nothing comes
+        send(b"")
+        for n, (line, code, pid) in enumerate(BAD_LINES):
+            send(line)
+            got = reply()
+            assert (got["id"], got["error"]["code"]) == (pid, code), (line, got)
+            assert code != -32602 or "lone surrogate escape" in got["error"]["message"]
+            _rpc(proc, {"jsonrpc": "2.0", "id": 100 + n, "method": "tools/call",
+                        "params": {"name": "get_paper", "arguments": {"paper_id": OMNIMOE}}})
+            got = reply()
+            assert got["id"] == 100 + n and got["result"]["structuredContent"]["label"] == "OmniMoE", (line, got)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    assert proc.returncode == 0 and lines.empty()
+    assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+
+
 def _readme_config() -> dict:
     text = (ROOT / "docs" / "api.md").read_text()
     block = re.search(r"```json\n(\{\s*\"mcpServers\".*?)```", text, re.S)

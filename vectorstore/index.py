@@ -7,6 +7,7 @@ a lease kept on the server (:mod:`vectorstore.lease`), so writers on other machi
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,8 @@ from vectorstore.lexical import LexicalIndex
 from vectorstore.store import ChunkStore, StoreError, make_client
 
 __all__ = ["Index", "IndexInUseError", "WriterLock", "open_index"]
+
+log = logging.getLogger(__name__)
 
 
 class WriterLock:
@@ -72,12 +75,13 @@ class Index:
         return self.directory / f"bm25-{self.store.name}"
 
     def lexical(self) -> LexicalIndex:
-        """The BM25 index, loaded from disk, or rebuilt from the store if stale or missing."""
+        """The BM25 index, loaded from disk, or rebuilt from the store if stale, missing or damaged
+        (:meth:`LexicalIndex.inspect`; a damaged one is named in a warning, logger ``vectorstore.index``)."""
         stamp = self.store.state_stamp()
         with self._lock:
             if self._lexical is not None and self._lexical.stamp == stamp:
                 return self._lexical
-            loaded = LexicalIndex.load(self.lexical_dir)
+            loaded, damaged = LexicalIndex.inspect(self.lexical_dir)
             if loaded is None or loaded.stamp != stamp:
                 try:
                     titles = self.store.titles()
@@ -94,6 +98,9 @@ class Index:
                     loaded.save(self.lexical_dir)
                 except OSError:
                     pass  # a read-only index still answers; the BM25 index is rebuilt next time
+                if damaged:  # once: the rebuilt cache replaces the damaged one
+                    log.warning("the keyword index cache %s was damaged (%s): rebuilt it from the index",
+                                self.lexical_dir, damaged)
             self._lexical = loaded
             return loaded
 
@@ -140,6 +147,11 @@ class Index:
                 "the lock ends with the process that holds it)"
             ) from exc
         if not self.remote:
+            try:
+                self.store.refresh()  # this process's Chroma may predate another process's last write
+            except BaseException:
+                lock.release()
+                raise
             return WriterLock(lock)
         try:
             lease = WriterLease(self.store.client, self.store.name, ttl=self.lease_ttl).acquire()

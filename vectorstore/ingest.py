@@ -3,10 +3,12 @@
 A paper is committed by writing its record to the papers collection *after* all its chunks are
 stored; the record carries a content hash. A re-run therefore skips every committed, unchanged
 paper, redoes any paper interrupted mid-way (its chunk ids are content-derived, so the redo
-upserts the same records) and replaces edited papers' chunks. A re-read file that would lose or
-hide indexed papers is skipped whole, its papers kept (vectorstore.ingest_guards), unless ingest is
-told to take files as they are now (``replace``). Only one writer at a time (a file lock); readers
-are never blocked.
+upserts the same records) and replaces edited papers' chunks. Each chunk carries the hash of the
+version it was written for, so a paper whose chunks are of another version than its record (a run
+killed between an edit's chunks and its record, the file then reverted) is redone too. A re-read
+file that would lose or hide indexed papers is skipped whole, its papers kept
+(vectorstore.ingest_guards), unless ingest is told to take files as they are now (``replace``).
+Only one writer at a time (a file lock); readers are never blocked.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 from vectorstore.chunking import SENTENCE_SPLITTER, Chunk, Chunker, ChunkingConfig
 from vectorstore import ingest_guards as guards
 from vectorstore.index import Index
-from vectorstore.papers import CorpusError, Paper, counted, iter_paper_files, load_file
+from vectorstore.papers import SUPPORTED_SUFFIXES, CorpusError, Paper, counted, iter_paper_files, load_file
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
 from vectorstore.store import text_key
 
@@ -176,14 +178,16 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         todo: list[tuple[Paper, str]] = []
         loaded_ids: set[str] = set()
         # A paper record whose chunks are gone (an older version deleted them before writing the new
-        # ones, and a write failed) is redone, not skipped as unchanged.
-        chunked = store.chunk_paper_ids()
+        # ones, and a write failed) is redone, not skipped as unchanged; so is one whose chunks were written
+        # for another version of its text (a run killed between an edit's chunks and its record, the file
+        # then reverted: its record's hash matches again, while the chunks are the edit's, or both versions').
+        chunked = store.chunk_paper_hashes()
         for papers in by_file.values():
             for p in papers:
                 loaded_ids.add(p.id)
                 h = hashes[p.id]
                 old = stored.get(p.id)
-                if old and old[0] == h and p.id in chunked:
+                if old and old[0] == h and p.id in chunked and chunked[p.id] <= {h, ""}:
                     report.unchanged += 1
                     continue
                 todo.append((p, h))
@@ -261,19 +265,23 @@ def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
             # A path names one file: not the indexed file of the same name in another folder (whose papers
             # this would remove). A bare name, or a path that no longer exists (a renamed file), is a name.
             then = recorded.get(given.name)
-            if given.is_file() and then and Path(then) != given.resolve() and Path(then).is_file():
+            if _is_file(given) and then and Path(then) != given.resolve() and _is_file(Path(then)):
                 raise CorpusError(f"{given}: the indexed papers of {given.name} come from another file, {then}; "
                                   f"nothing was removed (to remove those: paper-assistant remove {then})")
         wanted = []
         for n in (Path(x).name for x in names):
-            if n not in by_source and len(stems.get(n, [])) > 1:
-                raise CorpusError(f"{n!r} is ambiguous: {', '.join(sorted(stems[n]))}; give the file name with its "
+            # Only a name without a paper file's extension stands for its stem: "notes.txt" names notes.txt,
+            # never notes.txt.jsonl (whose stem it is).
+            by_stem = stems.get(n, []) if n not in by_source and Path(n).suffix.lower() not in SUPPORTED_SUFFIXES else []
+            if len(by_stem) > 1:
+                raise CorpusError(f"{n!r} is ambiguous: {', '.join(sorted(by_stem))}; give the file name with its "
                                   "extension (nothing was removed)")
-            wanted.append(n if n in by_source else stems.get(n, [n])[0])
+            wanted.append(by_stem[0] if by_stem else n)
         unknown = [n for n in wanted if n not in by_source]
         if unknown:
             have = ", ".join(sorted(by_source)) or "none"
-            raise CorpusError(f"no indexed papers come from {', '.join(unknown)}; indexed files: {have}")
+            raise CorpusError(f"no indexed papers come from {', '.join(map(_shown, unknown))}; indexed files: "
+                              f"{have}")
         ids = [pid for n in dict.fromkeys(wanted) for pid in by_source[n]]
         if ids:
             store.bump_generation(writing="remove " + " ".join(dict.fromkeys(wanted)))
@@ -284,6 +292,20 @@ def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
         return {n: len(by_source[n]) for n in dict.fromkeys(wanted)}
     finally:
         lock.release()
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for a path the system cannot look up (a name over its length limit:
+    ENAMETOOLONG, which ``is_file`` raises)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _shown(name: str, limit: int = 80) -> str:
+    """``name`` for a one-line message: cut to ``limit`` characters (a 5,000-character name stays readable)."""
+    return name if len(name) <= limit else f"{name[: limit - 1]}… ({len(name):,} characters)"
 
 
 def _finish(pending, report: IngestReport, progress) -> None:
@@ -379,7 +401,8 @@ def _store_batch(e: _Embedded, index: Index, write_batch: int = 4096, paths: dic
     store = index.store
     step = max(1, min(write_batch, store.max_batch_size()))
     for j in range(0, len(e.chunks), step):
-        store.upsert_chunks(e.chunks[j : j + step], e.vecs[j : j + step], e.papers, e.sentence_meta[j : j + step])
+        store.upsert_chunks(e.chunks[j : j + step], e.vecs[j : j + step], e.papers, e.sentence_meta[j : j + step],
+                            {p.id: h for p, h in e.batch})
     if e.stale:
         store.delete_chunks(e.stale)
     # Paper records last: they are the commit marks.

@@ -277,12 +277,18 @@ def older_database(directory: Path, collection: str, generation: Callable[[bool]
 
 # --- the writer's lock file -------------------------------------------------------------------------
 def lock_file_problem(directory: Path) -> str | None:
-    """Why ``<directory>/ingest.lock`` cannot serve as the writer's lock file (a folder, a broken link,
+    """Why ``<directory>/ingest.lock`` cannot serve as the writer's lock file (a folder, a symbolic link,
     a pipe…: the lock library would raise IsADirectoryError or the like), or None (absent or a file)."""
     path = directory / "ingest.lock"
-    if path.is_file() or not (path.exists() or path.is_symlink()):
+    if path.is_symlink():  # whatever it points to: the lock library never follows one (O_NOFOLLOW: ELOOP)
+        try:
+            target = f" to {path.readlink()}"
+        except OSError:
+            target = ""
+        what = f"a symbolic link{target}" if path.exists() else f"a broken symbolic link{target}"
+    elif path.is_file() or not path.exists():
         return None
-    what = ("a folder" if path.is_dir() else "a broken link" if path.is_symlink() and not path.exists()
-            else "not a regular file")
+    else:
+        what = "a folder" if path.is_dir() else "not a regular file"
     return (f"the writer's lock {path} is {what}, so no ingest can run: remove or rename it (it holds no index "
             "data; the lock file is made anew), then run the command again")

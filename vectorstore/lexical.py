@@ -137,25 +137,41 @@ class LexicalIndex:
 
     @classmethod
     def load(cls, folder: Path) -> "LexicalIndex | None":
-        """The saved index, or None when missing, unreadable or of the wrong shape (the caller
+        """The saved index, or None when missing, of an older format, unreadable or damaged (the caller
         rebuilds it): a damaged cache must cost a rebuild, never a failed question."""
+        return cls.inspect(folder)[0]
+
+    @classmethod
+    def inspect(cls, folder: Path) -> "tuple[LexicalIndex | None, str | None]":
+        """``(the saved index or None, why it is damaged or None)``. A missing folder or one of an older
+        :data:`FORMAT` is no damage (rebuilt without a word); a file that cannot be read, or arrays that
+        cannot be this index (:func:`_damage`), is."""
         import bm25s
 
         try:
             meta = json.loads((folder / "ids.json").read_text())
-            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-                return None  # damaged, or written by an older version: rebuild
+        except FileNotFoundError:
+            return None, None
+        except Exception as exc:  # noqa: BLE001 - not JSON, not UTF-8, unreadable
+            return None, f"ids.json cannot be read ({type(exc).__name__})"
+        if isinstance(meta, dict) and meta.get("format") != FORMAT and isinstance(meta.get("format"), int):
+            return None, None  # written by another version: rebuild
+        try:
             ids, pids, stamp = meta["chunk_ids"], meta["paper_ids"], meta["stamp"]
             doc_freq, names = meta.get("doc_freq", {}), meta.get("names", {})
-            if not (_strings(ids) and _strings(pids) and len(ids) == len(pids) and isinstance(stamp, str)
-                    and isinstance(doc_freq, dict) and isinstance(names, dict)):
-                return None
+        except Exception:  # noqa: BLE001 - [] or null or a dict without the keys
+            return None, "ids.json is not a keyword index's"
+        if not (_strings(ids) and _strings(pids) and len(ids) == len(pids) and isinstance(stamp, str)
+                and isinstance(doc_freq, dict) and isinstance(names, dict)):
+            return None, "ids.json is not a keyword index's"
+        try:
             retriever = bm25s.BM25.load(str(folder / "bm25")) if ids else bm25s.BM25()
-            if ids and int(retriever.scores["num_docs"]) != len(ids):
-                return None
-        except Exception:  # noqa: BLE001 - whatever a damaged file raises (bm25s, numpy, scipy), rebuild
-            return None
-        return cls(retriever, ids, pids, stamp, doc_freq, names)
+            why = _damage(retriever, len(ids), doc_freq) if ids else None
+        except Exception as exc:  # noqa: BLE001 - whatever a damaged file raises (bm25s, numpy, scipy)
+            why = f"its BM25 files cannot be read ({type(exc).__name__})"
+        if why:
+            return None, why
+        return cls(retriever, ids, pids, stamp, doc_freq, names), None
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for ``query``: float array of shape ``(len(chunk_ids),)``."""
@@ -179,6 +195,41 @@ class LexicalIndex:
         top = np.argpartition(-s, n - 1)[:n]
         top = top[np.argsort(-s[top], kind="stable")]
         return [(int(i), float(s[i])) for i in top if s[i] > 0]
+
+
+def _damage(retriever, n_docs: int, doc_freq: dict) -> str | None:
+    """Why the loaded bm25s index ``retriever`` cannot be the one saved for ``n_docs`` chunks whose terms
+    occur in ``doc_freq[term]`` of them, or None. bm25s reads its arrays as they are: random bytes over
+    them (past the .npy header) or an emptied vocabulary hid papers or raised IndexError at question time.
+    Its sparse matrix has a column per term (``indptr``: ``terms + 1`` non-decreasing offsets from 0 to
+    the entry count), one entry per chunk holding the term (``indices``: chunk rows below ``n_docs``;
+    ``data``: the term's BM25 weight there, positive and at most ``(k1 + 1) * idf``); the vocabulary maps
+    each term of ``doc_freq`` (and bm25s' own empty token, after them) to its column, and a column holds
+    as many entries as chunks have its term."""
+    sc = retriever.scores
+    data, indices, indptr = (np.asarray(sc[k]) for k in ("data", "indices", "indptr"))
+    if int(sc["num_docs"]) != n_docs:
+        return f"its BM25 files count {int(sc['num_docs'])} chunks, its ids {n_docs}"
+    if not (indptr.ndim == data.ndim == indices.ndim == 1 and indptr.size >= 1 and data.size == indices.size
+            and indptr.dtype.kind in "iu" and indices.dtype.kind in "iu" and data.dtype.kind == "f"):
+        return "its BM25 arrays have the wrong shapes or types"
+    steps = np.diff(indptr)
+    if indptr[0] != 0 or indptr[-1] != data.size or (steps < 0).any():
+        return "its BM25 column offsets (indptr) are not in order"
+    if data.size and (indices.min() < 0 or indices.max() >= n_docs):
+        return "its BM25 rows (indices) name chunks it does not have"
+    top = (float(retriever.k1) + 1.0) * math.log(2.0 + 2.0 * n_docs)
+    if not (np.isfinite(data).all() and (data > 0).all() and (data <= top).all()):
+        return "its BM25 weights (data) hold values no BM25 index has"
+    vocab = {t: i for t, i in retriever.vocab_dict.items() if t != ""}
+    if len(vocab) != steps.size or set(vocab) != set(doc_freq):
+        return f"its vocabulary holds {len(vocab)} terms, its matrix {steps.size}, its ids {len(doc_freq)}"
+    cols = np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab))
+    want = np.fromiter((doc_freq[t] for t in vocab), dtype=np.int64, count=len(vocab))
+    if cols.size and (cols.min() < 0 or cols.max() >= steps.size or np.unique(cols).size != cols.size
+                      or (steps[cols] != want).any()):
+        return "its vocabulary does not match its matrix"
+    return None
 
 
 def _strings(xs) -> bool:

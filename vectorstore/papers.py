@@ -171,14 +171,17 @@ def derive_label(text: str, max_words: int = 6) -> str:
 # --- paper-list text ---------------------------------------------------------------------------
 _VENUE_YEAR = re.compile(r"(?P<venue>[A-Za-z][A-Za-z&\-]*?)[\s\-]*'?(?P<year>(?:19|20)\d{2})\b")
 _YEAR_VENUE = re.compile(r"\b(?P<year>(?:19|20)\d{2})[\s\-]+(?P<venue>[A-Za-z][A-Za-z&\-]*[A-Za-z])")
+_INVISIBLE_CHARS = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff"
+"""A regex class body: characters that take no space (zero-width space, non-joiner and joiner, word joiner,
+BOM, soft hyphen, direction marks and embeddings); whitespace aside, a line of only these looks blank."""
 # Blank lines between abstracts; text pasted from the web or a CJK editor leaves no-break, ideographic
-# or zero-width spaces on them, which must not merge two abstracts into one.
-_BLANK_LINE = re.compile(r"\n(?:[^\S\n]|[\u200b-\u200d\u2060\ufeff])*\n")
+# or zero-width spaces (or direction marks, soft hyphens) on them, which must not merge two abstracts into one.
+_BLANK_LINE = re.compile(rf"\n(?:[^\S\n]|[{_INVISIBLE_CHARS}])*\n")
 MAX_HEADING_CHARS, MAX_HEADING_WORDS = 200, 20
 """A first line longer than this is an abstract, not a heading (headings name a venue and a year)."""
 
 
-_ZERO_WIDTH = re.compile(r"[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_ZERO_WIDTH = re.compile(f"[{_INVISIBLE_CHARS}]")
 """Invisible characters (zero-width, soft hyphen, direction marks) that split a heading's words."""
 
 
@@ -232,7 +235,7 @@ def read_text(path: Path) -> str:
         raise CorpusError(f"{path}: invalid UTF-8 at byte {exc.start} (line {line}); re-save the file as UTF-8") from exc
 
 
-_INVISIBLE = re.compile(r"[\s\u200b-\u200d\u2060\ufeff\u00a0\u180e]+")
+_INVISIBLE = re.compile(rf"[\s{_INVISIBLE_CHARS}]+")
 
 
 def visible(text: str) -> bool:
@@ -263,7 +266,9 @@ def load_paper_list(path: str | Path) -> list[Paper]:
     if len(heading.strip()) > MAX_HEADING_CHARS or len(heading.split()) > MAX_HEADING_WORDS or sentence:
         raise CorpusError(f"{path}: the first line looks like an abstract, not a heading; add a first line "
                           "naming venue and year (e.g. 'ICML 2026')")
-    blocks = [b.strip() for b in _BLANK_LINE.split(body)]
+    # Framed by line breaks, so an invisible-only line right under the heading (or at the end) is a blank
+    # line too, not the first (or last) line of an abstract: its "\u200b\n" would prefix the stored text.
+    blocks = [b.strip() for b in _BLANK_LINE.split(f"\n{body}\n")]
     papers = []
     for block in blocks:
         if not visible(block):  # blank, or only zero-width / no-break spaces and BOMs: no abstract

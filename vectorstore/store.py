@@ -4,7 +4,8 @@ Two collections per index: ``<name>_chunks`` (one record per chunk, the dense in
 ``<name>_papers`` (one record per paper: the abstract, its metadata, a content hash that marks the
 paper as fully ingested, and the normalized mean of its chunk embeddings). Both use cosine space.
 The chunks collection's metadata records the embedding model and dimension; opening an index with
-another model raises :class:`EmbeddingMismatchError` naming both.
+another model raises :class:`EmbeddingMismatchError` naming both, and a write generation: a local store
+that sees it move by another process's write reads on through a fresh client (:meth:`ChunkStore.state_stamp`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ class ChunkHit:
 
 
 GET_PAGE = 5000
+PAPER_HASH_KEY = "paper_hash"
+"""Chunk metadata field holding the content hash of the paper version the chunk was written for. The paper
+record's hash says which version was committed; a chunk of another version is left by an ingest killed
+between writing a paper's chunks and its record (chunks written before this field was: absent)."""
 TEXT_KEY = "text_sha"
 """Chunk metadata field holding :func:`text_key` of the chunk's text, so a chunk that moved to another
 paper id (a renumbered or renamed paper list) finds its stored vectors by content."""
@@ -104,6 +109,25 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
         if corrupt:  # damage the header check cannot see (a page in the middle overwritten)
             raise StoreError(database_damaged(index_dir, f"SQLite: {corrupt}")) from exc
         raise StoreError(f"cannot open the Chroma index at {index_dir}: {exc}") from exc
+
+
+def fresh_client(index_dir: Path):
+    """A new ``PersistentClient`` for the local index in ``index_dir`` on a Chroma System of its own.
+
+    chromadb keeps one System per folder and process, and its embedded core loads each collection's
+    vector index into memory once: another process's later writes reach its SQLite reads (counts,
+    metadata) but never its vectors (a paper added since is "Error finding id" to fetch, and missing
+    from nearest-paper searches). A new System loads them as they are now. Clients made before keep the
+    old System (a request in flight on another thread finishes on it; it is freed with them). Raises
+    StoreError as :func:`make_client`.
+    """
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    folder = str(index_dir / "chroma")  # the System's key: the path make_client passes
+    with SharedSystemClient._refcount_lock:
+        SharedSystemClient._identifier_to_system.pop(folder, None)
+        SharedSystemClient._identifier_to_refcount.pop(folder, None)
+    return make_client(index_dir)
 
 
 def built_with(client, collection: str) -> str | None:
@@ -240,9 +264,13 @@ class DenseMatrix:
     def sound(self, dim: int, count: int) -> bool:
         """True when the matrix can be this store's: ``count`` rows (the chunk count its stamp names) of
         ``dim`` unit vectors. A cache edited or damaged in place keeps its stamp: a row zeroed hid its
-        chunk from dense search, and a cut width broke every question."""
+        chunk from dense search, a cut width broke every question, and random bytes (NaN, 1e38) made the
+        norms overflow with numpy's RuntimeWarnings printed."""
         if self.matrix.shape != (count, dim) or not count:
             return self.matrix.shape == (count, dim)
+        # A unit vector's every component lies in [-1, 1]; checked first, so its norm cannot overflow.
+        if self.matrix.dtype.kind != "f" or not np.isfinite(self.matrix).all() or np.abs(self.matrix).max() > 1.0 + 1e-3:
+            return False
         norms = np.linalg.norm(self.matrix, axis=1)
         return bool(np.all(np.abs(norms - 1.0) < 1e-3))
 
@@ -356,14 +384,18 @@ class ChunkStore:
         self._dense_lock = threading.Lock()
         self._meta_read = 0.0
         self._stamp: str | None = None
+        self._generation = (self.chunks.metadata or {}).get("generation", 0)
+        """The write generation this object's vectors are known to include (see :meth:`_follow`)."""
+        self._reopen_lock = threading.Lock()
 
     # --- writes ---------------------------------------------------------------------------------
     def upsert_chunks(self, chunks: list[Chunk], embeddings: np.ndarray, papers: dict[str, Paper],
-                      sentences: list[dict] | None = None) -> None:
+                      sentences: list[dict] | None = None, hashes: dict[str, str] | None = None) -> None:
         """Insert or replace chunks (``embeddings``: shape ``(len(chunks), dim)``).
 
         ``sentences[k]``: extra metadata for chunk ``k`` (its packed sentence vectors, see
-        vectorstore.sentences.pack).
+        vectorstore.sentences.pack). ``hashes``: ``{paper id: content hash}`` of the version being written,
+        stored with each of its chunks (:data:`PAPER_HASH_KEY`, read back by :meth:`chunk_paper_hashes`).
         """
         self._changed()
         if not chunks:
@@ -377,6 +409,8 @@ class ChunkStore:
                  "year": p.year}  # None deletes a stored year (upsert merges metadata)
             if sentences is not None:
                 m.update(sentences[k])
+            if hashes is not None:
+                m[PAPER_HASH_KEY] = hashes[c.paper_id]
             metas.append(m)
         with _writing(self.data_dir):
             self.chunks.upsert(ids=[c.id for c in chunks], documents=[c.text for c in chunks],
@@ -477,15 +511,19 @@ class ChunkStore:
                     out.setdefault(m["paper_id"], set()).add(cid)
         return out
 
-    def chunk_paper_ids(self) -> set[str]:
-        """Ids of every paper that has at least one stored chunk."""
-        out: set[str] = set()
+    def chunk_paper_hashes(self) -> dict[str, set[str]]:
+        """``{paper id: the content hashes its stored chunks were written for}`` for every paper with at least
+        one chunk (:data:`PAPER_HASH_KEY`; ``""`` for a chunk written before that field was). A committed
+        paper whose set holds a hash other than its record's (and ``""``) has chunks of another version."""
+        out: dict[str, set[str]] = {}
         for page in self._iter_get(self.chunks, ["metadatas"]):
-            out.update(m["paper_id"] for m in page["metadatas"])
+            for m in page["metadatas"]:
+                out.setdefault(m["paper_id"], set()).add(m.get(PAPER_HASH_KEY) or "")
         return out
 
     def chunk_records(self, ids: list[str]) -> dict[str, tuple[np.ndarray, dict]]:
         """``{chunk id: (stored embedding, metadata)}`` for the ids that exist."""
+        self._vectors_current()
         out: dict[str, tuple[np.ndarray, dict]] = {}
         for i in range(0, len(ids), GET_PAGE):
             page = self.chunks.get(ids=list(ids[i : i + GET_PAGE]), include=["embeddings", "metadatas"])
@@ -495,6 +533,7 @@ class ChunkStore:
 
     def chunk_records_by_text(self, keys: list[str]) -> dict[str, tuple[np.ndarray, dict]]:
         """``{text key: (stored embedding, metadata)}`` of one stored chunk per :func:`text_key` found."""
+        self._vectors_current()
         out: dict[str, tuple[np.ndarray, dict]] = {}
         keys = list(dict.fromkeys(keys))
         for i in range(0, len(keys), 500):
@@ -554,6 +593,8 @@ class ChunkStore:
 
     def all_papers(self, with_embeddings: bool = False) -> tuple[list[Paper], np.ndarray | None]:
         """Every paper (and, if asked, their paper-level embeddings, shape ``(n, dim)``)."""
+        if with_embeddings:
+            self._vectors_current()
         include = ["documents", "metadatas"] + (["embeddings"] if with_embeddings else [])
         papers, vecs = [], []
         for page in self._iter_get(self.papers, include):
@@ -567,6 +608,7 @@ class ChunkStore:
         """``{id: paper embedding}`` for the ids that exist."""
         if not ids:
             return {}
+        self._vectors_current()
         page = self.papers.get(ids=list(ids), include=["embeddings"])
         return {pid: np.asarray(e, dtype=np.float32) for pid, e in zip(page["ids"], page["embeddings"])}
 
@@ -578,6 +620,7 @@ class ChunkStore:
 
     def nearest_papers(self, embedding: np.ndarray, n: int) -> list[tuple[str, float]]:
         """The ``n`` papers whose whole-abstract embedding is nearest ``embedding``: ``[(id, cosine)]`` best first."""
+        self._vectors_current()
         n = min(self.papers.count(), n)
         if n <= 0:
             return []
@@ -600,6 +643,7 @@ class ChunkStore:
 
     def hnsw_query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[ChunkHit]:
         """Approximate search through Chroma's HNSW index (what :meth:`query` falls back to)."""
+        self._vectors_current()
         total = self.chunks.count()
         if total == 0:
             return []
@@ -683,11 +727,43 @@ class ChunkStore:
             return self._stamp
         self._reload_chunks()
         meta = self.chunks.metadata or {}
+        if meta.get("generation", 0) != self._generation:
+            self._follow(meta.get("generation", 0))
         # The collection's id too: a collection made anew (a wiped server, another server under the
         # same name) restarts at the same count and generation, and must not pass for the old one.
         self._stamp = f"{self.chunks.count()}:{meta.get('generation', 0)}:{self.chunks.id}"
         self._meta_read = now
         return self._stamp
+
+    def _follow(self, generation: int) -> None:
+        """Another process wrote to the index (its generation moved to ``generation``): a local store
+        reads on through a :func:`fresh_client`, whose vectors include that write (a server's client
+        sees every write already). On failure the old client stays: the next look tries again."""
+        if self.data_dir is None:
+            self._generation = generation
+            return
+        with self._reopen_lock:
+            if self._generation == generation:
+                return  # another thread reopened meanwhile
+            try:
+                client = fresh_client(self.data_dir)
+                chunks = client.get_collection(self.chunks.name, embedding_function=None)
+                papers = client.get_collection(self.papers.name, embedding_function=None)
+            except Exception:  # noqa: BLE001 - a writer mid-way, a collection being made anew
+                return
+            self.client, self.chunks, self.papers = client, chunks, papers
+            self._generation = generation
+
+    def _vectors_current(self) -> None:
+        """Before reading vectors: follow another process's write if one happened (:meth:`state_stamp`
+        looks at most once a second, so this is cheap)."""
+        self.state_stamp()
+
+    def refresh(self) -> None:
+        """Follow another process's write now (no once-a-second wait): a writer calls this once it holds
+        the writer lock, so the vectors it writes beside go with every earlier write, not a stale copy."""
+        self._stamp = None
+        self.state_stamp()
 
     def _changed(self) -> None:
         self._stamp = None
@@ -707,6 +783,7 @@ class ChunkStore:
         meta.pop("hnsw:space", None)
         with _writing(self.data_dir):
             self.chunks.modify(metadata=meta)
+        self._generation = meta["generation"]  # our own write: this client's vectors hold it
         self._changed()
         if not writing and self.data_dir is not None:  # a completed write: what an older database is told by
             record_generation(self.data_dir / "chroma", str(self.chunks.id), meta["generation"])

@@ -42,7 +42,7 @@ def test_the_stacked_calibration_recovers_known_weights():
 
     rng = random.Random(0)
     rows = []
-    for i in range(300):
+    for _ in range(300):
         logits = [rng.gauss(0, 1.5) for _ in range(10)]
         sentence = [rng.gauss(0, 1) for _ in range(10)]
         dense = [rng.gauss(0, 1) for _ in range(10)]
