@@ -87,6 +87,7 @@ def _health_problems(settings: Settings) -> list[str]:
     index that cannot be searched, a damaged keyword cache (the next question rebuilds it); and a writer's lock
     that is no file (questions work, every ingest stops)."""
     from assistant.service import get_index
+    from vectorstore.cachedir import not_a_file
     from vectorstore.integrity import foreign_folders, hnsw_problem, lock_file_problem, rebuild
     from vectorstore.lexical import LexicalIndex
     from vectorstore.papers import counted
@@ -130,6 +131,11 @@ def _health_problems(settings: Settings) -> list[str]:
                         f"({', '.join(foreign[:2])}{'…' if len(foreign) > 2 else ''}) belong to no collection of its "
                         f"database: chroma.sqlite3 may come from another index, and its papers be missing: "
                         f"{rebuild(idx.directory)}")
+    for cache in sorted(idx.directory.glob("dense-*")):
+        odd = not_a_file(cache)
+        if odd:  # read as it is, it exhausted memory (a link to /dev/zero) or blocked (a FIFO)
+            problems.append(f"the exact-search cache {cache} holds {odd}, which is not a plain file: the next question "
+                            "rebuilds it from the index (nothing is lost)")
     keywords = LexicalIndex.inspect(idx.lexical_dir)[1]
     if keywords:  # its stamp may still match: left alone, it hid papers from keyword search
         problems.append(f"the keyword index cache {idx.lexical_dir} is damaged ({keywords}): the next question or "

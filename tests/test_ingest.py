@@ -316,3 +316,37 @@ def test_a_dense_cache_overwritten_with_random_bytes_is_rebuilt_without_numpy_wa
         warnings.simplefilter("error")  # any RuntimeWarning fails the test
         matrix = open_index(tmp_path / "i", encoder).store.dense_matrix()
     assert np.allclose(matrix.matrix, good) and np.allclose(np.load(path), good)
+
+
+@pytest.mark.parametrize("swap", ["a link to /dev/zero", "a FIFO"])
+def test_a_cache_file_swapped_for_a_special_file_is_named_by_doctor_and_rebuilt_unread(tmp_path, encoder, swap):
+    """Seventh break-it run (#61, #62): dense-abstracts/chunks.json swapped for a link to /dev/zero was read
+    until the kernel killed `ask` for memory (22 GB), and a FIFO there blocked `ask` forever; doctor said
+    ok. The same swap in the keyword cache. Both are found from lstat alone and rebuilt, never opened."""
+    import os
+
+    import numpy as np
+
+    from assistant.doctor import run_doctor
+    from assistant.settings import load_settings
+    from vectorstore.lexical import LexicalIndex
+
+    f = tmp_path / "l.txt"
+    f.write_text("ICML 2026\nAlpha transformers route tokens.\n\nGamma diffusion denoises images.\n", encoding="utf-8")
+    ingest([f], open_index(tmp_path / "i", encoder))
+    dense, keywords = tmp_path / "i" / "dense-abstracts" / "chunks.json", tmp_path / "i" / "bm25-abstracts" / "ids.json"
+    good = np.load(dense.parent / "matrix.npy")
+    for path in (dense, keywords):
+        path.unlink()
+        if swap == "a FIFO":
+            os.mkfifo(path)
+        else:
+            path.symlink_to("/dev/zero")
+    ok, line = next(run_doctor(load_settings(index=tmp_path / "i")))
+    assert not ok and f"the exact-search cache {dense.parent} holds chunks.json, which is not a plain file" in line
+    assert f"the keyword index cache {keywords.parent} is damaged (ids.json is not a plain file)" in line
+    idx = open_index(tmp_path / "i", encoder)  # a read of either file would block or exhaust memory here
+    assert np.allclose(idx.store.dense_matrix().matrix, good)
+    assert [idx.lexical().paper_ids[i] for i, _ in idx.lexical().search("diffusion", 2)] == ["l#2"]
+    assert dense.is_file() and not dense.is_symlink() and keywords.is_file() and not keywords.is_symlink()
+    assert LexicalIndex.inspect(keywords.parent)[1] is None and next(run_doctor(load_settings(index=tmp_path / "i")))[0]

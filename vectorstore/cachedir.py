@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,3 +23,24 @@ def replace_folder(folder: Path) -> Iterator[Path]:
     yield tmp
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
+
+
+def not_a_file(folder: Path) -> str | None:
+    """The first entry under ``folder`` that is not a plain file or folder (a symbolic link, a FIFO, a
+    device, a socket), named relative to ``folder``; None when there is none or ``folder`` is missing.
+
+    Checked before a cache is read: a cache file swapped for a link to /dev/zero was read until the
+    kernel killed the process for memory, and a FIFO blocked every question forever. Nothing here
+    follows a link or opens a file (``lstat`` only)."""
+    try:
+        top = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(top.st_mode):
+        return "."
+    for root, dirs, files in os.walk(folder):  # os.walk never descends into a linked folder
+        for name in dirs + files:
+            mode = os.lstat(os.path.join(root, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                return os.path.relpath(os.path.join(root, name), folder)
+    return None

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vectorstore.cachedir import replace_folder
+from vectorstore.cachedir import not_a_file, replace_folder
 
 FORMAT = 7
 """Version of the saved layout and the tokenizer (4: CJK bigrams; 5: chunks with titles; 6: the
@@ -148,6 +148,9 @@ class LexicalIndex:
         cannot be this index (:func:`_damage`), is."""
         import bm25s
 
+        odd = not_a_file(folder)
+        if odd:
+            return None, f"{odd} is not a plain file"
         try:
             meta = json.loads((folder / "ids.json").read_text())
         except FileNotFoundError:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vectorstore.cachedir import replace_folder
+from vectorstore.cachedir import not_a_file, replace_folder
 from vectorstore.chunking import Chunk
 from vectorstore.integrity import record_generation
 from vectorstore.papers import Paper
@@ -244,7 +244,10 @@ class DenseMatrix:
 
     @classmethod
     def load(cls, folder: Path) -> "DenseMatrix | None":
-        """The saved matrix, or None when missing, unreadable or of the wrong shape (rebuilt by the caller)."""
+        """The saved matrix, or None when missing, unreadable, of the wrong shape or holding anything but
+        plain files (:func:`vectorstore.cachedir.not_a_file`; rebuilt by the caller)."""
+        if not_a_file(folder):
+            return None
         try:
             meta = json.loads((folder / "chunks.json").read_text())
             matrix = np.load(folder / "matrix.npy")
