@@ -680,7 +680,7 @@ def launch(settings: Settings, ingest_default: bool = True, block: bool = True):
         from assistant.web_guard import LoginGuard
 
         result = demo.launch(server_name=host, server_port=port, auth=LoginGuard(*auth).check if auth else None, share=False,
-                             show_error=True, prevent_thread_lock=True, quiet=True, **page_options())
+                             prevent_thread_lock=True, quiet=True, **page_options())
     except OSError as exc:  # lost a race for the port since the check
         raise ValueError(f"cannot serve on {host}:{port}: {exc}".splitlines()[0]) from None
     # Our own line instead of Gradio's banner (which suggests share=True), once the page is up.

@@ -153,16 +153,51 @@ client's address. Unset, uvicorn trusts 127.0.0.1 and ::1, so any local process 
 local tunnel) could name any client, and a guesser sending another address each time was never slowed."""
 
 
+MAX_LOGGED_ERROR = 4000
+"""Characters of one request's traceback the server log keeps (its start and its end)."""
+
+
+def bounded(text: str, limit: int = MAX_LOGGED_ERROR) -> str:
+    """``text`` kept whole up to ``limit`` characters, else its first and last ``limit // 2`` with the
+    number of characters cut between them."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit // 2]}\n… {len(text) - limit} characters cut …\n{text[-(limit // 2):]}"
+
+
+class _BoundedTraceback:
+    """The ``traceback`` module as Gradio's queue sees it, with ``print_exc`` bounded (:func:`bounded`).
+    A request whose inputs fail Gradio's own validation (a chat history of 6,000 malformed messages)
+    printed every pydantic error: 18,000 log lines for one 100 kB request."""
+
+    def __getattr__(self, name):
+        import traceback
+
+        return getattr(traceback, name)
+
+    @staticmethod
+    def print_exc(limit=None, file=None, chain=True) -> None:
+        import sys
+        import traceback
+
+        print(bounded(traceback.format_exc(limit=limit, chain=chain)), file=file or sys.stderr, end="")
+
+
 def launch_options() -> dict:
     """``demo.launch`` keyword arguments: the body limit, the login throttle and no uploads (the login
-    itself is ``LoginGuard``). Also makes the server trust no proxy's forwarded headers unless
+    itself is ``LoginGuard``), and no error text but our own (``gr.Error``) to clients: Gradio's own
+    (a pydantic report of every malformed message, component reprs with addresses) stays in the log,
+    bounded (:class:`_BoundedTraceback`). Also makes the server trust no proxy's forwarded headers unless
     :data:`TRUSTED_PROXIES` is set (a reverse proxy of one's own: name its address there), so the
     throttle counts the connection's own address."""
     import os
 
+    import gradio.queueing
     from starlette.middleware import Middleware
 
     # Read by uvicorn.Config, which Gradio makes inside demo.launch; "" matches no address.
     os.environ.setdefault(TRUSTED_PROXIES, "")
+    gradio.queueing.traceback = _BoundedTraceback()  # the queue's only use of the module is print_exc
 
-    return {"max_file_size": MAX_UPLOAD, "app_kwargs": {"middleware": [Middleware(BodyLimit), Middleware(LoginThrottle)]}}
+    return {"max_file_size": MAX_UPLOAD, "show_error": False,
+            "app_kwargs": {"middleware": [Middleware(BodyLimit), Middleware(LoginThrottle)]}}

@@ -344,3 +344,41 @@ def test_the_related_tab_takes_a_count_and_a_bar(app_url):
     assert len(re.findall(r"^\| \d+ \|", everything, re.M)) == 4
     strict = client.predict("", "000_12a0d7b1c5c902c5#6", 10, "70%", api_name="/related")
     assert strict.startswith("Related to **VRU**") and "similarity under 70%" in strict
+
+
+def test_a_malformed_chat_history_gets_no_internals_and_a_bounded_log(settings, assistant, capfd):
+    """Seventh break-it run (#98, #99): /chat given 6,000 messages of the wrong shape answered with pydantic's
+    report of each ("6000 validation errors for ChatbotDataMessages …") and logged 18,000 lines; a call with
+    2 of its inputs answered with Gradio's component reprs and memory addresses. Launched as `serve`
+    launches it, the client learns only that the call failed, and the log keeps one bounded traceback."""
+    from gradio_client import Client
+
+    import app as web
+    from assistant.web_guard import MAX_LOGGED_ERROR
+
+    port = free_port()
+    demo = web.build_app(settings.model_copy(update={"ui": settings.ui.model_copy(update={"port": port})}), assistant)
+    demo.queue(default_concurrency_limit=20)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, share=False, quiet=True,
+                **web.page_options())
+    try:
+        capfd.readouterr()
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        junk = [{"role": "user", "content": ["not", "text", i]} for i in range(6000)]
+        with pytest.raises(Exception) as err:
+            client.predict("What is SyPE?", junk, api_name="/chat")
+        said = str(err.value)
+        assert "validation error" not in said and "ChatbotDataMessages" not in said and len(said) < 1000, said[:300]
+        code, body = _post(f"http://127.0.0.1:{port}/gradio_api/call/chat", b'{"data": ["hi", []]}', "application/json")
+        if code == 200:  # an event id: its stream carries the error
+            import json
+            import urllib.request
+
+            event = json.loads(body)["event_id"]
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/gradio_api/call/chat/{event}", timeout=30) as r:
+                stream = r.read().decode()
+            assert "object at 0x" not in stream and "Textbox" not in stream, stream[:300]
+        logged = capfd.readouterr().err
+        assert "Traceback" in logged and len(logged) < 3 * (MAX_LOGGED_ERROR + 500), len(logged)
+    finally:
+        demo.close()
