@@ -143,7 +143,18 @@ def unreadable_reply(exc: Exception):
     Not JSON: -32700 (parse error), id null. JSON that is no JSON-RPC message: -32600 (invalid request),
     with its id when it has a readable one. JSON holding a lone surrogate escape ("\\ud800", which
     Python reads but no UTF-8 text can hold, so the SDK's parser refuses the line): -32602 (invalid
-    params) with its id. A notification (no id), a reply of the client's and a blank line get nothing."""
+    params) with its id. JSON nested too deeply to read back (hundreds of brackets): -32700, id null.
+    A notification (no id), a reply of the client's and a blank line get nothing."""
+    from mcp.types import PARSE_ERROR, ErrorData, JSONRPCError
+
+    try:
+        return _reply_to(exc)
+    except RecursionError:  # raised out of the reader, it ended the server (an ExceptionGroup)
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
+            code=PARSE_ERROR, message="Parse error: the line is nested too deeply to read"))
+
+
+def _reply_to(exc: Exception):
     from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 
     errors = exc.errors() if hasattr(exc, "errors") else []

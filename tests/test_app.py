@@ -347,7 +347,7 @@ def test_the_related_tab_takes_a_count_and_a_bar(app_url):
 
 
 def test_a_malformed_chat_history_gets_no_internals_and_a_bounded_log(settings, assistant, capfd):
-    """Seventh break-it run (#98, #99): /chat given 6,000 messages of the wrong shape answered with pydantic's
+    """Eighth break-it run (#98, #99): /chat given 6,000 messages of the wrong shape answered with pydantic's
     report of each ("6000 validation errors for ChatbotDataMessages …") and logged 18,000 lines; a call with
     2 of its inputs answered with Gradio's component reprs and memory addresses. Launched as `serve`
     launches it, the client learns only that the call failed, and the log keeps one bounded traceback."""

@@ -320,7 +320,7 @@ def test_a_dense_cache_overwritten_with_random_bytes_is_rebuilt_without_numpy_wa
 
 @pytest.mark.parametrize("swap", ["a link to /dev/zero", "a FIFO"])
 def test_a_cache_file_swapped_for_a_special_file_is_named_by_doctor_and_rebuilt_unread(tmp_path, encoder, swap):
-    """Seventh break-it run (#61, #62): dense-abstracts/chunks.json swapped for a link to /dev/zero was read
+    """Eighth break-it run (#61, #62): dense-abstracts/chunks.json swapped for a link to /dev/zero was read
     until the kernel killed `ask` for memory (22 GB), and a FIFO there blocked `ask` forever; doctor said
     ok. The same swap in the keyword cache. Both are found from lstat alone and rebuilt, never opened."""
     import os

@@ -280,6 +280,9 @@ BAD_LINES = [  # (line as sent, the error's code, its id)
     (b'[1, 2', -32700, None),
     (b'42', -32600, None),
     (b'{"id": 7, "method": "tools/list"}', -32600, 7),
+    # Eighth break-it run (#117): brackets nested hundreds deep ended the server (RecursionError re-read).
+    (b'{"jsonrpc":"2.0","id":9,"method":"tools/list","params":' + b"[" * 600 + b"]" * 600 + b"}", -32700, None),
+    (b"[" * 1000 + b"]" * 1000, -32700, None),
 ]
 
 
