@@ -34,8 +34,18 @@ def run_doctor(settings: Settings) -> Iterator[tuple[bool, str]]:
 
 def _check_index(settings: Settings) -> tuple[bool, str]:
     from assistant.service import get_index
+    from vectorstore.integrity import vector_files_problem
     from vectorstore.papers import counted
 
+    if not settings.store.host:
+        # Every record and link list of the HNSW files, from the files alone, before Chroma loads them:
+        # damage there crashes hnswlib (a segfault, no word said); opening reads a sample of the link lists.
+        try:
+            damaged = vector_files_problem(settings.index, full=True)
+        except OSError:  # unreadable files: opening says how
+            damaged = None
+        if damaged:
+            return False, f"index: {damaged}"
     try:
         idx = get_index(settings)
         papers, chunks = idx.store.counts()
@@ -88,7 +98,7 @@ def _health_problems(settings: Settings) -> list[str]:
     that is no file (questions work, every ingest stops)."""
     from assistant.service import get_index
     from vectorstore.cachedir import not_a_file
-    from vectorstore.integrity import foreign_folders, hnsw_problem, lock_file_problem, rebuild
+    from vectorstore.integrity import foreign_folders, lock_file_problem, rebuild
     from vectorstore.lexical import LexicalIndex
     from vectorstore.papers import counted
 
@@ -119,12 +129,7 @@ def _health_problems(settings: Settings) -> list[str]:
                         "paper record (an ingest was interrupted), so questions may find text no longer in the file: "
                         f"run `paper-assistant ingest` on {', '.join(files)} again to repair them")
     root = idx.directory / "chroma"
-    # Every vector and link of the HNSW files (opening looks at a sample): random bytes over them crash hnswlib.
-    damaged = next((why for seg in (sorted(root.iterdir()) if root.is_dir() and not idx.remote else [])
-                    if (seg / "header.bin").is_file() and (why := hnsw_problem(seg, full=True))), None)
-    if damaged:
-        problems.append(f"the vector index at {idx.directory} is damaged: {damaged}, so search would fail or return "
-                        f"wrong papers: {rebuild(idx.directory)}")
+    # Every vector and link of the HNSW files was read before Chroma opened them (_check_index).
     foreign = foreign_folders(root) if root.is_dir() else []
     if foreign:
         problems.append(f"{counted(len(foreign), 'vector folder')} in {idx.directory / 'chroma'} "

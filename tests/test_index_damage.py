@@ -66,24 +66,117 @@ def test_random_bytes_over_an_hnsw_file_stop_every_command_with_the_remedy(synce
     assert code == 1 and re.search(rf"^FAIL  index: {line}$", out, re.M), out
 
 
-def test_doctor_reads_every_hnsw_record_where_opening_reads_a_sample(synced, monkeypatch, capsys):
+def test_doctor_reads_every_hnsw_link_list_where_opening_reads_a_sample(synced, monkeypatch, capsys):
+    """Opening reads every record of data_level0.bin but only the first link lists (and the entry point's);
+    doctor reads them all, from the files, before Chroma loads them."""
     import numpy as np
 
     import vectorstore.integrity as integrity
 
     folder, chunks = synced
-    monkeypatch.setattr(integrity, "SAMPLE", 2)  # opening looks at the first and last records (and the entry point)
+    monkeypatch.setattr(integrity, "SAMPLE", 2)  # opening looks at the first two link lists (and the entry point's)
+    header = (chunks / "header.bin").read_bytes()
+    entry = int.from_bytes(header[56:60], "little")
+    words = np.fromfile(chunks / "link_lists.bin", dtype="<u4")
+    at, victim = 0, None
+    for k in range(58):
+        if words[at] and k >= 2 and k != entry:
+            victim = at + 1  # the link count of its first upper layer
+            break
+        at += 1 + words[at] // 4
+    assert victim is not None
+    words[victim] = 0x7FFF  # a link count past the layer's maximum
+    words.tofile(chunks / "link_lists.bin")
+    assert integrity.vector_files_problem(folder) is None  # not in the sample
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index: the vector index at {re.escape(str(folder))} is damaged: "
+                                   rf"{re.escape(str(chunks))}/link_lists.bin holds link lists no HNSW index has "
+                                   rf"\(overwritten\?\), so search would fail or return wrong papers: {remedy(folder)}$",
+                                   out, re.M), out
+
+
+CHROMA_GUARD = """
+import sys
+import chromadb
+import vectorstore.integrity as integrity
+
+integrity.SAMPLE = int(sys.argv.pop(1))
+opened = chromadb.PersistentClient
+def guard(*args, **kwargs):
+    print("chroma opened", file=sys.stderr, flush=True)
+    return opened(*args, **kwargs)
+chromadb.PersistentClient = guard
+from assistant import cli
+sys.argv[0] = "paper-assistant"
+cli.main()
+"""
+
+
+def run_cli(*args, sample: int = 256) -> tuple[int, str, str]:
+    """The CLI in a process of its own (hnswlib's segfault on damaged files ends that process, not pytest's),
+    saying "chroma opened" on stderr if it gets as far as opening Chroma."""
+    import subprocess
+    from pathlib import Path
+
+    proc = subprocess.run([sys.executable, "-c", CHROMA_GUARD, str(sample), *args], capture_output=True, text=True,
+                          timeout=300, cwd=Path(__file__).resolve().parent.parent)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def damage_stops_every_command_before_chroma(folder, path, why: str, tmp_path, sample: int = 256) -> None:
+    """``ask``, ``ingest`` and ``doctor`` on an index whose HNSW file ``path`` is damaged: one line naming
+    ``path`` (``why``: how) and the remedy, exit 2 (doctor: FAIL, exit 1), Chroma never opened (no segfault)."""
+    new = tmp_path / "new.txt"
+    new.write_text("ICML 2026\n\nWe propose NewNet, a sparse kernel for tabular data.\n")
+    line = (rf"the vector index at {re.escape(str(folder))} is damaged: {re.escape(str(path))} {why}, so search "
+            rf"would fail or return wrong papers: {remedy(folder)}")
+    for args in (["ask", Q], ["ingest", str(new)]):
+        code, out, err = run_cli(*args, "--index", str(folder), sample=sample)
+        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, code, err[-2000:])
+    code, out, err = run_cli("doctor", "--index", str(folder), sample=sample)
+    assert code == 1 and re.search(rf"^FAIL  index: {line}$", out, re.M), (code, out, err[-2000:])
+    assert "chroma opened" not in err, err[-2000:]
+
+
+def test_a_cut_hnsw_header_stops_every_command_before_chroma_loads_it(synced, tmp_path):
+    """#69: the chunks' header.bin cut to 50 bytes: every command, doctor too, died with a segfault (exit 139,
+    no word) in Chroma's count, called before the header's size was looked at."""
+    folder, chunks = synced
+    with open(chunks / "header.bin", "r+b") as fh:
+        fh.truncate(50)
+    damage_stops_every_command_before_chroma(folder, chunks / "header.bin", "is 50 bytes, not 100", tmp_path)
+
+
+def test_zeros_over_the_link_lists_stop_every_command_before_chroma_loads_them(synced, tmp_path):
+    """#71: link_lists.bin overwritten with zeros (same size): every list says "bottom layer only", the entry
+    point's too, and hnswlib's search from it read no memory (a segfault). The entry point's list must hold
+    its upper layers: looked at on open, whatever the sample."""
+    folder, chunks = synced
+    header = (chunks / "header.bin").read_bytes()
+    assert int.from_bytes(header[52:56], "little") > 0  # the index has upper layers (else zeros are what it holds)
+    path = chunks / "link_lists.bin"
+    path.write_bytes(bytes(path.stat().st_size))
+    damage_stops_every_command_before_chroma(folder, path, r"holds link lists no HNSW index has \(overwritten\?\)",
+                                             tmp_path, sample=2)
+
+
+def test_random_bytes_inside_data_level0_stop_every_command_before_chroma_loads_them(synced, tmp_path):
+    """#75: random bytes over a few records in the middle of data_level0.bin (size kept): opening looked at
+    a sample only, so the damage reached hnswlib (a segfault in every command, doctor too, whose full look
+    came after Chroma's). Every record is read on open now, before Chroma."""
+    import numpy as np
+
+    folder, chunks = synced
     header = (chunks / "header.bin").read_bytes()
     per, entry = int.from_bytes(header[28:36], "little"), int.from_bytes(header[56:60], "little")
-    victim = next(i for i in range(1, 57) if i != entry)
+    victim = next(i for i in range(20, 57) if i != entry)
     data = np.fromfile(chunks / "data_level0.bin", dtype=np.uint8)
-    data[victim * per: victim * per + 2] = [0xFF, 0x7F]  # a link count past the layer's 32
+    data[victim * per + 100: victim * per + 100 + 2 * per] = np.frombuffer(os.urandom(2 * per), np.uint8)
+    data[victim * per: victim * per + 2] = [0xFF, 0x7F]  # random bytes, but surely a link count past the maximum
     data.tofile(chunks / "data_level0.bin")
-    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
-    assert code == 1 and re.search(rf"^FAIL  index at {re.escape(str(folder))}: 38 papers in 58 chunks .*the vector "
-                                   rf"index at .* is damaged: .*data_level0.bin holds links or vectors no HNSW index "
-                                   rf"has \(overwritten\?\), so search would fail or return wrong papers: {remedy(folder)}",
-                                   out, re.M), out
+    damage_stops_every_command_before_chroma(folder, chunks / "data_level0.bin",
+                                             r"holds links or vectors no HNSW index has \(overwritten\?\)",
+                                             tmp_path, sample=2)
 
 
 def test_an_older_database_restored_beside_newer_vector_files_is_found(tmp_path, monkeypatch, capsys, encoder):

@@ -198,8 +198,7 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
 
 
 def check_vector_files(directory: Path, store: ChunkStore) -> None:
-    """Raise StoreError, naming the remedy, when the HNSW files of a local index's collections are cut
-    short (:func:`vectorstore.integrity.hnsw_damage`: search would fail or return wrong chunks) or hold
+    """Raise StoreError, naming the remedy, when the HNSW files of a local index's collections hold
     fewer vectors than Chroma's SQLite has records (their segment folders deleted, or replaced by older
     ones): what neither those files nor the write-ahead log hold is gone, and dense search and related
     work would silently miss those papers (ingest said "unchanged" and exited 0).
@@ -231,10 +230,11 @@ def check_vector_files(directory: Path, store: ChunkStore) -> None:
         for seg in segments:
             header = root / str(seg) / "header.bin"
             data = header.read_bytes() if header.is_file() else b"\x01\x00\x00\x00" + bytes(96)
-            short = hnsw_problem(header.parent) if len(data) != 100 else None  # cut short: hnswlib would crash
-            if not short and data[:4] != b"\x01\x00\x00\x00":
+            # The files' sizes and a sample of their records were judged before Chroma loaded them
+            # (make_client: vector_files_problem); a header cut short since is judged again here.
+            short = hnsw_problem(header.parent) if len(data) != 100 else None
+            if not short and (len(data) != 100 or data[:4] != b"\x01\x00\x00\x00"):
                 return
-            short = short or hnsw_problem(header.parent)
             if short:
                 raise StoreError(f"the vector index at {directory} is damaged: {short}, so search would fail or "
                                  f"return wrong papers: {rebuild(directory)}")

@@ -69,12 +69,14 @@ def text_key(text: str) -> str:
 
 
 def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl: bool = False,
-                headers: dict[str, str] | None = None):
+                headers: dict[str, str] | None = None, full_check: bool = False):
     """A chromadb client: ``HttpClient`` when ``host`` is set, else ``PersistentClient(index_dir)``.
 
     Telemetry is off. Raises StoreError when the server is unreachable or speaks another version
     (the message names both versions when the server tells its own), or when a local index's
-    ``chroma.sqlite3`` is damaged (:func:`vectorstore.integrity.database_problem`).
+    ``chroma.sqlite3`` is damaged (:func:`vectorstore.integrity.database_problem`) or its HNSW files are
+    (:func:`vectorstore.integrity.vector_files_problem`: a sample of their records, every one with
+    ``full_check``), both judged from the files before Chroma reads them.
     """
     import chromadb
     from chromadb.config import Settings as ChromaSettings
@@ -93,9 +95,12 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
             hint = " (client/server version mismatch?)" if "version" in text.lower() or "404" in text else ""
             raise StoreError(f"cannot reach Chroma server at {host}:{port}{hint}: {text.splitlines()[0] if text else exc!r}") from exc
         return client
-    from vectorstore.integrity import SQLITE_CORRUPT, database_damaged, database_problem
+    from vectorstore.integrity import SQLITE_CORRUPT, database_damaged, database_problem, vector_files_problem
 
     damaged = database_problem(index_dir)  # before Chroma reads it: its own error names no remedy
+    # The HNSW files too, from the files alone: the first Chroma call that loads a damaged segment (even a
+    # count) crashes the process in hnswlib, a segfault with no word said.
+    damaged = damaged or vector_files_problem(index_dir, full=full_check)
     if damaged:
         raise StoreError(damaged)
     index_dir.mkdir(parents=True, exist_ok=True)
