@@ -102,9 +102,10 @@ def test_second_machine_is_refused_while_the_first_writes(machine, name):
 
 def _wait_for_line(proc: subprocess.Popen, expected: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
+    poller = select.poll()  # not select(): the whole suite's process may hold descriptors past 1024
+    poller.register(proc.stdout, select.POLLIN)
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.2)
-        if ready:
+        if poller.poll(200):
             line = proc.stdout.readline()
             if line.strip() == expected:
                 return
