@@ -80,9 +80,9 @@ def test_exposed_bind_requires_auth(settings):
         web.launch(cfg, ingest_default=False, block=False)
 
 
-def test_a_paper_ingested_while_the_app_runs_can_be_picked_for_related_work(settings, encoder, tmp_path):
-    from gradio_client import Client
-
+def _app_on_two_papers(settings, encoder, tmp_path, later_heading: str):
+    """The page launched on an index of first.txt (two papers); later.txt (one paper under
+    ``later_heading``) is written, not ingested. Returns ``(demo, its URL, the index, later.txt)``."""
     import app as web
     from assistant.answer import Assistant
     from vectorstore.index import open_index
@@ -91,7 +91,7 @@ def test_a_paper_ingested_while_the_app_runs_can_be_picked_for_related_work(sett
     first, later = tmp_path / "first.txt", tmp_path / "later.txt"
     first.write_text("ICML 2026\nWe route tokens to sparse experts for faster inference.\n\n"
                      "We denoise images with diffusion transformers.\n", encoding="utf-8")
-    later.write_text("ICML 2026\nWe route tokens to experts on phone NPUs for fast mixture-of-experts inference.\n",
+    later.write_text(f"{later_heading}\nWe route tokens to experts on phone NPUs for fast mixture-of-experts inference.\n",
                      encoding="utf-8")
     idx = open_index(tmp_path / "idx", encoder)
     ingest([first], idx)
@@ -99,9 +99,18 @@ def test_a_paper_ingested_while_the_app_runs_can_be_picked_for_related_work(sett
     demo = web.build_app(cfg, Assistant(cfg, idx))
     demo.queue()
     demo.launch(server_name="127.0.0.1", server_port=cfg.ui.port, prevent_thread_lock=True, share=False)
+    return demo, f"http://127.0.0.1:{cfg.ui.port}/", idx, later
+
+
+def test_a_paper_ingested_while_the_app_runs_can_be_picked_for_related_work(settings, encoder, tmp_path):
+    from gradio_client import Client
+
+    from vectorstore.ingest import ingest
+
+    demo, url, idx, later = _app_on_two_papers(settings, encoder, tmp_path, "ICML 2026")
     try:
         ingest([later], idx)
-        md = Client(f"http://127.0.0.1:{cfg.ui.port}/", verbose=False).predict("", "later#1", api_name="/related")
+        md = Client(url, verbose=False).predict("", "later#1", api_name="/related")
         assert md.startswith("Related to **") and "(later#1)" in md.split("\n")[0] and "first#1" in md
     finally:
         demo.close()
@@ -117,26 +126,11 @@ def test_papers_another_process_ingests_while_the_app_runs_are_related_and_filte
 
     from gradio_client import Client
 
-    import app as web
-    from assistant.answer import Assistant
-    from vectorstore.index import open_index
-    from vectorstore.ingest import ingest
-
     from tests.conftest import ROOT
 
-    first, later = tmp_path / "first.txt", tmp_path / "later.txt"
-    first.write_text("ICML 2026\nWe route tokens to sparse experts for faster inference.\n\n"
-                     "We denoise images with diffusion transformers.\n", encoding="utf-8")
-    later.write_text("NeurIPS 2025\nWe route tokens to experts on phone NPUs for fast mixture-of-experts inference.\n",
-                     encoding="utf-8")
-    idx = open_index(tmp_path / "idx", encoder)
-    ingest([first], idx)
-    cfg = settings.model_copy(update={"index": tmp_path / "idx", "ui": settings.ui.model_copy(update={"port": free_port()})})
-    demo = web.build_app(cfg, Assistant(cfg, idx))
-    demo.queue()
-    demo.launch(server_name="127.0.0.1", server_port=cfg.ui.port, prevent_thread_lock=True, share=False)
+    demo, url, _, later = _app_on_two_papers(settings, encoder, tmp_path, "NeurIPS 2025")
     try:
-        client = Client(f"http://127.0.0.1:{cfg.ui.port}/", verbose=False)
+        client = Client(url, verbose=False)
         assert "first#2" in client.predict("", "first#1", api_name="/related")  # the server has read the vectors
         done = subprocess.run([sys.executable, "-m", "assistant", "ingest", str(later), "--index", str(tmp_path / "idx")],
                               capture_output=True, text=True, cwd=ROOT, timeout=300)

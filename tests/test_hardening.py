@@ -615,6 +615,19 @@ def test_a_cut_short_hnsw_data_file_is_found_on_open_and_doctor_says_so(tmp_path
     assert code == 2 and f"{chunks / 'header.bin'} is 50 bytes, not 100" in err, err
 
 
+def _writers_stop_and_doctor_fails(monkeypatch, capsys, folder, line: str, *more: list) -> None:
+    """ingest, remove (and the commands in ``more``) on ``folder`` (the 19 papers of 004_….txt) stop with
+    exit 2 and the one error ``line`` (a regex); doctor fails with the index line ending in it."""
+    from tests.conftest import CORPUS
+
+    for args in (["ingest", str(CORPUS / "000_12a0d7b1c5c902c5.txt")], ["remove", "004_9268713af81d21d3.txt"], *more):
+        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
+        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 1 and re.search(rf"^FAIL  index at {re.escape(str(folder))}: 19 papers in 29 chunks .*; {line}$",
+                                   out, re.M), out
+
+
 def test_an_ingest_lock_that_is_a_folder_stops_writers_with_one_line_and_doctor_says_so(
         tmp_path, monkeypatch, capsys, encoder):
     """ingest.lock made a folder: ingest, remove and serve crashed with "unexpected IsADirectoryError" and
@@ -631,13 +644,7 @@ def test_an_ingest_lock_that_is_a_folder_stops_writers_with_one_line_and_doctor_
     lock.mkdir()
     line = (rf"the writer's lock {re.escape(str(lock))} is a folder, so no ingest can run: remove or rename it \(it "
             r"holds no index data; the lock file is made anew\), then run the command again")
-    for args in (["ingest", str(CORPUS / "000_12a0d7b1c5c902c5.txt")], ["remove", "004_9268713af81d21d3.txt"],
-                 ["serve", "--port", str(free_port())]):
-        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
-        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
-    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
-    assert code == 1 and re.search(rf"^FAIL  index at {re.escape(str(folder))}: 19 papers in 29 chunks .*; {line}$",
-                                   out, re.M), out
+    _writers_stop_and_doctor_fails(monkeypatch, capsys, folder, line, ["serve", "--port", str(free_port())])
     assert lock.is_dir() and open_index(folder, encoder).store.counts() == (19, 29)  # nothing removed
 
 
@@ -665,12 +672,7 @@ def test_an_ingest_lock_that_is_a_symbolic_link_stops_writers_with_one_line_and_
     what = "a broken symbolic link" if target == "nothing" else "a symbolic link"
     line = (rf"the writer's lock {re.escape(str(lock))} is {what} to {re.escape(str(pointed))}, so no ingest can run: "
             r"remove or rename it \(it holds no index data; the lock file is made anew\), then run the command again")
-    for args in (["ingest", str(CORPUS / "000_12a0d7b1c5c902c5.txt")], ["remove", "004_9268713af81d21d3.txt"]):
-        code, out, err = run_main(monkeypatch, capsys, *args, "--index", str(folder))
-        assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), (args, err)
-    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
-    assert code == 1 and re.search(rf"^FAIL  index at {re.escape(str(folder))}: 19 papers in 29 chunks .*; {line}$",
-                                   out, re.M), out
+    _writers_stop_and_doctor_fails(monkeypatch, capsys, folder, line)
     assert lock.is_symlink() and open_index(folder, encoder).store.counts() == (19, 29)  # nothing removed
     assert target != "a file" or pointed.read_text() == "precious\n"
 
