@@ -48,14 +48,14 @@ ingest: setup
 eval: setup
 	$(VENV)/bin/paper-assistant eval --questions ../shared/eval/dev.jsonl
 
-# Refits assistant/models/ from the training questions (../shared: the training corpus and questions, beside the
+# Refits assistant/relevance/models/ from the training questions (../shared: the training corpus and questions, beside the
 # project; a user's clone has none): the evidence ranker and judge (deterministic: the committed files come back byte
 # for byte), then the relevance cross-encoder (train-relevance).
 train: setup
 	$(VENV)/bin/paper-assistant train --corpus ../shared/eval/train/corpus2k.jsonl --questions ../shared/eval/train/train.jsonl --questions data/train/written.jsonl
 	$(MAKE) train-relevance
 
-# Refits the relevance model (assistant/models/relevance-v2.*): a cross-encoder trained on data/train/written.jsonl and
+# Refits the relevance model (assistant/relevance/models/relevance-v2.*): a cross-encoder trained on data/train/written.jsonl and
 # pairs made from corpus2k, its stacked calibration fitted on train.jsonl (held out). About 45-50 minutes on a quiet
 # 2-core machine (far longer under load); needs ../shared.
 train-relevance: setup

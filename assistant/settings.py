@@ -102,10 +102,10 @@ class AbstentionCalibration(BaseModel):
                             "'closest match'", f"{DEV}: no 'none' question reaches it (highest 0.77)")
     follow_up_coverage: float = _tuned(0.5, "share (idf-weighted) of a follow-up's own terms its paper must hold for a name match",
                                        "set by reading follow-ups (TMD-Bench holds all, U2A none of 'its limitations')")
-    learned: str = _tuned("", "'v2': the learned judge (assistant/models/judge-v2.json) decides, not these rules", "off: on dev.jsonl it refuses 19% of the answerable questions (assistant.relevance docstring)", allow_inf_nan=None)
+    learned: str = _tuned("", "'v2': the learned judge (assistant/relevance/models/judge-v2.json) decides, not these rules", "off: on dev.jsonl it refuses 19% of the answerable questions (assistant.relevance.judge docstring)", allow_inf_nan=None)
 
 
-class RelevanceCalibration(BaseModel):  # the relevance model (assistant.crossencoder); cutoffs from its file unless set here
+class RelevanceCalibration(BaseModel):  # the relevance model (assistant.relevance.crossencoder); cutoffs from its file unless set here
     model: str = _tuned("", "'v2': the relevance model (models/relevance-v2.*) judges and reranks; '': the rules", "off: on dev.jsonl it refuses 22.4% of answerable questions (docs/quality.md)", pattern=r"^(v\d+)?$", allow_inf_nan=None)
     rerank: int = _tuned(10, "the hybrid retriever's top N the relevance model reorders", "the calibration's candidates (crossencoder_fit.FitSettings.rerank); latency: benchmarks/bench_answer.py", ge=1)
     answered: float | None = _tuned(None, "answered from this P of the best paper", "out of fold on train.jsonl: ≤ 8% of answerable flagged")
@@ -114,7 +114,7 @@ class RelevanceCalibration(BaseModel):  # the relevance model (assistant.crossen
 
 
 class ListCalibration(BaseModel):
-    pool: int = _tuned(20, "papers a list question retrieves and judges", "assistant/listing.py docstring", ge=1)
+    pool: int = _tuned(20, "papers a list question retrieves and judges", "assistant/relevance/listing.py docstring", ge=1)
     relative_bar: float = _tuned(0.62, "share of the best paper's evidence a listed paper reaches",
                                  f"{DEV} multi questions: middle of 0.59–0.645 (R ≥ 0.9, P ≥ 0.8); P 0.92, R 0.93")
     lexical_weight: float = _tuned(0.5, "weight of BM25 (vs topic-sentence cosine) in a paper's list evidence",
@@ -127,9 +127,9 @@ class ListCalibration(BaseModel):
 
 
 class SentenceCalibration(BaseModel):
-    """The quoted sentence: the learned evidence ranker (assistant.learned) and the term weights shared with retrieval."""
+    """The quoted sentence: the learned evidence ranker (assistant.relevance.learned) and the term weights shared with retrieval."""
 
-    learned: str = _tuned("v3", "the evidence ranker's model file (assistant/models/evidence-<v>.json) that picks the quoted sentence",
+    learned: str = _tuned("v3", "the evidence ranker's model file (assistant/relevance/models/evidence-<v>.json) that picks the quoted sentence",
                           "fitted by `paper-assistant train` on eval/train/train.jsonl (docs/quality.md)",
                           pattern=r"^v\d+$", allow_inf_nan=None)
     name_term_weight: float = _tuned(2.0, "idf multiplier of terms from names and numbers ('PEER', '73ms')",

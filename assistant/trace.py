@@ -1,5 +1,5 @@
-"""Named steps: each step of the answer path logs its name and duration (logger ``assistant.pipeline``,
-DEBUG), so a trace reads like the list of steps in assistant/pipeline.py."""
+"""Named steps: each step of the answer path logs its name and duration (logger ``assistant.answer.pipeline``,
+DEBUG), so a trace reads like the list of steps in assistant/answer/pipeline.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import functools
 import logging
 import time
 
-log = logging.getLogger("assistant.pipeline")
+log = logging.getLogger("assistant.answer.pipeline")
 
 
 def step(fn):

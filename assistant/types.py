@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 
 class Verdict(str, Enum):
-    """Does a retrieved paper answer the question (assistant.relevance decides)."""
+    """Does a retrieved paper answer the question (assistant.relevance.judge decides)."""
 
     answered = "answered"
     weak = "weak"

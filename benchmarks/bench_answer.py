@@ -104,7 +104,7 @@ def main() -> None:
     res["app"] = app_startup(index_dir, args.backend, questions)
     print(json.dumps(res["app"]), flush=True)
 
-    from assistant.service import get_assistant
+    from assistant.answer.service import get_assistant
     from assistant.settings import load_settings
 
     settings = load_settings(index=index_dir, embedding={"backend": args.backend})

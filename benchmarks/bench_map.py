@@ -41,8 +41,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[38, 2000, 23642])
     args = ap.parse_args()
-    from assistant.map_labels import place_labels
-    from assistant.paper_map import build_map, map_figure
+    from assistant.research.map_labels import place_labels
+    from assistant.research.paper_map import build_map, map_figure
 
     rows = []
     for n in args.sizes:

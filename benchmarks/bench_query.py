@@ -87,7 +87,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000,all")
     ap.add_argument("--queries", type=int, default=200)
     args = ap.parse_args()
-    from assistant.retrieval import HybridRetriever
+    from assistant.retrieval.hybrid import HybridRetriever
     from vectorstore.embedding import Encoder
     from vectorstore.index import open_index
 

@@ -1,4 +1,4 @@
-"""Fit related work's two learned pieces on CSFCube (never on dev.jsonl) and write assistant/facets.json.
+"""Fit related work's two learned pieces on CSFCube (never on dev.jsonl) and write assistant/research/facets.json.
 
 1. The facet of a sentence (background / method / result, CSFCube's facets): logistic regression on
    the sentence's MiniLM embedding and its relative position in the abstract, trained on the
@@ -27,7 +27,7 @@ from sklearn.model_selection import GroupKFold, cross_val_predict
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from assistant.related import FACETS, facet_features  # noqa: E402
+from assistant.research.related import FACETS, facet_features  # noqa: E402
 from assistant.settings import load_settings  # noqa: E402
 from vectorstore.chunking import Chunker, split_sentences  # noqa: E402
 from vectorstore.embedding import get_encoder, resolve_backend  # noqa: E402

@@ -22,7 +22,7 @@ OUT = ROOT / "docs" / "screenshot.png"
 def main() -> None:
     import vectorstore.offline  # noqa: F401 - telemetry off before gradio loads
     import app as web
-    from assistant.service import get_assistant
+    from assistant.answer.service import get_assistant
     from assistant.settings import load_settings
     from playwright.sync_api import sync_playwright
 

@@ -129,7 +129,7 @@ def settings(index_dir):
 
 @pytest.fixture(scope="session")
 def index(settings, encoder):
-    from assistant.service import get_index
+    from assistant.answer.service import get_index
     from vectorstore.ingest import ingest
 
     idx = get_index(settings, create=True)
@@ -139,7 +139,7 @@ def index(settings, encoder):
 
 @pytest.fixture(scope="session")
 def assistant(settings, index):
-    from assistant.service import get_assistant
+    from assistant.answer.service import get_assistant
 
     return get_assistant(settings)
 

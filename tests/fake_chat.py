@@ -1,4 +1,4 @@
-"""An in-process chat model for fast tests: the :class:`assistant.llm.ChatModel` contract, no HTTP.
+"""An in-process chat model for fast tests: the :class:`assistant.answer.llm.ChatModel` contract, no HTTP.
 
 ``FakeChat(replies)`` answers each call with the next scripted reply (the last one repeats). A reply
 is a string, a list of pieces (streamed one by one), or an exception (raised before any piece).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from assistant.llm import LLMStreamIncomplete
+from assistant.answer.llm import LLMStreamIncomplete
 
 
 class FakeChat:

@@ -3,8 +3,8 @@ Markdown and the LLM prompt; the MCP `ask` tool is checked in tests/test_mcp.py.
 
 from pydantic import SecretStr
 
-from assistant.answer import Assistant
-from assistant.render import answer_text
+from assistant.answer.pipeline import Assistant
+from assistant.faces.render import answer_text
 from assistant.settings import LLMSettings
 from tests.fake_openai import FakeOpenAI
 

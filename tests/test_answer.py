@@ -1,7 +1,7 @@
 import pytest
 
-from assistant.answer import QuestionError
-from assistant.relevance import Verdict
+from assistant.question.analysis import QuestionError
+from assistant.relevance.judge import Verdict
 
 OMNIMOE_Q = "Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?"
 
@@ -63,7 +63,7 @@ def test_list_question_with_only_a_closest_match_claims_no_count(assistant):
 
 
 def test_list_quotes_skip_stock_claims_of_success(assistant):
-    from assistant.evidence import is_generic_claim
+    from assistant.evidence.sentences import is_generic_claim
 
     stock = "We validate the proposed method through extensive experiments, with results confirming its effectiveness."
     assert is_generic_claim(stock)
@@ -147,7 +147,7 @@ def test_ordinal_and_after_an_abstained_turn_follow_ups_keep_the_thread(assistan
 
 
 def test_related_work_for_a_paper_excludes_it_and_explains(assistant):
-    from assistant.related import UnknownPaperError, related_work
+    from assistant.research.related import UnknownPaperError, related_work
 
     items = related_work(assistant.retriever, assistant.sentences, paper_id="000_12a0d7b1c5c902c5#19", k=5, bar=0.0)
     ids = [r.paper.id for r in items]
@@ -160,7 +160,7 @@ def test_related_work_for_a_paper_excludes_it_and_explains(assistant):
 def test_list_question_quotes_on_topic_sentences(assistant, index):
     """Each quote of a list answer is among the paper's sentences closest to the topic, not a
     result or filler sentence preferred by the detail cues."""
-    from assistant.question import question_topic
+    from assistant.question.analysis import question_topic
 
     question = "Which papers use reinforcement learning to train language models?"
     ans = assistant.ask(question)
@@ -194,7 +194,7 @@ def test_a_question_is_a_follow_up_only_when_it_points_back(assistant, question,
 
 
 def test_an_ordinal_past_the_list_says_so_and_follow_ups_respect_filters(assistant):
-    from assistant.retrieval import Filters
+    from assistant.retrieval.hybrid import Filters
 
     listed_q = "Which papers study personality in large language models?"
     listed = assistant.ask(listed_q)
@@ -237,7 +237,7 @@ def test_a_spelled_out_name_answers_what_it_stands_for(assistant, question, open
 
 
 def test_names_typed_in_lower_case_are_spelled_as_the_corpus_spells_them(assistant):
-    from assistant.question import spell_names
+    from assistant.question.analysis import spell_names
     from vectorstore.lexical import corpus_names
 
     names = corpus_names(["We propose OmniMoE and U2A, beating PEER.", "A peer-to-peer CABS system."])
@@ -301,7 +301,7 @@ def test_sql_is_not_a_question_about_papers_for_the_default_judge(assistant, tex
 
 @pytest.fixture(scope="module")
 def learned_assistant(settings, index):
-    from assistant.pipeline import Assistant
+    from assistant.answer.pipeline import Assistant
 
     cal = settings.calibration
     return Assistant(settings.model_copy(update={"calibration": cal.model_copy(update={
@@ -320,16 +320,16 @@ def test_a_trace_reads_as_the_pipeline_steps(assistant, caplog):
     import logging
     import re
 
-    with caplog.at_level(logging.DEBUG, logger="assistant.pipeline"):
+    with caplog.at_level(logging.DEBUG, logger="assistant.answer.pipeline"):
         assistant.ask("Which papers use reinforcement learning to train language models?")
-    steps = [re.match(r"step (\w+)", r.getMessage()).group(1) for r in caplog.records if r.name == "assistant.pipeline"]
+    steps = [re.match(r"step (\w+)", r.getMessage()).group(1) for r in caplog.records if r.name == "assistant.answer.pipeline"]
     assert steps == ["analyze", "resolve", "follow_up", "retrieve", "score_evidence", "decide", "listing",
                      "cited_candidates", "finalize"]
 
 
 def test_papers_retrieved_under_a_refusal_are_headed_not_relevant(assistant):
     """ "Also retrieved (not cited)" listed unrelated papers under "No relevant abstract found", as leads."""
-    from assistant.render import answer_text
+    from assistant.faces.render import answer_text
 
     refused = assistant.ask("Which papers measure ocean temperature with satellites?")
     assert refused.verdict == Verdict.none and refused.also_retrieved

@@ -44,7 +44,7 @@ def test_chat_endpoint_streams_answer_and_sources_panel(app_url):
 def test_a_follow_up_can_refer_to_a_list_shown_in_list_mode(app_url, assistant):
     from gradio_client import Client
 
-    from assistant.listing import list_papers
+    from assistant.research.lists import list_papers
 
     question = "Which papers study personality in large language models?"
     second = list_papers(assistant, question).papers[1].id
@@ -84,7 +84,7 @@ def _app_on_two_papers(settings, encoder, tmp_path, later_heading: str):
     """The page launched on an index of first.txt (two papers); later.txt (one paper under
     ``later_heading``) is written, not ingested. Returns ``(demo, its URL, the index, later.txt)``."""
     import app as web
-    from assistant.answer import Assistant
+    from assistant.answer.pipeline import Assistant
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 
@@ -148,7 +148,7 @@ def test_papers_another_process_ingests_while_the_app_runs_are_related_and_filte
 def test_a_start_refreshes_only_the_corpus_files_an_own_index_holds(settings, encoder, tmp_path):
     """`serve`/`mcp` on a user's own index never add the bundled papers to it (nor undo a remove);
     a corpus file the index holds is refreshed."""
-    from assistant.service import corpus_to_refresh
+    from assistant.answer.service import corpus_to_refresh
     from vectorstore.index import open_index
     from vectorstore.papers import iter_paper_files
     from vectorstore.ingest import ingest
@@ -169,8 +169,8 @@ def test_a_start_refreshes_only_the_corpus_files_an_own_index_holds(settings, en
 def guarded_url(settings, assistant):
     """The page behind a login, launched as `serve --auth` launches it; yields (url, its login throttle)."""
     import app as web
-    from assistant import web_guard
-    from assistant.web_guard import LoginGuard
+    from assistant.faces import web_guard
+    from assistant.faces.web_guard import LoginGuard
 
     cfg = settings.model_copy(update={"ui": settings.ui.model_copy(update={"port": free_port(), "auth": "ann:s3cret-pw"})})
     demo = web.build_app(cfg, assistant)
@@ -274,7 +274,7 @@ def test_an_oversized_body_and_any_upload_are_refused_with_a_short_reply(guarded
 def test_the_login_throttle_waits_longer_after_each_failure_past_the_free_ones():
     from collections import deque
 
-    from assistant.web_guard import LoginThrottle
+    from assistant.faces.web_guard import LoginThrottle
 
     throttle = LoginThrottle(None, free_failures=2, window_s=60, delay_s=1, max_delay_s=8)
     throttle.failures["a"] = deque([0.0, 1.0])
@@ -303,7 +303,7 @@ def test_the_map_says_it_is_drawing_on_first_open(app_url):
     """The map tab's first open took 4 s with no progress text."""
     from gradio_client import Client
 
-    import assistant.paper_map as paper_map
+    import assistant.research.paper_map as paper_map
 
     paper_map._CACHE.clear()
     job = Client(app_url, verbose=False).submit("", api_name="/map")
@@ -348,7 +348,7 @@ def test_a_malformed_chat_history_gets_no_internals_and_a_bounded_log(settings, 
     from gradio_client import Client
 
     import app as web
-    from assistant.web_guard import MAX_LOGGED_ERROR
+    from assistant.faces.web_guard import MAX_LOGGED_ERROR
 
     port = free_port()
     demo = web.build_app(settings.model_copy(update={"ui": settings.ui.model_copy(update={"port": port})}), assistant)

@@ -89,7 +89,7 @@ def test_year_validation_at_load():
 
 # --- terminal control sequences -------------------------------------------------------------------
 def test_strip_controls_removes_every_sequence_and_keeps_the_text():
-    from assistant.sanitize import strip_controls
+    from assistant.text.sanitize import strip_controls
 
     cases = {
         "a" + OSC52 + "b": "ab",  # OSC ended by BEL
@@ -174,7 +174,7 @@ def test_invalid_utf8_in_the_page_is_replaced_and_answered(ui):  # noqa: F811
     ("1️⃣ Which work makes a fine-grained mixture-of-experts layer about eleven times faster than PEER?", OMNIMOE),
 ])
 def test_an_emoji_does_not_turn_an_answer_into_nothing_found(assistant, question, expected):
-    from assistant.relevance import Verdict
+    from assistant.relevance.judge import Verdict
 
     ans = assistant.ask(question)
     assert ans.verdict == Verdict.answered and ans.sources[0].paper_id == expected
@@ -242,7 +242,7 @@ def test_a_short_sentence_is_not_taken_for_a_heading(tmp_path, first_line, venue
 
 
 def test_doctor_says_an_ingest_is_running_while_one_holds_the_writer_lock(index, settings):
-    from assistant.doctor import run_doctor
+    from assistant.faces.doctor import run_doctor
 
     first = next(run_doctor(settings))
     assert first[0] and "an ingest is running" not in first[1] and "38 papers in" in first[1]

@@ -59,7 +59,7 @@ def page_url(settings, assistant):
 
 @pytest.fixture(scope="module")
 def llm_page_url(settings, index):
-    from assistant.answer import Assistant
+    from assistant.answer.pipeline import Assistant
 
     from tests.fake_openai import FakeOpenAI, Reply
 
@@ -234,7 +234,7 @@ def test_answer_streams_into_the_chat(browser, llm_page_url):
 
 
 def test_related_work_tab(browser, page_url, assistant):
-    from assistant.related import related_work
+    from assistant.research.related import related_work
 
     draft = ("We corrupt the answers that large language models give and test whether LLM judges notice. "
              "Judges are often fooled by confident but wrong answers, so we propose an audit of reward models.")

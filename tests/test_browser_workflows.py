@@ -84,7 +84,7 @@ def test_list_mode_shows_count_evidence_and_note(page):
 
 
 def test_export_downloads_bibtex_and_markdown(page, tmp_path):
-    from assistant.export import read_bibtex
+    from assistant.research.export import read_bibtex
 
     run_list(page)
     bib_btn = page.locator("#pa-export-bib")
@@ -128,7 +128,7 @@ def test_paper_map_tab_draws_all_papers_and_highlights_hits(page):
 
 
 def test_chat_answer_exports_its_sources_and_enter_lists_in_list_mode(page, tmp_path):
-    from assistant.export import read_bibtex
+    from assistant.research.export import read_bibtex
 
     page.fill("#pa-question textarea", "What is SyPE?")
     page.click("#pa-ask")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assistant.crossencoder import MAX_LENGTH, load_relevance, passage, token_counts
+from assistant.relevance.crossencoder import MAX_LENGTH, load_relevance, passage, token_counts
 from assistant.types import Verdict
 
 OMNIMOE = "000_12a0d7b1c5c902c5#13"
@@ -20,7 +20,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def ce_assistant(settings, index):
-    from assistant.pipeline import Assistant
+    from assistant.answer.pipeline import Assistant
 
     cal = settings.calibration.model_copy(update={"relevance": settings.calibration.relevance.model_copy(update={"model": "v2"})})
     return Assistant(settings.model_copy(update={"calibration": cal}), index)
@@ -74,7 +74,7 @@ def test_the_model_reorders_the_hybrid_top_n(ce_assistant):
 
 
 def test_a_list_keeps_only_papers_the_model_does_not_refuse(ce_assistant):
-    from assistant.listing import list_papers
+    from assistant.research.lists import list_papers
 
     res = list_papers(ce_assistant, "Which papers study reinforcement learning?")
     weak = ce_assistant.judge.weak
@@ -85,8 +85,8 @@ def test_a_list_keeps_only_papers_the_model_does_not_refuse(ce_assistant):
 def test_a_tiny_fine_tune_exports_to_onnx_and_learns_its_slice(tmp_path, papers):
     """Seconds, not minutes: 32 pairs of the bundled corpus at 96 word pieces (own label → 1,
     another paper's → 0). The exported int8 model must separate the pairs it was fitted on."""
-    from assistant.crossencoder import CrossEncoder
-    from assistant.crossencoder_fit import FitSettings, export_int8, fine_tune
+    from assistant.relevance.crossencoder import CrossEncoder
+    from assistant.learning.crossencoder_fit import FitSettings, export_int8, fine_tune
 
     ps = papers[:16]
     firsts = [p.label or p.text[:40] for p in ps]
@@ -115,8 +115,8 @@ def test_a_tiny_fine_tune_tells_proposing_a_benchmark_from_using_one_where_cosin
     only evaluate on benchmarks): fitted in seconds on 12 topics, it must rank the abstract that releases an
     evaluation suite above one that proposes a method and benchmarks it, on 12 topics it never saw. The
     bi-encoder's cosine prefers the wrong one every time (it shares more words with the question)."""
-    from assistant.crossencoder import CrossEncoder
-    from assistant.crossencoder_fit import FitSettings, export_int8, fine_tune
+    from assistant.relevance.crossencoder import CrossEncoder
+    from assistant.learning.crossencoder_fit import FitSettings, export_int8, fine_tune
 
     question = "Which papers propose a new benchmark for {}?".format
     proposes = "We release a dataset and evaluation suite to measure progress in {}.".format

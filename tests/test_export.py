@@ -5,10 +5,10 @@ import json
 import bibtexparser
 import pytest
 
-from assistant.export import (ExportItem, bib_value, export_format, items_from_answer, items_from_list, read_bibtex,
+from assistant.research.export import (ExportItem, bib_value, export_format, items_from_answer, items_from_list, read_bibtex,
                               to_bibtex, to_markdown, write_export)
-from assistant.markup import plain
-from assistant.listing import list_papers
+from assistant.text.markup import plain
+from assistant.research.lists import list_papers
 from vectorstore.papers import Paper
 
 LIST_Q = "Which papers make diffusion models faster or cheaper to run at sampling/inference time?"
@@ -59,7 +59,7 @@ def test_bibtex_escapes_latex_specials_and_balances_braces():
 
 
 def test_markdown_shows_titles_and_links_literally():
-    from assistant.export import md_text
+    from assistant.research.export import md_text
 
     p = Paper(id="m1", text="x", title="Attention [is] *all* you `need` <script>x</script>",
               url="http://127.0.0.1/a_(b) c")
@@ -72,7 +72,7 @@ def test_markdown_shows_titles_and_links_literally():
 
 
 def test_markdown_lists_each_paper_with_its_sentence(listed):
-    from assistant.export import md_text
+    from assistant.research.export import md_text
 
     md = to_markdown(items_from_list(listed), "Papers for: x")
     assert md.startswith("# Papers for: x") and f"{listed.count} papers." in md
@@ -91,7 +91,8 @@ def test_export_format_by_suffix(tmp_path):
 def test_cli_ask_export_bib_matches_the_cited_sources(assistant, index_dir, tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from assistant import cli, service
+    from assistant import cli
+    from assistant.answer import service
 
     monkeypatch.setattr(service, "get_assistant", lambda settings: assistant)
     runner = CliRunner()
@@ -125,8 +126,8 @@ def test_bibtex_uses_the_full_title_and_authors_and_marks_a_derived_label():
 def test_papers_with_code_come_from_the_abstracts_links_with_a_filter_and_their_links(assistant):
     """ "Papers that release code" found 0, with a message about the abstention rule's bar; at least 8
     of the 38 abstracts link their code."""
-    from assistant.listing import list_papers
-    from assistant.retrieval import Filters
+    from assistant.research.lists import list_papers
+    from assistant.retrieval.hybrid import Filters
 
     ans = assistant.ask("Which papers release code?")
     assert ans.verdict.value == "answered" and ans.count == len(ans.sources) == 9

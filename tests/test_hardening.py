@@ -283,7 +283,7 @@ def test_an_edit_killed_before_its_record_then_reverted_is_redone_and_doctor_nam
     """Seventh break-it run (#91): an ingest of an edited list killed after the edit's chunks were written but
     before its paper record; another ingest closed the write; the list reverted was "unchanged" (the record's
     hash matched again) while the index kept both versions' chunks (or only the edit's), and doctor said ok."""
-    from assistant.doctor import run_doctor
+    from assistant.faces.doctor import run_doctor
     from assistant.settings import load_settings
     from vectorstore.ingest import ingest
 
@@ -322,7 +322,7 @@ def test_an_edit_killed_before_its_record_then_reverted_is_redone_and_doctor_nam
 
 def test_doctor_finds_a_paper_without_chunks_and_ingest_restores_it(scratch):
     """Papers whose chunks were lost used to pass `doctor` and be skipped by ingest as unchanged."""
-    from assistant.doctor import run_doctor
+    from assistant.faces.doctor import run_doctor
     from assistant.settings import load_settings
     from vectorstore.ingest import ingest
 
@@ -679,7 +679,7 @@ def test_an_ingest_lock_that_is_a_symbolic_link_stops_writers_with_one_line_and_
 
 # --- text that must survive byte for byte -------------------------------------------------------
 def test_latex_cjk_greek_and_math_come_back_byte_exact(scratch, encoder):
-    from assistant.answer import Assistant
+    from assistant.answer.pipeline import Assistant
     from assistant.settings import load_settings
     from vectorstore.ingest import ingest
 
@@ -707,7 +707,7 @@ def test_latex_cjk_greek_and_math_come_back_byte_exact(scratch, encoder):
 
 
 def test_two_identical_abstracts_keep_two_ids_and_both_are_found(scratch):
-    from assistant.answer import Assistant
+    from assistant.answer.pipeline import Assistant
     from assistant.settings import load_settings
     from vectorstore.ingest import ingest
 
@@ -833,7 +833,7 @@ def test_question_in_another_language_is_answered_through_shared_names(assistant
                                       "Какие статьи изучают личность больших языковых моделей?"])
 def test_question_wholly_in_another_script_abstains_instead_of_citing_at_random(assistant, question):
     # The embedding model reads English: with no shared term, the honest answer is "not found".
-    from assistant.relevance import Verdict
+    from assistant.relevance.judge import Verdict
 
     ans = assistant.ask(question)
     assert ans.verdict == Verdict.none and ans.sources == []
@@ -1014,8 +1014,8 @@ def test_an_endpoint_that_echoes_the_key_does_not_put_it_on_the_page(settings, i
     from pydantic import SecretStr
 
     import app as web
-    from assistant.answer import Assistant
-    from assistant.render import answer_text
+    from assistant.answer.pipeline import Assistant
+    from assistant.faces.render import answer_text
 
     from tests.fake_openai import FakeOpenAI, Reply
 
@@ -1129,7 +1129,7 @@ def test_a_moved_file_whose_papers_are_all_other_papers_is_another_file(scratch)
 def test_doctor_names_an_interrupted_remove_not_an_ingest(scratch):
     """Break-it: after a `remove` killed midway, doctor said "an ingest was interrupted… run it again",
     and an ingest of that file brings back the papers the remove had taken out."""
-    from assistant.doctor import run_doctor
+    from assistant.faces.doctor import run_doctor
     from assistant.settings import load_settings
 
     _, idx = scratch
@@ -1146,7 +1146,7 @@ def test_doctor_names_an_interrupted_remove_not_an_ingest(scratch):
 def test_doctor_finds_a_database_from_another_index(tmp_path, encoder):
     """Break-it: chroma.sqlite3 copied in from another index: doctor said ok, and the index's own 38 papers
     were gone from every answer."""
-    from assistant.doctor import run_doctor
+    from assistant.faces.doctor import run_doctor
     from assistant.settings import load_settings
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest

@@ -78,7 +78,7 @@ def test_opening_with_another_model_names_both(tmp_path, encoder):
 
 
 def test_a_renamed_file_ingested_again_leaves_the_old_papers_until_removed(tmp_path, encoder):
-    from assistant.retrieval import HybridRetriever
+    from assistant.retrieval.hybrid import HybridRetriever
     from tests.conftest import CORPUS
     from vectorstore.ingest import remove_sources
     from vectorstore.papers import CorpusError
@@ -123,7 +123,7 @@ def test_a_file_reusing_another_files_ids_is_skipped_not_merged(tmp_path, encode
 def test_distractor_eval_on_a_server_uses_its_own_collection(settings):
     from pathlib import Path
 
-    from assistant.evaluate import distractor_settings
+    from assistant.evaluation.harness import distractor_settings
 
     local = distractor_settings(settings, [Path("data/icml2026")], Path("d.jsonl"))
     assert local.store.collection == settings.store.collection and local.index.name.startswith("eval-index-")
@@ -135,8 +135,8 @@ def test_distractor_eval_on_a_server_uses_its_own_collection(settings):
 def test_deleting_an_abstract_mid_list_re_embeds_nothing(tmp_path, encoder):
     """Ids in a .txt list are positions, so the papers after a deleted one get new ids; their texts
     are unchanged, so their stored vectors (chunk and sentence) are found by content."""
-    from assistant.evidence import SentenceCache
-    from assistant.retrieval import HybridRetriever
+    from assistant.evidence.sentences import SentenceCache
+    from assistant.retrieval.hybrid import HybridRetriever
     from tests.conftest import CORPUS
 
     f = tmp_path / "list.txt"
@@ -250,7 +250,7 @@ def test_a_damaged_bm25_cache_with_its_stamp_intact_is_named_by_doctor_and_rebui
 
     import numpy as np
 
-    from assistant.doctor import run_doctor
+    from assistant.faces.doctor import run_doctor
     from assistant.settings import load_settings
     from vectorstore.lexical import LexicalIndex
 
@@ -327,7 +327,7 @@ def test_a_cache_file_swapped_for_a_special_file_is_named_by_doctor_and_rebuilt_
 
     import numpy as np
 
-    from assistant.doctor import run_doctor
+    from assistant.faces.doctor import run_doctor
     from assistant.settings import load_settings
     from vectorstore.lexical import LexicalIndex
 

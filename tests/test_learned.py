@@ -41,17 +41,17 @@ def slice_index(tmp_path_factory, encoder):
 @pytest.fixture(scope="module")
 def slice_rows(slice_index):
     """Features of the 90 training questions of :func:`slice_index`."""
-    from assistant.answer import Assistant
-    from assistant.trainset import collect, neutral_models
+    from assistant.answer.pipeline import Assistant
+    from assistant.learning.trainset import collect, neutral_models
 
     settings, idx, chosen = slice_index
     return collect(Assistant(settings, idx, models=neutral_models()), chosen)
 
 
 def test_simulated_indexes_hide_papers_from_retrieval(slice_index):
-    from assistant.answer import Assistant
-    from assistant.train import TrainSettings
-    from assistant.trainset import collect_variants, neutral_models, simulated_indexes
+    from assistant.answer.pipeline import Assistant
+    from assistant.learning.train import TrainSettings
+    from assistant.learning.trainset import collect_variants, neutral_models, simulated_indexes
 
     settings, idx, chosen = slice_index
     qs = [q for q in chosen if q["gold"]][:4] + [q for q in chosen if not q["gold"]][:2]
@@ -74,7 +74,7 @@ def test_simulated_indexes_hide_papers_from_retrieval(slice_index):
 
 
 def test_fitted_ranker_beats_dense_similarity_on_held_out_questions(slice_rows):
-    from assistant.train import evidence_hit, fit_both
+    from assistant.learning.train import evidence_hit, fit_both
 
     lookups = [r for r in slice_rows if r.kind == "lookup"]
     nones = [r for r in slice_rows if r.kind == "none"]
@@ -92,7 +92,7 @@ def test_fitted_ranker_beats_dense_similarity_on_held_out_questions(slice_rows):
 
 
 def test_fitting_is_deterministic(slice_rows):
-    from assistant.train import fit_both
+    from assistant.learning.train import fit_both
 
     first = [m.to_json() for m in fit_both(slice_rows)]
     again = [m.to_json() for m in fit_both(list(slice_rows))]
@@ -100,7 +100,7 @@ def test_fitting_is_deterministic(slice_rows):
 
 
 def test_cross_validation_reports_every_figure(slice_rows):
-    from assistant.train import TrainSettings, cross_validate
+    from assistant.learning.train import TrainSettings, cross_validate
 
     rep = cross_validate(slice_rows, TrainSettings(folds=3))
     assert rep.evidence_n == 60 and rep.none_questions == 30 and rep.answerable_questions == 60

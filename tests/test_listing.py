@@ -6,9 +6,11 @@ import re
 import numpy as np
 import pytest
 
-from assistant.listing import ListBar, bar_scores, list_papers, relative
-from assistant.question import question_topic
-from assistant.relevance import Verdict
+from assistant.relevance.listing import ListBar, bar_scores, relative
+
+from assistant.research.lists import list_papers
+from assistant.question.analysis import question_topic
+from assistant.relevance.judge import Verdict
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +69,8 @@ def test_question_topic_and_relative_scores():
 def test_cli_list_prints_the_count_it_lists(assistant, index_dir, multi, tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from assistant import cli, service
+    from assistant import cli
+    from assistant.answer import service
 
     # The CLI in-process, over the session's Assistant (its sentence cache is warm).
     monkeypatch.setattr(service, "get_assistant", lambda settings: assistant)
@@ -89,8 +92,8 @@ def test_cli_list_prints_the_count_it_lists(assistant, index_dir, multi, tmp_pat
 
 
 def test_a_list_whose_best_match_is_weak_says_so_like_the_chat(assistant):
-    from assistant.listing import list_papers
-    from assistant.render import list_markdown, list_text
+    from assistant.research.lists import list_papers
+    from assistant.faces.render import list_markdown, list_text
 
     question = "Which papers study LLM judges?"
     result = list_papers(assistant, question)
@@ -102,7 +105,8 @@ def test_a_list_whose_best_match_is_weak_says_so_like_the_chat(assistant):
 
 
 def test_a_flat_list_in_the_chat_carries_list_modes_warning(assistant):
-    from assistant.listing import LOOSE_NOTE, list_papers
+    from assistant.relevance.listing import LOOSE_NOTE
+    from assistant.research.lists import list_papers
 
     question = "Which papers measure the carbon footprint of pretraining large language models?"
     result, ans = list_papers(assistant, question), assistant.ask(question)

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 from pydantic import SecretStr
 
-from assistant.answer import FALLBACK_NOTE, INCOMPLETE_MARK, Assistant
+from assistant.answer.generate import FALLBACK_NOTE, INCOMPLETE_MARK
+from assistant.answer.pipeline import Assistant
 from assistant.settings import Calibration
 
 from assistant.settings import LLMSettings
@@ -98,9 +99,9 @@ def test_invalid_citation_removed_and_each_citation_shows_its_supporting_sentenc
     assert OMNIMOE not in {s.paper_id for s in ans.also_retrieved}
     assert block2 not in {s.paper_id for s in ans.also_retrieved} and ans.also_retrieved
 
-    from assistant.render import answer_text
+    from assistant.faces.render import answer_text
 
-    from assistant.markup import plain
+    from assistant.text.markup import plain
 
     text = answer_text(ans)  # quotes as stored, math as Unicode (10.9$\\times$ → 10.9×)
     assert f'    "{plain(one.sentence)}"' in text and f'    "{plain(two.sentence)}"' in text
@@ -126,7 +127,7 @@ def test_citations_are_renumbered_in_order_of_first_use(fake, make_assistant):
 def test_support_threshold_is_calibrated_on_dev_lookups(assistant, dev_questions, papers):
     """Recompute SUPPORT_THRESHOLD as documented: gold answers vs their gold abstract's best sentence
     (supported) and vs every other abstract's best sentence (unsupported), Youden's J."""
-    from assistant.citations import calibrate_threshold
+    from assistant.answer.citations import calibrate_threshold
 
     lookups = [q for q in dev_questions if q["kind"] == "lookup" and q.get("evidence")]
     assert len(lookups) == 17
@@ -231,7 +232,7 @@ def test_endpoint_failure_gives_one_line_note_and_the_extractive_answer(case, fa
 
 def llm_wait(a: Assistant, question: str) -> tuple[float, str]:
     """Seconds spent generating (retrieval excluded: other test runs may share the CPU), and the text."""
-    from assistant.generate import Run as _Run
+    from assistant.answer.generate import Run as _Run
 
     prep = a.prepare(question)
     started = time.monotonic()
@@ -516,7 +517,7 @@ def test_history_is_bounded_by_turns_and_tokens(assistant):
 
 # --- doctor ----------------------------------------------------------------------------------------
 def _doctor(settings, url, **llm):
-    from assistant.doctor import run_doctor
+    from assistant.faces.doctor import run_doctor
 
     cfg = LLMSettings(base_url=url, api_key=SecretStr("sk-test"), model="test-model", timeout=TIMEOUT,
                       first_token_timeout=TIMEOUT).model_copy(update=llm)
@@ -666,7 +667,7 @@ def test_ui_chat_streams_and_keeps_a_cut_answer(settings, make_assistant, fake, 
 
 
 def test_an_answer_citing_nothing_says_it_is_unchecked(fake, make_assistant):
-    from assistant.answer import UNCITED_NOTE
+    from assistant.answer.generate import UNCITED_NOTE
 
     fake.script(Reply(text="OmniMoE is a fast mixture-of-experts layer."))
     ans = make_assistant(fake.base_url).ask(OMNIMOE_Q)
@@ -675,7 +676,7 @@ def test_an_answer_citing_nothing_says_it_is_unchecked(fake, make_assistant):
 
 
 def test_an_unreadable_reply_is_explained_with_the_endpoint():
-    from assistant.llm import explain_llm_error
+    from assistant.answer.llm import explain_llm_error
     from assistant.settings import LLMSettings
 
     cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m")
@@ -684,7 +685,7 @@ def test_an_unreadable_reply_is_explained_with_the_endpoint():
 
 
 def test_a_list_questions_count_is_the_lists_when_the_llm_cites_fewer(fake, make_assistant, assistant):
-    from assistant.listing import list_papers
+    from assistant.research.lists import list_papers
 
     question = "Which papers study personality in large language models?"
     listed = list_papers(assistant, question)
@@ -695,7 +696,7 @@ def test_a_list_questions_count_is_the_lists_when_the_llm_cites_fewer(fake, make
 
 
 def test_a_sentence_that_is_mostly_a_link_is_filler_and_names_in_links_do_not_count():
-    from assistant.evidence import is_generic_claim
+    from assistant.evidence.sentences import is_generic_claim
 
     assert is_generic_claim("Our code is available at http://127.0.0.1:8000/r/U2A-1234.")
     assert is_generic_claim(r"The example leaderboard website is: \url{http://127.0.0.1:8000/vla-leaderboard-01/}.")
@@ -707,7 +708,7 @@ def test_an_endpoint_echoing_the_key_transformed_never_shows_it(fake, make_assis
     (CLI, doctor, /ask, chat) printed it; an answer repeating the key in those forms showed it too."""
     import base64
 
-    from assistant.render import answer_text
+    from assistant.faces.render import answer_text
 
     key = "sk-live-" + os.urandom(10).hex()
     forms = [key[::-1], base64.b64encode(f"Bearer {key}".encode()).decode(), " ".join(key), key.upper()]

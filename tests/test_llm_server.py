@@ -79,7 +79,7 @@ def llm_cfg(url: str, **fields) -> LLMSettings:
 def llm_assistant(settings, index, llama_server):
     """``llm_assistant(**llm_fields)`` → an Assistant over the session index answering through the server,
     with two papers of context (a short prompt: the CPU reads it in seconds)."""
-    from assistant.answer import Assistant
+    from assistant.answer.pipeline import Assistant
 
     def make(k: int = 2, **fields) -> Assistant:
         s = settings.model_copy(update={"llm": llm_cfg(llama_server, **fields),
@@ -90,7 +90,7 @@ def llm_assistant(settings, index, llama_server):
 
 
 def _doctor(settings, cfg):
-    from assistant.doctor import run_doctor
+    from assistant.faces.doctor import run_doctor
 
     return list(run_doctor(settings.model_copy(update={"llm": cfg})))
 
@@ -119,7 +119,7 @@ def test_the_system_prompt_reaches_the_model_only_when_folded(llama_server):
     from langchain_core.messages import HumanMessage, SystemMessage
     from langchain_openai.chat_models.base import _convert_message_to_dict
 
-    from assistant.llm import fold_system, fold_system_messages, system_role_kept
+    from assistant.answer.llm import fold_system, fold_system_messages, system_role_kept
 
     cfg = llm_cfg(llama_server, system_role="auto")
     assert system_role_kept(cfg) is False
@@ -192,7 +192,7 @@ def test_the_server_ignores_max_completion_tokens_and_the_model_name_and_the_pro
     import openai
     from langchain_core.messages import HumanMessage
 
-    from assistant.llm import LLMStreamIncomplete, OpenAIChat
+    from assistant.answer.llm import LLMStreamIncomplete, OpenAIChat
 
     client = openai.OpenAI(base_url=llama_server, api_key="not-needed", timeout=120, max_retries=0)
     stream = client.chat.completions.create(model="no-such-model", max_completion_tokens=3, stream=True,

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from assistant.paper_map import build_map, cluster_keywords, index_map, map_figure
+from assistant.research.paper_map import build_map, cluster_keywords, index_map, map_figure
 from tests.conftest import ARTIFACTS
 from vectorstore.papers import Paper
 
@@ -53,7 +53,8 @@ def test_keywords_and_tiny_maps():
 def test_cli_map_writes_a_png(assistant, index_dir, tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from assistant import cli, service
+    from assistant import cli
+    from assistant.answer import service
 
     monkeypatch.setattr(service, "get_assistant", lambda settings: assistant)
     out_png = tmp_path / "map.png"

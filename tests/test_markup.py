@@ -1,11 +1,9 @@
-"""Math and emphasis at the edge (assistant.markup): plain Unicode for the CLI/exports, KaTeX-ready
+"""Math and emphasis at the edge (assistant.text.markup): plain Unicode for the CLI/exports, KaTeX-ready
 Markdown/HTML for the page. No model needed."""
 
 from __future__ import annotations
 
-from assistant import markup
-
-
+from assistant.text import markup
 def test_plain_renders_the_corpus_math_as_unicode():
     assert markup.plain(r"a 10.9$\times$ speed-up") == "a 10.9× speed-up"
     assert markup.plain(r"a 45\% cut") == "a 45% cut"
@@ -48,7 +46,7 @@ def test_markdown_keeps_math_and_is_inert():
 
 
 def test_cli_text_and_markdown_export_show_unicode(tmp_path):
-    from assistant.export import ExportItem, to_markdown
+    from assistant.research.export import ExportItem, to_markdown
     from vectorstore.papers import Paper
 
     p = Paper(id="f#1", text=r"We get 10.9$\times$ with $(\varepsilon,\delta)$ and *VRU*.", title=r"Fast $\times$ models")
@@ -108,7 +106,7 @@ def test_image_syntax_is_not_taken_for_a_link():
 
 
 def test_math_common_forms_read_right_and_unknown_commands_give_their_argument():
-    from assistant.markup import math_plain
+    from assistant.text.markup import math_plain
 
     assert math_plain(r"R_T \le C\sqrt{T \log T}") == "R[T]≤C√(T log T)"  # \le, and the space before log
     assert math_plain(r"f: \mathcal{X} \to \mathcal{Y}") == "f:𝓧→𝓨"
@@ -123,7 +121,7 @@ def test_math_common_forms_read_right_and_unknown_commands_give_their_argument()
 LEFT_COMMAND = __import__("re").compile(r"\\[A-Za-z]+")
 ALLOWED_LEFTOVERS: frozenset[str] = frozenset()
 """Backslash commands a rendering may still show. Empty: a command nothing converts (an author's own
-macro) reads as its argument, else its name (assistant.markup.math_plain and _leftover)."""
+macro) reads as its argument, else its name (assistant.text.markup.math_plain and _leftover)."""
 
 
 def _left_in(rendered: str, page: bool) -> set[str]:

@@ -5,9 +5,9 @@ import json
 import numpy as np
 from pydantic import SecretStr
 
-from assistant.related import differences, related_work
-from assistant.related_llm import llm_explanation
-from assistant.render import related_json, related_markdown, related_text
+from assistant.research.related import differences, related_work
+from assistant.research.related_llm import llm_explanation
+from assistant.faces.render import related_json, related_markdown, related_text
 from tests.fake_openai import FakeOpenAI, Reply
 
 DRAFT = ("We test whether LLM-as-judge scoring of long open-ended answers can be fooled. "
@@ -56,7 +56,7 @@ def test_a_specific_query_lists_only_papers_above_the_bar_with_percentages(assis
 
 
 def test_explanations_never_quote_code_links():
-    from assistant.related import is_content
+    from assistant.research.related import is_content
 
     assert not is_content("Our code is available at http://127.0.0.1:8000/x/y.")
     assert not is_content("Code and models will be publicly released.")
@@ -64,7 +64,7 @@ def test_explanations_never_quote_code_links():
 
 
 def test_llm_paragraph_cites_existing_sentences_only(assistant):
-    from assistant.llm import OpenAIChat
+    from assistant.answer.llm import OpenAIChat
     from assistant.settings import LLMSettings
 
     item = related_work(assistant.retriever, assistant.sentences, text=DRAFT, k=1)[0]
@@ -84,8 +84,9 @@ def test_llm_paragraph_cites_existing_sentences_only(assistant):
 def test_cli_related_adds_llm_paragraphs_when_configured(settings, index, index_dir, monkeypatch):
     from typer.testing import CliRunner
 
-    from assistant import cli, service
-    from assistant.answer import Assistant
+    from assistant import cli
+    from assistant.answer import service
+    from assistant.answer.pipeline import Assistant
     from assistant.settings import LLMSettings
 
     with FakeOpenAI(models=["test-model"]) as fake:
@@ -103,8 +104,8 @@ def test_cli_related_adds_llm_paragraphs_when_configured(settings, index, index_
 def test_related_explanation_waits_at_most_the_timeout_and_says_why_it_failed(assistant):
     import time
 
-    from assistant.llm import OpenAIChat
-    from assistant.related_llm import add_llm_summaries
+    from assistant.answer.llm import OpenAIChat
+    from assistant.research.related_llm import add_llm_summaries
     from assistant.settings import LLMSettings
 
     items = related_work(assistant.retriever, assistant.sentences, text=DRAFT, k=2)
@@ -122,7 +123,7 @@ def test_related_explanation_waits_at_most_the_timeout_and_says_why_it_failed(as
 
 
 def test_a_pasted_abstract_matches_its_own_sentences_exactly_and_lists_none_as_differing(assistant):
-    from assistant.related import related_work
+    from assistant.research.related import related_work
 
     sapo = "000_12a0d7b1c5c902c5#5"
     text = assistant.index.store.get_papers([sapo])[sapo].text
@@ -135,8 +136,8 @@ def test_a_pasted_abstract_matches_its_own_sentences_exactly_and_lists_none_as_d
 def test_no_paper_over_the_bar_shows_the_nearest_three_marked_below_it(assistant):
     """The README's example: nothing clears the calibrated bar for OmniMoE, so the nearest 3 are shown,
     marked as below it, in the text, the page's table and the MCP result."""
-    from assistant.mcp_tools import RelatedResult
-    from assistant.render import related_records
+    from assistant.mcp.tools import RelatedResult
+    from assistant.faces.render import related_records
 
     items = related_work(assistant.retriever, assistant.sentences, paper_id="000_12a0d7b1c5c902c5#13")
     assert items.nearest_only and len(items) == 3
@@ -156,7 +157,7 @@ def test_no_paper_over_the_bar_shows_the_nearest_three_marked_below_it(assistant
 def test_an_unknown_paper_id_suggests_close_ids(assistant):
     import pytest
 
-    from assistant.related import UnknownPaperError
+    from assistant.research.related import UnknownPaperError
 
     with pytest.raises(UnknownPaperError, match=r"did you mean 000_12a0d7b1c5c902c5#13"):
         related_work(assistant.retriever, assistant.sentences, paper_id="000_12a0d7b1c5c902c5#133")
@@ -188,7 +189,7 @@ def test_related_work_is_ordered_by_the_similarity_it_shows_and_shows_five_just_
 
 def test_a_percentage_never_contradicts_the_bar_it_is_shown_under():
     """With `--min-similarity 0` OmniMoE read "52%" while the headline said the others were "under 52%"."""
-    from assistant.related_list import RelatedList, shown_percent
+    from assistant.research.related_list import RelatedList, shown_percent
 
     assert shown_percent(0.5195, 0.52) == 51 and shown_percent(0.5201, 0.52) == 52
     assert shown_percent(0.5121, 0.5150) == 51 and shown_percent(0.5151, 0.5150) == 52
@@ -214,8 +215,8 @@ def test_a_long_draft_is_read_to_the_budget_with_a_note_in_every_face(assistant)
     8,000 characters, cut at a sentence end, and the CLI, the page, --json and MCP say so."""
     import time
 
-    from assistant.mcp_tools import related_papers
-    from assistant.related_list import TEXT_BUDGET_CHARS, within_budget
+    from assistant.mcp.tools import related_papers
+    from assistant.research.related_list import TEXT_BUDGET_CHARS, within_budget
 
     from tests.conftest import CORPUS
 

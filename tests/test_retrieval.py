@@ -1,6 +1,6 @@
-from assistant.metrics import ranking_metrics
-from assistant.langchain_retriever import PaperRetriever
-from assistant.retrieval import Filters, HybridRetriever
+from assistant.evaluation.metrics import ranking_metrics
+from assistant.retrieval.langchain_adapter import PaperRetriever
+from assistant.retrieval.hybrid import Filters, HybridRetriever
 
 
 def test_a_question_naming_two_methods_ranks_both_papers_first(assistant):
@@ -58,7 +58,7 @@ def test_hybrid_beats_targets_on_dev(assistant, dev_questions):
 def test_a_filter_matching_nothing_is_a_clear_error_not_an_abstention(assistant):
     import pytest
 
-    from assistant.retrieval import FilterError, Filters
+    from assistant.retrieval.hybrid import FilterError, Filters
 
     with pytest.raises(FilterError, match="no indexed paper has source 'nope.txt'"):
         assistant.ask("What is OmniMoE?", filters=Filters(source="nope.txt"))
@@ -80,7 +80,7 @@ def test_bm25_finds_chinese_and_japanese_words_inside_unspaced_text():
 def test_titles_of_jsonl_papers_are_searchable(tmp_path, encoder, settings):
     import json
 
-    from assistant.answer import Assistant
+    from assistant.answer.pipeline import Assistant
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 
@@ -107,8 +107,8 @@ def test_nothing_found_under_a_filter_says_the_filter_narrowed_the_search(assist
 
 def test_a_filtered_count_names_its_filters_in_the_answer_and_in_list_mode(assistant):
     """With Source = 004, "Which papers are about machine unlearning?" answered "2 papers in the index match"."""
-    from assistant.listing import list_papers
-    from assistant.render import list_markdown, list_text
+    from assistant.research.lists import list_papers
+    from assistant.faces.render import list_markdown, list_text
 
     only = Filters(source="004_9268713af81d21d3.txt")
     ans = assistant.ask("Which papers are about machine unlearning?", filters=only)

@@ -148,7 +148,7 @@ def test_second_writer_is_refused_with_index_in_use(blocked_writer, encoder):
 
 
 def test_readers_keep_working_during_an_ingest(blocked_writer, encoder):
-    from assistant.retrieval import HybridRetriever
+    from assistant.retrieval.hybrid import HybridRetriever
     from vectorstore.index import open_index
 
     _, _, index_dir = blocked_writer

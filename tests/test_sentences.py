@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from assistant.evidence import SentenceCache
+from assistant.evidence.sentences import SentenceCache
 from vectorstore.chunking import Chunker, sentence_spans
 from vectorstore.papers import Paper
 from vectorstore.sentences import assign_sentences, merge_paper, pack, unpack
@@ -127,8 +127,8 @@ def test_a_sentence_longer_than_a_chunk_is_stored_once(tmp_path, encoder):
 
 def test_filler_and_cross_references_are_not_quoted_as_the_answer(tmp_path, encoder):
     """Contextual vectors give filler its neighbours' meaning; "Sec. 5" is no quantity."""
-    from assistant.answer import Assistant
-    from assistant.question import figures as _figures
+    from assistant.answer.pipeline import Assistant
+    from assistant.question.analysis import figures as _figures
     from assistant.settings import load_settings
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest

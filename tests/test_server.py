@@ -37,7 +37,7 @@ def server_settings(chroma_server, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def server_index(server_settings, encoder):
-    from assistant.service import get_index
+    from assistant.answer.service import get_index
     from vectorstore.ingest import ingest
 
     idx = get_index(server_settings, create=True)
@@ -48,7 +48,7 @@ def server_index(server_settings, encoder):
 
 @pytest.fixture(scope="session")
 def server_assistant(server_settings, server_index):
-    from assistant.service import get_assistant
+    from assistant.answer.service import get_assistant
 
     return get_assistant(server_settings)
 
@@ -69,7 +69,7 @@ def test_ingest_lands_on_the_server_not_on_disk(chroma_server, server_index, ser
 
 
 def test_ask_and_related_against_the_server(server_assistant):
-    from assistant.related import related_work
+    from assistant.research.related import related_work
 
     ans = server_assistant.ask(OMNIMOE_Q)
     assert ans.sources[0].paper_id == OMNIMOE and "6.7ms" in ans.sources[0].sentence
@@ -88,7 +88,7 @@ def test_cli_ask_with_server_settings_from_the_environment(chroma_server, server
 
 
 def test_eval_matches_the_embedded_store(server_settings, server_index, settings, index, tmp_path):
-    from assistant.evaluate import run_eval
+    from assistant.evaluation.harness import run_eval
 
     needs_shared(DEV)
     rows = [line for line in DEV.read_text().splitlines() if line.strip()]

@@ -20,8 +20,8 @@ for _name, _command in COMMANDS.items():
 
 
 def main() -> None:
-    """Console entry point (assistant.console.run: terminal-safe output, one-line errors)."""
-    from assistant.console import run
+    """Console entry point (assistant.faces.console.run: terminal-safe output, one-line errors)."""
+    from assistant.faces.console import run
 
     run(app)
 

@@ -1,4 +1,4 @@
-"""The servers: ``serve`` (the chat UI, :mod:`app`) and ``mcp`` (the MCP server, :mod:`assistant.mcp_server`)."""
+"""The servers: ``serve`` (the chat UI, :mod:`app`) and ``mcp`` (the MCP server, :mod:`assistant.mcp.server`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import typer
 from assistant.cli.common import IndexOpt, settings_for
 
 MCP_HTTP_PORT = 8765
-"""``mcp --http``'s default port: :data:`assistant.mcp_server.DEFAULT_HTTP_PORT`, not imported from there
+"""``mcp --http``'s default port: :data:`assistant.mcp.server.DEFAULT_HTTP_PORT`, not imported from there
 because that module loads the MCP SDK and the answer path (a unit test keeps the two equal)."""
 
 IngestOpt = Annotated[bool, typer.Option("--ingest/--no-ingest", help="ingest the bundled corpus first if needed")]
@@ -38,6 +38,6 @@ def mcp(
     ingest_default: IngestOpt = True,
 ):
     """Serve search, ask, related, list_papers and get_paper to MCP clients (stdio; --http for 127.0.0.1)."""
-    from assistant.mcp_server import serve as serve_mcp
+    from assistant.mcp.server import serve as serve_mcp
 
     serve_mcp(settings_for(ctx, index), http=http, port=port, ingest_default=ingest_default)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from assistant.mcp_tools import AskResult
-from assistant.render import answer_json
+from assistant.mcp.tools import AskResult
+from assistant.faces.render import answer_json
 from assistant.types import CitedAnswer, Source
 
 

@@ -1,10 +1,10 @@
-"""The expected answer type of a question (assistant.question.answer_type) and what a sentence can
-answer (assistant.features.sentence_answer_types): tables, no model."""
+"""The expected answer type of a question (assistant.question.analysis.answer_type) and what a sentence can
+answer (assistant.evidence.cues.sentence_answer_types): tables, no model."""
 
 import pytest
 
-from assistant.answer_types import new_names, sentence_answer_types
-from assistant.question import ANSWER_TYPES, analyze, answer_type, asking_clause
+from assistant.evidence.answer_types import new_names, sentence_answer_types
+from assistant.question.analysis import ANSWER_TYPES, analyze, answer_type, asking_clause
 
 
 @pytest.mark.parametrize("question, expected", [

@@ -12,8 +12,8 @@ def test_every_calibrated_number_has_a_description_and_a_source():
 
 
 def test_the_answer_path_reads_its_numbers_from_the_calibration():
-    from assistant.listing import ListBar
-    from assistant.relevance import AbstentionRule
+    from assistant.relevance.listing import ListBar
+    from assistant.relevance.judge import AbstentionRule
 
     cal = Calibration()
     assert AbstentionRule().none_dense == cal.abstention.none_dense

@@ -1,12 +1,12 @@
-"""The abstract-only caveat: the question analysis (Question.beyond_abstracts, assistant.question) on a
-table of questions, and the caveat's text (assistant.generate.caveat_text)."""
+"""The abstract-only caveat: the question analysis (Question.beyond_abstracts, assistant.question.analysis) on a
+table of questions, and the caveat's text (assistant.answer.generate.caveat_text)."""
 
 import json
 
 import pytest
 
-from assistant.generate import caveat_text
-from assistant.question import analyze
+from assistant.answer.generate import caveat_text
+from assistant.question.analysis import analyze
 from tests.conftest import DEV, SHARED, needs_shared
 
 CASES = [

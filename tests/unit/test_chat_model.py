@@ -4,7 +4,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import SecretStr
 
-from assistant.llm import LLMStreamIncomplete, OpenAIChat
+from assistant.answer.llm import LLMStreamIncomplete, OpenAIChat
 from assistant.settings import LLMSettings
 from tests.fake_chat import FakeChat
 from tests.fake_openai import FakeOpenAI, Reply

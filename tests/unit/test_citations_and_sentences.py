@@ -12,7 +12,7 @@ import pytest
     ("A [7]. B [1] c [7] d.", {1}, "A. B [1] c d."),
 ])
 def test_citation_ranges_count_and_spacing_changes_only_where_a_marker_went(text, valid, expected):
-    from assistant.citations import CitationRewriter
+    from assistant.answer.citations import CitationRewriter
 
     whole = CitationRewriter({n: f"p{n}" for n in valid})
     streamed = CitationRewriter({n: f"p{n}" for n in valid})
@@ -24,10 +24,10 @@ def _ranked(question: str, texts: list[str]):
     """The shipped evidence ranker's scores for ``texts`` sharing one vector: only their words differ."""
     import numpy as np
 
-    from assistant.evidence_features import sentence_features
-    from assistant.features import question_cues
-    from assistant.learned import load_model
-    from assistant.question import analyze
+    from assistant.evidence.features import sentence_features
+    from assistant.evidence.cues import question_cues
+    from assistant.relevance.learned import load_model
+    from assistant.question.analysis import analyze
     from assistant.settings import Calibration
 
     vecs = np.tile(np.eye(1, 8, dtype=np.float32), (len(texts), 1))
@@ -45,9 +45,9 @@ def test_the_quantity_feature_ignores_a_number_inside_a_modifier():
     """"360-degree" names a kind of image; only "which three …"-style numbers ask for a count."""
     import numpy as np
 
-    from assistant.evidence_features import SENTENCE_FEATURES, sentence_features
-    from assistant.features import question_cues
-    from assistant.question import analyze
+    from assistant.evidence.features import SENTENCE_FEATURES, sentence_features
+    from assistant.evidence.cues import question_cues
+    from assistant.question.analysis import analyze
 
     texts = ["The system supports five distinct editing operations in one model.",
              "It enables flexible 360° scene creation with unified editing control."]
@@ -59,7 +59,7 @@ def test_the_quantity_feature_ignores_a_number_inside_a_modifier():
 
 
 def test_the_learned_ranker_quotes_the_sentence_that_spells_out_an_asked_name():
-    """Learned from the synthetic definition questions (assistant.synthetic): no hand weight says so."""
+    """Learned from the synthetic definition questions (assistant.learning.synthetic): no hand weight says so."""
     scores = _ranked("What does CABS stand for?", [
         "CABS outperforms the strongest baseline by 12% on every split.",
         "We introduce the Clinical Abnormality Benchmarking Substrate (CABS), a suite of tasks.",
@@ -83,7 +83,7 @@ def test_the_learned_ranker_prefers_a_new_figure_for_a_quantity_question():
 ])
 def test_a_negative_citation_goes_and_a_dropped_one_takes_its_conjunction_in_any_stream_cut(text, clean):
     """An LLM's "[-1]" survived, and dropping "[7]" from "[1] and [7] and [2]" left "and and"."""
-    from assistant.citations import CitationRewriter, strip_invalid
+    from assistant.answer.citations import CitationRewriter, strip_invalid
 
     assert strip_invalid(text, {1, 2})[0] == clean
     for cut in range(len(text) + 1):

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from assistant.crossencoder import STACK_FEATURES, stack_probability
-from assistant.crossencoder_calibration import calibrate, choose_cutoffs, fit_stack, list_cutoff, top_probability
-from assistant.crossencoder_fit import FitSettings
-from assistant.relevance import CrossEncoderJudge, RelevanceEvidence, Verdict
+from assistant.relevance.crossencoder import STACK_FEATURES, stack_probability
+from assistant.relevance.calibration import calibrate, choose_cutoffs, fit_stack, list_cutoff, top_probability
+from assistant.learning.crossencoder_fit import FitSettings
+from assistant.relevance.judge import CrossEncoderJudge, RelevanceEvidence, Verdict
 
 JUDGE = CrossEncoderJudge(answered=0.3, weak=0.1, listed=0.5)
 

@@ -1,8 +1,8 @@
-"""Training pairs built by program (assistant.crossencoder_pairs), on hand-made papers."""
+"""Training pairs built by program (assistant.learning.crossencoder_pairs), on hand-made papers."""
 
 from __future__ import annotations
 
-from assistant.crossencoder_pairs import contribution_pairs, described_pairs, detail_pairs, frequent_phrases
+from assistant.learning.crossencoder_pairs import contribution_pairs, described_pairs, detail_pairs, frequent_phrases
 from vectorstore.papers import Paper
 
 

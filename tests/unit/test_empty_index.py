@@ -1,11 +1,11 @@
-"""An index without papers: the question path names the fix (assistant.service.require_papers). No model."""
+"""An index without papers: the question path names the fix (assistant.answer.service.require_papers). No model."""
 
 from __future__ import annotations
 
 import pytest
 
-from assistant import errors
-from assistant.service import EMPTY_INDEX, EmptyIndexError, require_papers
+from assistant.faces import errors
+from assistant.answer.service import EMPTY_INDEX, EmptyIndexError, require_papers
 
 
 class _Store:
@@ -31,7 +31,7 @@ def test_require_papers_raises_a_user_error_that_names_ingest():
 
 
 def test_mcp_ask_on_an_empty_index_raises_the_fix():
-    from assistant.mcp_tools import ask_question
+    from assistant.mcp.tools import ask_question
 
     class _Assistant:
         index = _Index(0)
@@ -56,7 +56,7 @@ def test_page_shows_the_fix_as_one_line():
 @pytest.mark.parametrize("tool, args", [("search_papers", ("graph coloring",)), ("related_papers", ("graph coloring",)),
                                         ("list_matching", ("graph coloring",))])
 def test_every_mcp_tool_that_reads_papers_raises_the_fix_on_an_empty_index(tool, args):
-    import assistant.mcp_tools as tools
+    import assistant.mcp.tools as tools
 
     class _Assistant:
         index = _Index(0)

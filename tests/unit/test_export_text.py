@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assistant.export import ExportItem, bib_value, read_bibtex, to_bibtex
+from assistant.research.export import ExportItem, bib_value, read_bibtex, to_bibtex
 from vectorstore.papers import Paper
 
 

@@ -1,6 +1,6 @@
 """Fusion and filters (moved from tests/test_retrieval.py: they need no model or index)."""
 
-from assistant.retrieval import coverage_fusion, names_first, reciprocal_rank_fusion
+from assistant.retrieval.hybrid import coverage_fusion, names_first, reciprocal_rank_fusion
 
 
 def test_rrf_orders_by_summed_reciprocal_ranks():
@@ -28,7 +28,7 @@ def test_names_first_moves_papers_holding_a_named_thing_ahead_in_order():
 def test_filter_values_resolve_to_the_index_spelling_or_fail_listing_them():
     import pytest
 
-    from assistant.retrieval import FilterError, Filters, resolve_filters
+    from assistant.retrieval.hybrid import FilterError, Filters, resolve_filters
 
     have = {"venue": {"ICML", "NeurIPS"}, "year": {2026}, "source": {"000_a.txt", "b.jsonl"}}
     got = resolve_filters(Filters(venue="icml", year=2026, source="000_a"), have.__getitem__)
@@ -42,7 +42,7 @@ def test_filter_values_resolve_to_the_index_spelling_or_fail_listing_them():
 def test_venue_spellings_all_match_and_an_ambiguous_stem_is_an_error():
     import pytest
 
-    from assistant.retrieval import FilterError, Filters, resolve_filters
+    from assistant.retrieval.hybrid import FilterError, Filters, resolve_filters
     from vectorstore.papers import Paper
 
     have = {"venue": {"NeurIPS", "neurips", "ICLR"}, "source": {"x.txt", "x.jsonl", "y.txt"}}
@@ -56,8 +56,8 @@ def test_venue_spellings_all_match_and_an_ambiguous_stem_is_an_error():
 
 def test_a_paper_naming_the_name_alone_beats_one_naming_it_inside_a_longer_name():
     """ "What is SyPE?" was answered from a SyPE-Lite paper when both were indexed."""
-    from assistant.answer_types import names_in
-    from assistant.retrieval import names_first
+    from assistant.question.answer_types import names_in
+    from assistant.retrieval.hybrid import names_first
 
     texts = ["We introduce SyPE-Lite, a lighter variant.", "Unrelated graph paper.",
              "We propose Symplectic Positional Embeddings (SyPE)."]
@@ -71,7 +71,7 @@ def test_a_paper_naming_the_name_alone_beats_one_naming_it_inside_a_longer_name(
 def test_a_paper_holding_the_whole_several_word_name_beats_one_holding_its_first_word():
     """ "What is FlashMoE Lite?" was answered from the FlashMoE paper when both were indexed: only
     FlashMoE was taken for a name, and both papers hold it on its own."""
-    from assistant.question import analyze, whole_names
+    from assistant.question.analysis import analyze, whole_names
 
     q = analyze("What is FlashMoE Lite?")
     assert q.names == ("FlashMoE",) and q.whole_names == ("FlashMoE Lite",)

@@ -64,7 +64,7 @@ def test_papers_keep_a_line_break_character_and_name_a_bad_line_as_corpus_errors
 
 
 def test_questions_keep_a_line_break_character_and_name_a_bad_line(tmp_path):
-    from assistant.evalsets import load_questions
+    from assistant.learning.evalsets import load_questions
 
     q = {"question": f"Which paper {BREAKS}?", "gold": ["p1"]}
     f = write_lines(tmp_path / "q.jsonl", json.dumps(q, ensure_ascii=False), "", '{"question": "None?", "gold": []}')

@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from assistant.relevance import AbstentionRule, RelevanceEvidence, Verdict
+from assistant.relevance.judge import AbstentionRule, RelevanceEvidence, Verdict
 
 RULE = AbstentionRule()
 FAR = RelevanceEvidence(dense=0.1, sentence=0.1, bm25=0.0, named_hit=False)

@@ -3,13 +3,13 @@ spread (no encoder, no index)."""
 
 import numpy as np
 
-from assistant.features import (
+from assistant.evidence.cues import (
     JUDGE_FEATURES,
     judge_features,
     paper_signals,
     question_cues,
 )
-from assistant.question import analyze
+from assistant.question.analysis import analyze
 
 STATES_NO_SCORE = ["We propose GN-Transformer, which fuses the AST and code tokens.",
                    "Experiments show that it outperforms prior models on code summarization."]

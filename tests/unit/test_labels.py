@@ -72,7 +72,7 @@ def test_code_links_are_read_as_written_from_every_markup():
 
 
 def test_a_question_for_papers_with_code_is_told_apart_from_one_about_code():
-    from assistant.answer_types import code_request
+    from assistant.question.answer_types import code_request
 
     assert code_request("release code") == (True, "")
     assert code_request("make their code publicly available") == (True, "")

@@ -10,26 +10,26 @@ ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS = [
     # 0: records and settings, importing nothing above them
-    {"assistant.types", "assistant.settings", "assistant.prompts", "assistant.metrics", "assistant.trace",
-     "assistant.sanitize", "assistant.markup", "assistant.map_types", "assistant.redact"},
+    {"assistant.types", "assistant.settings", "assistant.answer.prompts", "assistant.evaluation.metrics", "assistant.trace",
+     "assistant.text.sanitize", "assistant.text.markup", "assistant.research.map_types", "assistant.text.redact"},
     # 1: pure analysis and the chat-model contract
-    {"assistant.question", "assistant.answer_types", "assistant.llm", "assistant.citations"},
+    {"assistant.question.analysis", "assistant.question.answer_types", "assistant.answer.llm", "assistant.answer.citations"},
     # 2: the judge, evidence, retrieval, the list bar
-    {"assistant.relevance", "assistant.evidence", "assistant.retrieval", "assistant.listing", "assistant.prepared",
-     "assistant.features", "assistant.learned", "assistant.ranker",
-     "assistant.evidence_features", "assistant.crossencoder"},
+    {"assistant.relevance.judge", "assistant.evidence.sentences", "assistant.retrieval.hybrid", "assistant.relevance.listing", "assistant.answer.prepared",
+     "assistant.evidence.cues", "assistant.relevance.learned", "assistant.evidence.ranker",
+     "assistant.evidence.features", "assistant.relevance.crossencoder"},
     # 3: follow-ups and generation
-    {"assistant.followup", "assistant.generate", "assistant.related", "assistant.related_list", "assistant.related_llm"},
+    {"assistant.answer.followup", "assistant.answer.generate", "assistant.research.related", "assistant.research.related_list", "assistant.research.related_llm"},
     # 4: the pipeline and the process-wide service
-    {"assistant.pipeline", "assistant.answer", "assistant.service", "assistant.langchain_retriever"},
+    {"assistant.answer.pipeline", "assistant.answer.service", "assistant.retrieval.langchain_adapter"},
     # 5: the faces
     {"assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query", "assistant.cli.chat", "assistant.cli.tools",
-     "assistant.cli.serving", "assistant.cli.__main__", "assistant.evaluate", "assistant.evalsets", "assistant.train", "assistant.trainset", "assistant.export",
-     "assistant.render", "assistant.paper_map", "assistant.map_labels", "assistant.doctor", "assistant.errors", "assistant.console",
-     "assistant.mcp_server", "assistant.mcp_tools",
-     "assistant.__main__", "app", "assistant.web_guard",
-     "assistant.synthetic", "assistant.crossencoder_pairs", "assistant.crossencoder_fit",
-     "assistant.crossencoder_calibration", "assistant.evaluate_csfcube"},
+     "assistant.cli.serving", "assistant.cli.__main__", "assistant.evaluation.harness", "assistant.learning.evalsets", "assistant.learning.train", "assistant.learning.trainset", "assistant.research.export",
+     "assistant.faces.render", "assistant.research.paper_map", "assistant.research.map_labels", "assistant.faces.doctor", "assistant.faces.errors", "assistant.faces.console",
+     "assistant.mcp.server", "assistant.mcp.tools",
+     "assistant.__main__", "app", "assistant.faces.web_guard",
+     "assistant.learning.synthetic", "assistant.learning.crossencoder_pairs", "assistant.learning.crossencoder_fit",
+     "assistant.relevance.calibration", "assistant.evaluation.csfcube"},
 ]
 
 

@@ -7,9 +7,9 @@ import dataclasses
 
 import numpy as np
 
-from assistant.features import JUDGE_FEATURES
-from assistant.learned import BoostedJudge, LinearModel, load_model, model_path
-from assistant.relevance import LearnedJudge, RelevanceEvidence, Verdict
+from assistant.relevance.features import JUDGE_FEATURES
+from assistant.relevance.learned import BoostedJudge, LinearModel, load_model, model_path
+from assistant.relevance.judge import LearnedJudge, RelevanceEvidence, Verdict
 
 _K = len(JUDGE_FEATURES)
 _COEF = np.zeros(_K)

@@ -1,6 +1,6 @@
-"""The paper map's labels: what is drawn of a paper's name (assistant.paper_map)."""
+"""The paper map's labels: what is drawn of a paper's name (assistant.research.paper_map)."""
 
-from assistant.map_labels import shown_name, short_label
+from assistant.research.map_labels import shown_name, short_label
 from vectorstore.papers import Paper
 
 OSC52 = "\x1b]52;c;aGFja2Vk\x07"
@@ -21,7 +21,7 @@ def test_a_label_is_plain_unicode_cut_to_its_width():
 def _synthetic_map(n: int, k: int = 8):
     import numpy as np
 
-    from assistant.map_types import Cluster, MapPoint, PaperMap
+    from assistant.research.map_types import Cluster, MapPoint, PaperMap
 
     rng = np.random.default_rng(0)
     xy = rng.normal(size=(n, 2))
@@ -32,7 +32,7 @@ def _synthetic_map(n: int, k: int = 8):
 
 def test_a_big_map_labels_a_bounded_number_of_points_hits_first_and_spread_over_clusters():
     """Every one of 2,000 labels was checked against every box: `map` took minutes and pinned a core."""
-    from assistant.map_labels import MAX_LABELS, place_labels
+    from assistant.research.map_labels import MAX_LABELS, place_labels
 
     pmap = _synthetic_map(3000)
     labels = place_labels(pmap, char_w=0.0062, line_h=0.028, first=["p2999", "p5", "nope"])
@@ -44,7 +44,7 @@ def test_a_big_map_labels_a_bounded_number_of_points_hits_first_and_spread_over_
 
 
 def test_labels_placed_on_a_grid_overlap_no_other_label_where_there_is_room():
-    from assistant.map_labels import place_labels
+    from assistant.research.map_labels import place_labels
 
     pmap = _synthetic_map(40)
     placed = place_labels(pmap, char_w=0.004, line_h=0.02, width=12)

@@ -8,7 +8,7 @@ learned question model (issue 15) should change them, and this table shows where
 
 import pytest
 
-from assistant.question import Question, analyze, counts, figures, is_definition_question, question_names
+from assistant.question.analysis import Question, analyze, counts, figures, is_definition_question, question_names
 
 CORPUS_NAMES = {"omnimoe": "OmniMoE", "u2a": "U2A", "cabs": "CABS", "sype": "SyPE"}
 
@@ -166,7 +166,7 @@ def test_analysis_is_a_value():
     (["World Shaper"], "the world shaper of the game", False),
 ])
 def test_names_in_matches_all_capitals_names_only_in_capitals(names, text, found):
-    from assistant.question import names_in
+    from assistant.question.analysis import names_in
 
     assert names_in(names, text) is found
 
@@ -181,7 +181,7 @@ def test_names_in_matches_all_capitals_names_only_in_capitals(names, text, found
 ])
 def test_a_question_in_another_language_is_told_so_instead_of_a_bare_none(text, foreign):
     """Non-English questions got "No relevant abstract found" with no note saying why."""
-    from assistant.answer_types import looks_foreign
+    from assistant.question.answer_types import looks_foreign
     from vectorstore.lexical import tokenize
 
     vocabulary = set(tokenize("We reduce the cost of attention in transformers with sparse attention methods "

@@ -1,12 +1,12 @@
-"""Several question files for `train` and `eval --cv` (assistant.evalsets.load_question_files): read in
+"""Several question files for `train` and `eval --cv` (assistant.learning.evalsets.load_question_files): read in
 order, each question tagged with its file, a qid taken by an earlier file made unique; the CV prints a
-line per file (assistant.evalsets.file_lines)."""
+line per file (assistant.learning.evalsets.file_lines)."""
 
 import json
 
 import pytest
 
-from assistant.evalsets import file_lines, load_question_files
+from assistant.learning.evalsets import file_lines, load_question_files
 
 
 def _write(path, *qs):

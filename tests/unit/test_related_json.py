@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from assistant.related import RelatedPaper
-from assistant.related_list import RelatedList
-from assistant.render import related_json
+from assistant.research.related import RelatedPaper
+from assistant.research.related_list import RelatedList
+from assistant.faces.render import related_json
 from vectorstore.papers import Paper
 
 
@@ -30,7 +30,7 @@ def test_related_json_over_the_bar_is_not_marked():
 
 
 def test_text_and_page_say_why_the_order_can_differ_from_the_similarity_shown():
-    from assistant.render import RELATED_ORDER_NOTE, related_markdown, related_text
+    from assistant.faces.render import RELATED_ORDER_NOTE, related_markdown, related_text
 
     items = RelatedList([_near(1, 0.40), _near(2, 0.45)], considered=10, below_bar=8, bar=0.52, nearest_only=True)
     text = related_text(items)

@@ -3,8 +3,8 @@
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from assistant.errors import one_line
-from assistant.llm import redact
+from assistant.faces.errors import one_line
+from assistant.answer.llm import redact
 from assistant.settings import LLMSettings
 
 KEY = "sk-proj-Abc123Def456Ghi789"
@@ -99,7 +99,7 @@ def test_pieces_of_the_key_under_the_minimum_and_compatibility_characters_stay()
 @pytest.mark.parametrize("form", list(_forms(KEY)))
 @pytest.mark.parametrize("size", [1, 3, 7])
 def test_a_streamed_answer_never_shows_the_key_across_piece_boundaries(form, size):
-    from assistant.llm import StreamRedactor
+    from assistant.answer.llm import StreamRedactor
 
     cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
     text = f"SyPE is a positional encoding [1]. Key {_forms(KEY)[form]} echoed. It extrapolates well [2]."
@@ -120,7 +120,7 @@ def test_a_streamed_answer_never_shows_the_key_across_piece_boundaries(form, siz
 def test_a_key_streamed_in_small_pieces_never_shows_its_tail(echo, size):
     """F13: the first two thirds of the key were masked as soon as they arrived, and the rest, coming in
     later pieces, no longer looked like the key: its last 7 to 9 characters were shown."""
-    from assistant.llm import StreamRedactor
+    from assistant.answer.llm import StreamRedactor
 
     cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
     text = f"Sure. Your key is {echo} as sent, and SyPE extrapolates [1]."
@@ -133,7 +133,7 @@ def test_a_key_streamed_in_small_pieces_never_shows_its_tail(echo, size):
 
 
 def test_without_a_key_pieces_pass_as_they_come():
-    from assistant.llm import StreamRedactor
+    from assistant.answer.llm import StreamRedactor
 
     masked = StreamRedactor(LLMSettings(base_url="http://127.0.0.1:9/v1", model="m"))
     assert [masked.feed(p) for p in ("Sy", "PE [1", "].")] == ["Sy", "PE [1", "]."] and masked.flush() == ""

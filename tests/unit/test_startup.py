@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = {"pydantic", "pydantic_core", "pydantic_settings", "numpy", "torch", "langchain_core", "langchain",
          "langchain_text_splitters", "chromadb", "mcp", "rich", "sentence_transformers", "gradio"}
 LIGHT = {"assistant", "assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query",
-         "assistant.cli.chat", "assistant.cli.tools", "assistant.cli.serving", "assistant.console", "assistant.errors", "assistant.sanitize"}
+         "assistant.cli.chat", "assistant.cli.tools", "assistant.cli.serving", "assistant.faces.console", "assistant.faces.errors", "assistant.text.sanitize"}
 
 
 def loaded_after(code: str) -> set[str]:
@@ -26,7 +26,7 @@ def loaded_after(code: str) -> set[str]:
 
 
 def test_importing_the_cli_and_its_console_loads_typer_but_not_the_answer_path():
-    mods = loaded_after("import assistant.cli, assistant.console")
+    mods = loaded_after("import assistant.cli, assistant.faces.console")
     assert "typer" in mods
     assert {m.split(".")[0] for m in mods} & HEAVY == set()
     assert {m for m in mods if m.startswith("assistant")} == LIGHT
@@ -40,9 +40,9 @@ def test_help_prints_without_the_answer_path():
     assert {m.split(".")[0] for m in mods} & (HEAVY - {"rich", "pydantic", "pydantic_core"}) == set()
 
 
-@pytest.mark.parametrize("module, name", __import__("assistant.errors", fromlist=["x"])._USER_ERROR_CLASSES)
+@pytest.mark.parametrize("module, name", __import__("assistant.faces.errors", fromlist=["x"])._USER_ERROR_CLASSES)
 def test_every_named_user_error_exists_and_gives_one_line_and_exit_code_2(module, name):
-    from assistant.errors import exit_message, user_errors
+    from assistant.faces.errors import exit_message, user_errors
 
     cls = getattr(importlib.import_module(module), name)
     assert issubclass(cls, BaseException) and cls in user_errors()
@@ -52,7 +52,7 @@ def test_every_named_user_error_exists_and_gives_one_line_and_exit_code_2(module
 
 def test_the_mcp_command_default_port_is_the_servers():
     from assistant.cli.serving import MCP_HTTP_PORT
-    from assistant.mcp_server import DEFAULT_HTTP_PORT
+    from assistant.mcp.server import DEFAULT_HTTP_PORT
 
     assert MCP_HTTP_PORT == DEFAULT_HTTP_PORT
 
@@ -90,10 +90,10 @@ def test_no_arguments_print_the_help_and_no_empty_error_line():
 
 
 def test_the_answer_path_loads_langchain_openai_only_when_a_chat_model_is_made():
-    mods = loaded_after("import assistant.pipeline, assistant.generate")
+    mods = loaded_after("import assistant.answer.pipeline, assistant.answer.generate")
     # Without a chat model no LangChain piece is needed: prompts and parsers load on first use.
     assert {"langchain_core", "langchain_openai", "openai", "langchain_text_splitters"} & {m.split(".")[0] for m in mods} == set()
-    mods = loaded_after("from assistant.llm import make_chat_model\nfrom assistant.settings import LLMSettings\n"
+    mods = loaded_after("from assistant.answer.llm import make_chat_model\nfrom assistant.settings import LLMSettings\n"
                         "make_chat_model(LLMSettings(model='m', base_url='http://127.0.0.1:9/v1', api_key='k'))")
     assert "langchain_openai" in mods
 
@@ -102,7 +102,7 @@ def test_a_chroma_failure_names_doctor_and_the_rebuild_instead_of_unexpected():
     """Damaged HNSW files raised a raw "unexpected InternalError" in every command, with no remedy."""
     from chromadb.errors import InternalError
 
-    from assistant.errors import exit_message
+    from assistant.faces.errors import exit_message
 
     line, code = exit_message(InternalError("Error in compaction: Failed to apply logs\nmore"))
     assert code == 2 and line == ("the Chroma index failed (InternalError: Error in compaction: Failed to apply logs); "
@@ -118,7 +118,7 @@ def test_doctor_names_a_full_disk_or_damaged_files_instead_of_chromas_words(monk
 
     from chromadb.errors import InternalError
 
-    from assistant.doctor import _index_failure
+    from assistant.faces.doctor import _index_failure
     from assistant.settings import load_settings
 
     settings = load_settings(index=tmp_path)

@@ -1,10 +1,10 @@
-"""Synthetic definition questions for the evidence ranker (assistant.synthetic) and its listwise fit (no model)."""
+"""Synthetic definition questions for the evidence ranker (assistant.learning.synthetic) and its listwise fit (no model)."""
 
 import numpy as np
 
-from assistant.synthetic import definition_questions
-from assistant.learned import fit_evidence
-from assistant.trainset import QuestionRow
+from assistant.learning.synthetic import definition_questions
+from assistant.relevance.learned import fit_evidence
+from assistant.learning.trainset import QuestionRow
 from vectorstore.papers import Paper
 
 
@@ -42,7 +42,7 @@ def test_the_listwise_ranker_is_deterministic_and_puts_the_gold_sentence_first()
 
 
 def test_a_share_beside_a_measure_word_gives_a_quantity_question():
-    from assistant.synthetic import quantity_questions
+    from assistant.learning.synthetic import quantity_questions
 
     papers = [_paper("a", "Sampling is slow. We propose FlashGen, a sampler. FlashGen gives a 4.75x speedup over "
                           "diffusion. FlashGen is simple."),
@@ -54,8 +54,8 @@ def test_a_share_beside_a_measure_word_gives_a_quantity_question():
 
 
 def test_the_boosted_ranker_sums_its_trees_as_sklearn_does_and_round_trips():
-    from assistant.ranker import BoostedRanker, pack_trees, relative, tree_sum
-    from assistant.train import TrainSettings
+    from assistant.evidence.ranker import BoostedRanker, pack_trees, relative, tree_sum
+    from assistant.learning.train import TrainSettings
 
     rng = np.random.RandomState(1)
     rows = []
@@ -67,7 +67,7 @@ def test_the_boosted_ranker_sums_its_trees_as_sklearn_does_and_round_trips():
     model = fit_evidence(rows, cfg)
     assert isinstance(model, BoostedRanker) and len(model.trees) == 30
     assert model.to_json() == fit_evidence(list(rows), cfg).to_json()
-    from assistant.learned import LinearModel
+    from assistant.relevance.learned import LinearModel
     import json
     data = json.loads(model.to_json())
     again = BoostedRanker.from_dict(data, LinearModel.from_dict(data))

@@ -1,11 +1,11 @@
-"""The judge's simulated training copies (assistant.train): small indexes hold each question's gold and
+"""The judge's simulated training copies (assistant.learning.train): small indexes hold each question's gold and
 near papers, a copy shares its question's fold, and the cutoffs hold the refusal budget on every index."""
 
 import numpy as np
 
-from assistant.features import JUDGE_FEATURES
-from assistant.train import TrainSettings, _folds, choose_cutoffs
-from assistant.trainset import QuestionRow, simulated_indexes, trains_on
+from assistant.relevance.features import JUDGE_FEATURES
+from assistant.learning.train import TrainSettings, _folds, choose_cutoffs
+from assistant.learning.trainset import QuestionRow, simulated_indexes, trains_on
 
 IDS = [f"p{i:03d}" for i in range(200)]
 QS = [{"qid": f"q{i}", "kind": "lookup" if i % 3 else "none", "gold": [f"p{i:03d}"] if i % 3 else [],

@@ -21,7 +21,7 @@ def test_a_chroma_panic_on_a_damaged_database_is_one_line_naming_the_remedy(monk
     import pytest
     import typer
 
-    from assistant.console import run
+    from assistant.faces.console import run
 
     panic = type("PanicException", (BaseException,), {"__module__": "pyo3_runtime"})
     app = typer.Typer()

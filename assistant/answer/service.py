@@ -1,0 +1,94 @@
+"""Process-wide factories: the encoder, the index and the Assistant are built once and shared."""
+
+from __future__ import annotations
+
+import threading
+
+from assistant.settings import Settings
+from vectorstore.embedding import get_encoder, resolve_backend
+from vectorstore.index import Index, open_index
+from vectorstore.store import built_with, make_client
+
+EMPTY_INDEX = ("the index holds no papers (none ingested yet, or all removed): add some with "
+               "`paper-assistant ingest <files>`, e.g. `paper-assistant ingest data/*.txt`")
+
+
+class EmptyIndexError(ValueError):
+    """A question asked of an index that holds no papers; its message says how to add some."""
+
+
+def require_papers(index: Index) -> None:
+    """Raise :class:`EmptyIndexError` when ``index`` holds no papers (asked at the start of a question, so
+    the user learns to ingest instead of reading "no relevant abstract found")."""
+    if index.store.counts()[0] == 0:
+        raise EmptyIndexError(EMPTY_INDEX)
+
+
+_lock = threading.Lock()
+_indexes: dict[tuple, Index] = {}
+
+
+def _key(settings: Settings) -> tuple:
+    s = settings.store
+    return (str(settings.index.resolve()), s.collection, s.host, s.port, settings.embedding.model,
+            settings.embedding.backend, settings.calibration.chunking.model_dump_json())
+
+
+def index_backend(settings: Settings):
+    """``(backend, client)``: the concrete embedding backend for the configured index (see
+    resolve_backend's ``auto``), and the Chroma client opened to read it (None if none was needed)."""
+    e, s = settings.embedding, settings.store
+    if e.backend != "auto":
+        return e.backend, None
+    existing = client = None
+    if s.host or (settings.index / "chroma").exists():
+        client = make_client(settings.index, host=s.host, port=s.port, ssl=s.ssl, headers=s.headers)
+        existing = built_with(client, s.collection)
+    return resolve_backend(e.model, e.backend, existing), client
+
+
+def get_index(settings: Settings, create: bool = False) -> Index:
+    """The opened index for ``settings`` (cached per index location and model).
+
+    Raises IndexNotFoundError (create=False, nothing ingested), EmbeddingMismatchError, StoreError.
+    """
+    key = _key(settings)
+    with _lock:
+        if key in _indexes:
+            return _indexes[key]
+        backend, client = index_backend(settings)
+        encoder = get_encoder(settings.embedding.model, settings.embedding.batch_size, backend)
+        s = settings.store
+        index = open_index(settings.index, encoder, collection=s.collection, create=create, host=s.host,
+                           port=s.port, ssl=s.ssl, headers=s.headers, client=client,
+                           chunking=settings.calibration.chunking)
+        _indexes[key] = index
+        return index
+
+
+def get_assistant(settings: Settings):
+    """An :class:`assistant.answer.pipeline.Assistant` over the configured index (opened once)."""
+    from assistant.answer.pipeline import Assistant
+
+    return Assistant(settings, get_index(settings))
+
+
+def forget_indexes() -> None:
+    """Drop cached indexes (tests that delete index folders call this)."""
+    with _lock:
+        _indexes.clear()
+
+
+def corpus_to_refresh(settings: Settings, index: Index, was_new: bool) -> list:
+    """The corpus files a start (``serve``, ``mcp``) ingests: all of ``settings.corpus`` into the
+    default index or into an index that did not exist before this start (``was_new``); into any other
+    index only the corpus files it already holds (refreshed when edited). So a start never adds the
+    bundled papers to a user's own index, nor undoes a ``remove`` there. Returns paths."""
+    from assistant.settings import DEFAULT_INDEX
+    from vectorstore.papers import iter_paper_files
+
+    files = list(iter_paper_files(settings.corpus))
+    if was_new or settings.index.resolve() == DEFAULT_INDEX.resolve():
+        return files
+    held = {str(s) for s in index.store.field_values("source")}
+    return [f for f in files if f.name in held]

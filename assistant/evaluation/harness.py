@@ -1,0 +1,324 @@
+"""The evaluation harness behind `paper-assistant eval`.
+
+Scores a question file in the ``shared/eval/dev.jsonl`` format (``{qid, kind, question, gold, evidence?}``)
+against an index, for BM25, dense and hybrid retrieval side by side:
+- ranking: recall@1/5/10, MRR, nDCG@10 per kind and overall (``none`` questions excluded; see metrics.py);
+- abstention: share of ``none`` questions answered "no relevant abstract found" and share at least
+  flagged, against the share of answerable questions wrongly abstained / flagged; plus the trade-off
+  across cutoffs of the relevance judge's probability (abstained vs wrongly abstained);
+- evidence: share of ``lookup`` questions whose first citation quotes the gold evidence sentence;
+- the shipped models' feature importances (the ranker's standardized coefficients, the judge's shares);
+- with ``cv``: the same evidence and abstention figures 5-fold cross-validated (assistant.learning.train:
+  both models refitted on four folds of the question file, scored on the fifth).
+``--corpus`` alone, or with ``--distractors FILE.jsonl``, builds (once, then reuses) a separate index
+holding those papers. :func:`assistant.evaluation.csfcube.run_csfcube` re-ranks CSFCube candidate pools and reports NDCG@20 and recall@20.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from assistant.learning.evalsets import corpus_settings, distractor_settings, load_question_files, load_questions  # noqa: F401  (re-exported)
+from assistant.evaluation.metrics import ranking_metrics
+from assistant.question.analysis import validate_question
+from assistant.relevance.judge import JUDGE_RULES, Verdict
+from assistant.settings import Settings
+
+MODES = ("bm25", "dense", "hybrid")
+RERANKED = "reranked"
+"""The answer path's own order: the hybrid retriever's candidates reordered by the relevance cross-encoder."""
+METRICS = ("R@1", "R@5", "R@10", "MRR", "nDCG@10")
+
+
+class AbstentionReport(BaseModel):
+    none_questions: int = 0
+    answerable_questions: int = 0
+    none_abstained: float = 0.0
+    none_flagged: float = 0.0
+    answerable_abstained: float = 0.0
+    answerable_flagged: float = 0.0
+    tradeoff: list[dict] = Field(default_factory=list)
+
+
+class CVFigures(BaseModel):
+    """Cross-validated figures (assistant.learning.train.cross_validate)."""
+
+    folds: int
+    evidence_n: int
+    evidence_accuracy: float
+    evidence_dense_only: float
+    abstention: AbstentionReport
+    evidence_importances: list[tuple[str, float]]
+    judge_importances: list[tuple[str, float]]
+    by_index: list[dict] = Field(default_factory=list, description="abstention per simulated small index")
+    by_file: list[dict] = Field(default_factory=list, description="abstention on the whole index per question file")
+
+
+class EvalReport(BaseModel):
+    questions: str
+    index: str
+    papers: int
+    ranking: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict, description="mode → kind → metric")
+    abstention: AbstentionReport = AbstentionReport()
+    evidence_accuracy: float | None = None
+    evidence_n: int = 0
+    missing_gold: list[str] = Field(default_factory=list, description="gold paper ids the index does not hold")
+    rules: dict[str, int] = Field(default_factory=dict, description="rule → questions where it decided something")
+    evidence_importances: list[tuple[str, float]] = Field(default_factory=list, description="shipped ranker's coefficients")
+    judge_importances: list[tuple[str, float]] = Field(default_factory=list, description="shipped judge's coefficients")
+    cross_encoder: bool = False
+    lists: dict[str, float] = Field(default_factory=dict, description="list questions: precision, recall, absent topics listing none")
+    cv: CVFigures | None = None
+    relevance_cv: dict[str, float] = Field(default_factory=dict, description="relevance model's cutoffs refitted per fold")
+
+
+def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {m: sum(r[m] for r in rows) / len(rows) for m in METRICS} | {"n": len(rows)}
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.split())
+
+
+def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path | None = None,
+             corpus: list[Path] | None = None, progress=None, ingest_callbacks: dict | None = None,
+             cv: int = 0) -> EvalReport:
+    """Evaluate ``questions`` (a file or several: :func:`load_question_files`) on the configured index (or corpus + distractors).
+
+    ``ingest_callbacks``: ``on_total`` / ``progress`` for building that index (see
+    vectorstore.ingest.ingest); ``progress()`` is called after each question. ``cv`` ≥ 2 adds
+    ``cv``-fold cross-validated evidence and abstention figures (the models refitted per fold).
+    Raises ValueError for ``cv`` = 1 or a question file the models cannot be fitted on."""
+    from assistant.answer.pipeline import Assistant
+    from assistant.answer.service import get_index
+
+    if cv == 1:
+        raise ValueError("--cv needs at least 2 folds")
+    qs = load_question_files(questions)
+    if distractors is not None or corpus:
+        from vectorstore.ingest import ingest
+
+        corpus = list(corpus or settings.corpus)
+        settings = corpus_settings(settings, corpus, Path(distractors) if distractors else None)
+        idx = get_index(settings, create=True)
+        ingest([*corpus, *([distractors] if distractors else [])], idx, write_batch=settings.store.write_batch,
+               **(ingest_callbacks or {}))
+    else:
+        idx = get_index(settings)
+    assistant = Assistant(settings, idx)
+    names = [questions] if isinstance(questions, (str, Path)) else list(questions)
+    report = EvalReport(questions=", ".join(map(str, names)), index=str(settings.index), papers=idx.store.counts()[0],
+                        cross_encoder=assistant.relevance_model is not None)
+    gold = sorted({g for q in qs for g in q["gold"]})
+    held = idx.store.get_papers(gold)
+    report.missing_gold = [g for g in gold if g not in held]  # scored as misses: say so, it is likely a wrong index
+
+    report.rules = dict.fromkeys(RULES, 0)
+    per_mode: dict[str, dict[str, list]] = {m: defaultdict(list) for m in (*MODES, RERANKED)}
+    precision, recall, absent, absent_empty = [], [], 0, 0
+    answerable, nones = [], []
+    evidence_hits, evidence_n = 0, 0
+    for q in qs:
+        qvec = idx.encoder.encode_one(q["question"])
+        if q["gold"]:
+            for mode in MODES:
+                ranked = [p.id for p in assistant.retriever.search(q["question"], k=10, mode=mode, query_vec=qvec)]
+                m = ranking_metrics(ranked, q["gold"], q["kind"])
+                per_mode[mode][q["kind"]].append(m)
+                per_mode[mode]["overall"].append(m)
+        prep = assistant.prepare(q["question"], k=10)
+        if q["gold"]:
+            m = ranking_metrics([p.id for p in prep.papers], q["gold"], q["kind"])
+            per_mode[RERANKED][q["kind"]].append(m)
+            per_mode[RERANKED]["overall"].append(m)
+        if prep.multi and prep.listing is not None:
+            listed = {c.id for c in prep.listing.papers}
+            if q["gold"] and q["kind"] == "multi":
+                precision.append(len(listed & set(q["gold"])) / len(listed) if listed else 0.0)
+                recall.append(len(listed & set(q["gold"])) / len(q["gold"]))
+        if not q["gold"] and prep.analysis is not None and prep.analysis.is_list:
+            absent += 1
+            absent_empty += prep.verdict == Verdict.none or (prep.listing is not None and not prep.listing.papers)
+        for rule in rules_fired(assistant, prep, q["question"]):
+            report.rules[rule] += 1
+        top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
+        if top is not None and assistant.relevance_model is not None:  # the paper the verdict was read on
+            top = max(prep.relevance.values(), key=lambda ev: ev.probability or 0.0)
+        (answerable if q["gold"] else nones).append((prep.verdict, judge_score(assistant.judge, top)))
+        if q["kind"] == "lookup" and q.get("evidence"):
+            ans = assistant.answer_prepared(prep)
+            evidence_n += 1
+            if ans.sources and ans.sources[0].paper_id in q["gold"] and _norm(ans.sources[0].sentence) == _norm(q["evidence"]):
+                evidence_hits += 1
+        if progress:
+            progress()
+    for mode in (*MODES, RERANKED):
+        report.ranking[mode] = {kind: _mean(rows) for kind, rows in per_mode[mode].items()}
+    if precision:
+        report.lists.update(precision=sum(precision) / len(precision), recall=sum(recall) / len(recall), n=len(precision))
+    if absent:
+        report.lists.update(absent=absent, absent_empty=absent_empty)
+    report.abstention = abstention_report(answerable, nones)
+    if evidence_n:
+        report.evidence_accuracy = evidence_hits / evidence_n
+        report.evidence_n = evidence_n
+    report.evidence_importances = [(f, round(c, 3)) for f, c in assistant.ranker.importances()]
+    if getattr(assistant.judge, "model", None) is not None:  # the learned judge
+        report.judge_importances = [(f, round(c, 3)) for f, c in assistant.judge.model.importances()]
+    if cv and assistant.relevance_model is not None:
+        from assistant.learning.crossencoder_fit import FitSettings, calibrate, candidate_logits
+
+        fit = FitSettings(folds=cv)
+        rows = candidate_logits(assistant, assistant.relevance_model.encoder, qs, fit.rerank)
+        report.relevance_cv = {**calibrate(rows, fit)[2], "folds": cv}
+    if cv:
+        from assistant.learning.train import TrainSettings, cross_validate
+        from assistant.learning.trainset import collect_all, neutral_models
+
+        rows, extra, variants = collect_all(Assistant(settings, idx, models=neutral_models()), qs, TrainSettings(folds=cv))
+        report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv), extra, variants))
+    return report
+
+
+def judge_score(judge, top) -> float:
+    """The number the trade-off table cuts at: the learned judge's P(answers), or for the rules the
+    best paper's dense + sentence cosine (what their 'closest match' threshold reads); 0 when nothing."""
+    if top is None:
+        return 0.0
+    return judge.probability(top) if hasattr(judge, "probability") else top.dense + top.sentence
+
+
+def cv_figures(res) -> CVFigures:
+    """The report's form of an :class:`assistant.learning.train.CVReport`."""
+    ab = AbstentionReport(**{name: getattr(res, name) for name in AbstentionReport.model_fields})
+    return CVFigures(folds=res.folds, evidence_n=res.evidence_n, evidence_accuracy=res.evidence_accuracy,
+                     evidence_dense_only=res.evidence_dense_only, abstention=ab,
+                     evidence_importances=res.evidence_importances, judge_importances=res.judge_importances, by_index=res.by_index, by_file=res.by_file)
+
+
+RULES = (
+    "question: list", "question: list by its lead-in only", "question: definition frame", "question: quantity cue",
+    "question: a count", "question: names", "question: several-word name", "question: name spelled as the corpus",
+    "question: reference (ordinal)", "question: reference (bare)", "question: reference (pronoun)",
+    *(f"judge: {r}" for r in JUDGE_RULES),
+    "list: a named paper below the bar", "cite: each named paper", "cite: a runner-up",
+)
+"""Every rule ``paper-assistant eval`` counts; one that never fires on a question file shows 0."""
+
+
+def rules_fired(assistant, prep, text: str) -> list[str]:
+    """The rules of :data:`RULES` that decided something for one prepared question (``text`` as asked)."""
+    a, out = prep.analysis, []
+    flags = {"question: list": a.is_list, "question: list by its lead-in only": a.list_cue == "lead-in",
+             "question: definition frame": a.definition, "question: quantity cue": a.quantity,
+             "question: a count": bool(a.counts), "question: names": bool(a.names),
+             "question: several-word name": any(" " in n for n in a.names),
+             "question: name spelled as the corpus": prep.question != validate_question(text)}
+    out += [rule for rule, on in flags.items() if on]
+    if a.reference is not None:
+        out.append(f"question: reference ({a.reference.kind})")
+    top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
+    explain = getattr(assistant.judge, "explain", None)
+    if explain is not None:
+        out.append(f"judge: {explain(top)[1]}")
+    if (prep.listing is not None and not hasattr(assistant.judge, "listed_paper")
+            and any(c.score < prep.listing.bar.relative_bar for c in prep.listing.papers)):
+        out.append("list: a named paper below the bar")
+    cited = assistant.cited_candidates(prep)
+    if len(cited) > 1 and not prep.multi and not prep.pinned:
+        out.append("cite: each named paper" if assistant.judge.named(top) else "cite: a runner-up")
+    return out
+
+
+def abstention_report(answerable: list[tuple[Verdict, float]], nones: list[tuple[Verdict, float]]) -> AbstentionReport:
+    """Shares abstained/flagged for both groups (``(verdict, judge's P(answerable))`` per question),
+    and the trade-off: for cutoffs refusing 0–20 % of the answerable questions, the share of ``none``
+    questions refused."""
+    import numpy as np
+
+    from assistant.relevance.learned import tradeoff
+
+    rep = AbstentionReport(none_questions=len(nones), answerable_questions=len(answerable))
+    share = lambda rows, verdicts: sum(v in verdicts for v, _ in rows) / len(rows) if rows else 0.0  # noqa: E731
+    rep.none_abstained = share(nones, {Verdict.none})
+    rep.none_flagged = share(nones, {Verdict.none, Verdict.weak})
+    rep.answerable_abstained = share(answerable, {Verdict.none})
+    rep.answerable_flagged = share(answerable, {Verdict.none, Verdict.weak})
+    rep.tradeoff = tradeoff(np.array([p for _, p in answerable]), np.array([p for _, p in nones]))
+    return rep
+
+
+def format_report(rep: EvalReport) -> str:
+    """The report as aligned text tables."""
+    from assistant.learning.train import abstention_lines, format_cv, importance_lines
+
+    lines = [f"questions: {rep.questions}   index: {rep.index} ({rep.papers} papers)", ""]
+    if rep.missing_gold:
+        lines[1:1] = [f"warning: {len(rep.missing_gold)} gold paper ids are not in this index (e.g. "
+                      f"{', '.join(rep.missing_gold[:3])}); questions naming them score as misses"]
+    kinds = [k for k in ("lookup", "concept", "acronym", "multi", "related", "overall") if k in rep.ranking.get("hybrid", {})]
+    lines.append(f"{'mode':<9}{'kind':<9}{'n':>4}" + "".join(f"{m:>9}" for m in METRICS))
+    for mode in (*MODES, RERANKED):
+        for k in kinds:
+            row = rep.ranking[mode][k]
+            lines.append(f"{mode:<9}{k:<9}{int(row['n']):>4}" + "".join(f"{row[m]:>9.3f}" for m in METRICS))
+        lines.append("")
+    lines += abstention_lines(rep.abstention)
+    if rep.lists.get("n"):
+        lines.append(f"lists ('multi' questions, {int(rep.lists['n'])}): precision {rep.lists['precision']:.2f}, "
+                     f"recall {rep.lists['recall']:.2f}")
+    if rep.lists.get("absent"):
+        lines.append(f"lists about an absent topic ('none' list questions): {int(rep.lists['absent_empty'])} of "
+                     f"{int(rep.lists['absent'])} list zero papers")
+    if rep.relevance_cv:
+        c = rep.relevance_cv
+        lines.append(f"relevance model, {int(c['folds'])}-fold CV of its calibration on these questions: answerable "
+                     f"{c['answerable_refused']:.1%} refused, {c['answerable_flagged']:.1%} flagged; 'none' "
+                     f"{c['none_refused']:.0%} refused, {c['none_flagged']:.0%} at least flagged")
+    if rep.evidence_accuracy is not None:
+        lines += ["", f"evidence accuracy (lookup, first citation quotes the gold sentence): "
+                      f"{rep.evidence_accuracy:.2f} ({round(rep.evidence_accuracy * rep.evidence_n)}/{rep.evidence_n})"]
+    if rep.evidence_importances:
+        lines += ["", "feature importances, largest first (ranker: standardized coefficients; judge: share of |coefficient| and split gain)"]
+        lines += importance_lines("  evidence ranker", rep.evidence_importances)
+        lines += (importance_lines("  relevance judge", rep.judge_importances) if rep.judge_importances else
+                  ["  relevance judge: the cross-encoder's calibrated probability (calibration.relevance.model)"]
+                  if rep.cross_encoder else
+                  ["  relevance judge: the rules decide (AbstentionRule); the learned judge and the cross-encoder are opt-in "
+                   "(calibration.abstention.learned, calibration.relevance.model)"])
+    if rep.cv is not None:
+        lines += [""] + format_cv(rep.cv)
+    if rep.rules:
+        fired = [(r, n) for r, n in rep.rules.items() if n]
+        lines += ["", "rules that decided something (questions of the file):"]
+        lines += [f"  {n:>4}  {r}" for r, n in fired]
+        never = [r for r, n in rep.rules.items() if not n]
+        if never:
+            lines.append("  never fired: " + "; ".join(never))
+    return "\n".join(lines)
+
+
+def eval_command(settings: Settings, questions: Path | list[Path] | None, distractors: Path | None = None,
+                 corpus: list[Path] | None = None, csfcube: Path | None = None, cv: int = 0, as_json: bool = False,
+                 ingest_callbacks: dict | None = None) -> str:
+    """``paper-assistant eval``: the CSFCube re-ranking figures, or the report on a question file
+    (:func:`run_eval`), as text or JSON. Raises ValueError when neither is given."""
+    if csfcube is not None:
+        from vectorstore.embedding import get_encoder, resolve_backend
+
+        e = settings.embedding
+        from assistant.evaluation.csfcube import format_csfcube, run_csfcube
+
+        return format_csfcube(run_csfcube(get_encoder(e.model, e.batch_size, resolve_backend(e.model, e.backend)),
+                                          csfcube), as_json)
+    if not questions:
+        raise ValueError("give --questions FILE (or --csfcube DIR)")
+    report = run_eval(settings, questions, distractors=distractors, corpus=corpus, ingest_callbacks=ingest_callbacks,
+                      cv=cv)
+    return report.model_dump_json(indent=2) if as_json else format_report(report)
+
+
+from assistant.evaluation.csfcube import format_csfcube, ndcg_graded, run_csfcube  # noqa: E402,F401  (re-exported)

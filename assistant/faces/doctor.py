@@ -1,0 +1,241 @@
+"""`paper-assistant doctor`: checks of the index and the LLM endpoint, each a (passed, message) line.
+
+The endpoint checks are what an answer needs: the server lists the configured model
+(``GET /models``), streams a short reply to a request shaped like a real answer (the answer prompt,
+one numbered abstract and a question: a base model asked only "Say OK." may end at once while real
+questions stream fine), non-empty and ending with a finish reason, and keeps the system message (a
+chat template without a system role drops it, and with it every rule of the answer prompt). The
+model list uses the timeout with no retries, the probe the first-token and between-pieces timeouts,
+so a dead endpoint is reported in at most two waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from assistant.settings import LLMSettings, Settings
+
+
+def run_doctor(settings: Settings) -> Iterator[tuple[bool, str]]:
+    """Yield ``(ok, one-line message)`` for the index (with its health: :func:`_health_problems`),
+    then (if configured) the LLM endpoint."""
+    ok, line = _check_index(settings)
+    if ok:
+        problems = _health_problems(settings)
+        ok, line = not problems, "; ".join([line, *problems])
+    yield ok, line
+    cfg = settings.llm
+    if not cfg.configured:
+        yield True, ("LLM: none configured; answers are extractive (set OPENAI_BASE_URL or OPENAI_API_KEY, "
+                     "and OPENAI_MODEL, to use one)")
+        return
+    yield from _check_llm(cfg, settings)
+
+
+def _check_index(settings: Settings) -> tuple[bool, str]:
+    from assistant.answer.service import get_index
+    from vectorstore.integrity import vector_files_problem
+    from vectorstore.papers import counted
+
+    if not settings.store.host:
+        # Every record and link list of the HNSW files, from the files alone, before Chroma loads them:
+        # damage there crashes hnswlib (a segfault, no word said); opening reads a sample of the link lists.
+        try:
+            damaged = vector_files_problem(settings.index, full=True)
+        except OSError:  # unreadable files: opening says how
+            damaged = None
+        if damaged:
+            return False, f"index: {damaged}"
+    try:
+        idx = get_index(settings)
+        papers, chunks = idx.store.counts()
+    except Exception as exc:
+        return False, f"index: {_index_failure(exc, settings)}"
+    where = f"{settings.store.host}:{settings.store.port}" if settings.store.host else str(settings.index)
+    if papers == 0:
+        from assistant.answer.service import EMPTY_INDEX
+
+        return False, f"index at {where}: {EMPTY_INDEX}"
+    line = (f"index at {where}: {counted(papers, 'paper')} in {counted(chunks, 'chunk')} (embedding model "
+            f"{idx.encoder.model_name}, backend {idx.encoder.backend})")
+    try:
+        writer = idx.writer_busy()
+    except Exception:  # noqa: BLE001 - the lease is unreadable: the store check above passed, say nothing
+        writer = None
+    if writer:
+        line += f"; an ingest is running ({writer}): answers use the papers written so far"
+    return True, line
+
+
+def _index_failure(exc: BaseException, settings: Settings) -> str:
+    """What a failure to open the index means and how to fix it: a full disk (free space: nothing is
+    lost), Chroma's own error (its files damaged: rebuild), else the error itself."""
+    import shutil
+
+    from vectorstore.store import DISK_FULL_BELOW, StoreError
+
+    first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+    if not settings.store.host:
+        try:
+            free = shutil.disk_usage(settings.index if settings.index.exists() else settings.index.parent).free
+        except OSError:
+            free = None
+        if free is not None and free < DISK_FULL_BELOW:
+            return (f"the disk holding {settings.index} is full ({free / 2**20:.0f} MB free): free some space, then "
+                    f"run the command again; nothing is lost ({first})")
+    if isinstance(exc, StoreError):  # our own line names its remedy at its end: never cut
+        return str(exc).splitlines()[0]
+    if type(exc).__module__.split(".")[0] == "chromadb":
+        return (f"Chroma cannot read the index ({first}): its files are damaged; delete {settings.index} and run "
+                "`paper-assistant ingest` again (the paper files are not touched)")
+    return first
+
+
+def _health_problems(settings: Settings) -> list[str]:
+    """What a question would silently miss or fail on, each naming its fix: papers without chunks or with
+    chunks of another version, chunks without a paper or an unclosed write (an interrupted ingest), a vector
+    index that cannot be searched, a damaged keyword cache (the next question rebuilds it); and a writer's lock
+    that is no file (questions work, every ingest stops)."""
+    from assistant.answer.service import get_index
+    from vectorstore.cachedir import not_a_file
+    from vectorstore.integrity import foreign_folders, lock_file_problem, rebuild
+    from vectorstore.lexical import LexicalIndex
+    from vectorstore.papers import counted
+
+    idx = get_index(settings)
+    store = idx.store
+    problems = [line for line in [lock_file_problem(idx.directory)] if line]
+    try:
+        if idx.writer_busy():
+            return problems  # an ingest is writing: papers without chunks yet are its work in progress
+    except Exception:  # noqa: BLE001 - an unreadable lease (or the lock above): judge the store alone
+        pass
+    stored = store.paper_hashes()
+    chunked = store.chunk_paper_hashes()
+    bare = sorted(pid for pid in stored if pid not in chunked)
+    if bare:
+        files = sorted({stored[pid][1] for pid in bare})
+        problems.append(f"{counted(len(bare), 'paper')} ({', '.join(bare[:3])}{'…' if len(bare) > 3 else ''}) "
+                        f"{'has' if len(bare) == 1 else 'have'} no chunks, so no question finds "
+                        f"{'it' if len(bare) == 1 else 'them'}: run `paper-assistant ingest` on {', '.join(files)} "
+                        "again to restore them")
+    # Chunks written for another version of a paper than its record (an ingest killed between the two;
+    # another run then closed the write): questions find text the paper no longer has, or the old text twice.
+    mixed = sorted(pid for pid, (h, _) in stored.items() if pid in chunked and not chunked[pid] <= {h, ""})
+    if mixed:
+        files = sorted({stored[pid][1] for pid in mixed})
+        problems.append(f"{counted(len(mixed), 'paper')} ({', '.join(mixed[:3])}{'…' if len(mixed) > 3 else ''}) "
+                        f"{'has' if len(mixed) == 1 else 'have'} chunks of another version of the text than the "
+                        "paper record (an ingest was interrupted), so questions may find text no longer in the file: "
+                        f"run `paper-assistant ingest` on {', '.join(files)} again to repair them")
+    root = idx.directory / "chroma"
+    # Every vector and link of the HNSW files was read before Chroma opened them (_check_index).
+    foreign = foreign_folders(root) if root.is_dir() else []
+    if foreign:
+        problems.append(f"{counted(len(foreign), 'vector folder')} in {idx.directory / 'chroma'} "
+                        f"({', '.join(foreign[:2])}{'…' if len(foreign) > 2 else ''}) belong to no collection of its "
+                        f"database: chroma.sqlite3 may come from another index, and its papers be missing: "
+                        f"{rebuild(idx.directory)}")
+    for cache in sorted(idx.directory.glob("dense-*")):
+        odd = not_a_file(cache)
+        if odd:  # read as it is, it exhausted memory (a link to /dev/zero) or blocked (a FIFO)
+            problems.append(f"the exact-search cache {cache} holds {odd}, which is not a plain file: the next question "
+                            "rebuilds it from the index (nothing is lost)")
+    keywords = LexicalIndex.inspect(idx.lexical_dir)[1]
+    if keywords:  # its stamp may still match: left alone, it hid papers from keyword search
+        problems.append(f"the keyword index cache {idx.lexical_dir} is damaged ({keywords}): the next question or "
+                        "ingest rebuilds it from the index (nothing is lost)")
+    interrupted = store.write_interrupted()
+    if isinstance(interrupted, str) and interrupted.startswith("remove "):
+        # An ingest of those files would bring their removed papers back: finish the remove instead.
+        problems.append(f"`paper-assistant {interrupted}` was interrupted before it finished: run it again to "
+                        "finish removing those papers")
+    elif set(chunked) - set(stored) or interrupted:
+        problems.append("an ingest was interrupted before it finished: run it again (it resumes where it stopped)")
+    try:
+        store.check_search()
+    except Exception as exc:  # noqa: BLE001 - whatever Chroma raises on damaged HNSW files
+        problems.append(f"the vector index cannot be searched ({type(exc).__name__}: {str(exc)[:120]}): its files "
+                        f"are damaged; delete {settings.index} and run `paper-assistant ingest` again (the paper "
+                        "files are not touched)")
+    return problems
+
+
+PROBE_ABSTRACT = ("We propose SparseRoute, a mixture-of-experts layer that routes each token to two of 64 experts. "
+                  "On language modelling it matches a dense model of the same quality at 40% of the compute.")
+PROBE_QUESTION = "Which method routes each token to two experts?"
+PROBE_TOKENS = 16
+"""Reply budget of the probe: enough for a first sentence, little enough to stay quick on a CPU server."""
+
+
+def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str]]:
+    """The model list, one short streamed answer, then whether the system message is kept; stops
+    after a failure that the next check would repeat."""
+    import time
+
+    import openai
+
+    from assistant.answer.generate import as_data
+    from assistant.answer.llm import LLMStreamIncomplete, OpenAIChat, explain_llm_error, fold_system, redact, system_role_kept
+    from assistant.answer.prompts import answer_prompt
+
+    where = redact(cfg.base_url or "the OpenAI API", cfg)  # no password or query key of the URL shown
+    client = openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key.get_secret_value() if cfg.api_key else "not-needed",
+                           timeout=cfg.timeout, max_retries=0)
+    try:
+        names = [m.id for m in client.models.list()]
+    except openai.NotFoundError:
+        yield True, f"LLM endpoint {where} does not list models (404); trying the model directly"
+    except Exception as exc:
+        yield False, explain_llm_error(exc, cfg)
+        return
+    else:
+        if cfg.model in names:
+            yield True, f"LLM endpoint {where}: {len(names)} models listed, including {cfg.model!r}"
+        else:
+            shown = redact(", ".join(repr(n) for n in names[:5]), cfg) + (", …" if len(names) > 5 else "")
+            yield False, f"LLM endpoint {where} does not list model {cfg.model!r} (it lists: {shown or 'none'})"
+    # Streamed, as answers are, with the answer prompt: a server whose streaming is broken fails here,
+    # not mid-answer. The reply is short by design, so a cut at its budget ("length") is fine.
+    text, first = "", None
+    context = f"[1] SparseRoute (id: probe#1)\n<<<\n{as_data(PROBE_ABSTRACT)}\n>>>"
+    messages = answer_prompt(settings.prompts_dir).format_messages(context=context, question=PROBE_QUESTION)
+    model = OpenAIChat(cfg.model_copy(update={"max_tokens": PROBE_TOKENS, "max_retries": 0}))
+    start = time.monotonic()
+    try:
+        for piece in model.stream(messages):
+            if first is None:
+                first = time.monotonic() - start
+            text += piece
+    except LLMStreamIncomplete as exc:
+        if exc.finish_reason is None:
+            yield False, (f"LLM model {cfg.model!r} at {where} ended its stream without a finish reason: every "
+                          f"answer would be marked incomplete")
+            return
+    except Exception as exc:
+        yield False, explain_llm_error(exc, cfg)
+        return
+    if not text.strip():
+        yield False, f"LLM model {cfg.model!r} at {where} streamed an empty reply: answers would fall back to extractive"
+        return
+    shown = " ".join(text.split())
+    yield True, (f"LLM model {cfg.model!r} answered: {shown[:40]!r} (streamed; first piece after {first:.1f} s, "
+                 f"first-token timeout {cfg.first_token_timeout:g} s)")
+    if not cfg.base_url:  # OpenAI's API keeps system messages
+        return
+    try:
+        kept = system_role_kept(cfg)
+    except Exception as exc:
+        yield False, explain_llm_error(exc, cfg)
+        return
+    if kept is None:
+        yield True, (f"LLM model {cfg.model!r}: cannot tell whether its chat template keeps a system message (no "
+                     f"token counts); the system prompt goes as {'a user message' if fold_system(cfg) else 'a system message'}")
+    elif kept:
+        yield True, f"LLM model {cfg.model!r}: its chat template keeps the system message"
+    elif cfg.system_role == "system":
+        yield False, (f"LLM model {cfg.model!r} at {where} drops the system message (its chat template has no system "
+                      f"role), losing the answer rules: set PAPER_ASSISTANT_LLM__SYSTEM_ROLE=user (or auto)")
+    else:
+        yield True, (f"LLM model {cfg.model!r}: its chat template drops system messages; the system prompt is folded "
+                     f"into the user message (system_role={cfg.system_role})")

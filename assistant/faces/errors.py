@@ -1,0 +1,96 @@
+"""The errors a user can cause or fix, shown as one line by every face (CLI, UI).
+
+Light to import (the standard library only): the CLI imports it at start-up, and the modules that
+define the user errors load the answer path (LangChain, numpy, Chroma; about a second)."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+# The library's user errors by module and class name. An exception of one of these classes can only
+# have been raised once its module was imported, so `user_errors` looks them up among the loaded
+# modules instead of importing them (tests/unit/test_startup.py checks every name resolves).
+_USER_ERROR_CLASSES = (
+    ("assistant.question.analysis", "QuestionError"), ("assistant.research.related", "UnknownPaperError"),
+    ("vectorstore.papers", "CorpusError"), ("vectorstore.store", "StoreError"),
+    ("vectorstore.embedding", "EmbeddingModelError"), ("pydantic_core", "ValidationError"),
+    ("assistant.answer.service", "EmptyIndexError"),
+)
+
+
+def _loaded(module: str, name: str) -> type[BaseException] | None:
+    """The class ``module.name`` if that module is loaded (far enough to define it), else None:
+    nothing can have raised it."""
+    return getattr(sys.modules.get(module), name, None)
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """The exception classes a user can cause or fix (for ``except`` and ``isinstance``): the
+    library's (a bad question, an unknown paper id, a bad corpus file, an unreachable or missing
+    index, an embedding model that cannot load, invalid settings), FileNotFoundError and ValueError."""
+    loaded = (_loaded(module, name) for module, name in _USER_ERROR_CLASSES)
+    return (*(cls for cls in loaded if cls is not None), FileNotFoundError, ValueError)
+
+
+def one_line(exc: BaseException) -> str:
+    """A user error as one line; a settings ValidationError names each bad field and its input."""
+    validation_error = _loaded("pydantic_core", "ValidationError")  # pydantic.ValidationError
+    if validation_error is not None and isinstance(exc, validation_error):
+        parts = []
+        for err in exc.errors():
+            where = ".".join(str(x) for x in err.get("loc", ())) or "settings"
+            got = err.get("input")
+            shown = "" if isinstance(got, dict) else f" (got {_hide_secrets(where, got)!r})"
+            msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")  # a validator's own words
+            parts.append(f"{where}: {msg}{shown}")
+        what = "setting" if exc.title == "Settings" else exc.title.lower()
+        return f"invalid {what} " + "; ".join(parts)
+    text = str(exc)
+    field = re.match(r'error parsing value for field "(\w+)" from source "\w*EnvSettingsSource"', text)
+    if field:  # pydantic-settings names the section only: name the variables and what they must hold
+        return (f"invalid setting {field.group(1)}: a PAPER_ASSISTANT_{field.group(1).upper()}__… variable that takes "
+                "a JSON value does not hold valid JSON (e.g. PAPER_ASSISTANT_STORE__HEADERS='{\"X-Token\": \"…\"}')")
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _hide_secrets(where: str, value):
+    """A setting's input as shown in an error: a key, token or password as ``***``, and the password
+    of a URL (``http://user:pw@host``) masked."""
+    if re.search(r"key|token|secret|password", where, re.I):
+        return "***"
+    if isinstance(value, str):
+        return re.sub(r"(//[^/@\s:]*:)[^/@\s]*@", r"\1***@", value)
+    return value
+
+
+def exit_message(exc: BaseException) -> tuple[str, int]:
+    """``(one line, exit code)`` for an exception that ended a command: a user error, a click usage
+    error (with a pointer to ``--help``), a lost Chroma server, or anything unexpected (code 2)."""
+    if isinstance(exc, user_errors()):
+        return one_line(exc), 2
+    import click
+
+    # typer may carry its own copy of click: recognise click's exceptions by their shape too.
+    if isinstance(exc, click.ClickException) or (hasattr(exc, "show") and hasattr(exc, "exit_code")):
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        # typer checks a Literal choice through pydantic, whose message starts "Value error, "
+        return f"{exc.format_message().replace('Value error, ', '')}{hint}", exc.exit_code
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    if type(exc).__module__.split(".")[0] == "httpx" or isinstance(exc, ConnectionError):
+        # The Chroma server went away mid-command (ingest resumes where it stopped when run again).
+        return (f"lost the connection to the Chroma server ({type(exc).__name__}: {first}); "
+                "run the command again once the server is back"), 2
+    if type(exc).__module__.split(".")[0] in ("chromadb", "pyo3_runtime") or type(exc).__name__ == "PanicException":
+        from vectorstore.integrity import SQLITE_CORRUPT
+
+        if any(words in first for words in SQLITE_CORRUPT):  # a damaged page found at query time, not on open
+            return ("the index database (chroma/chroma.sqlite3) is damaged (SQLite: "
+                    f"{next(w for w in SQLITE_CORRUPT if w in first)}): delete the index folder and run "
+                    "`paper-assistant ingest` again (the paper files are not touched)"), 2
+        # Chroma's own failures (a damaged HNSW or SQLite file, a failed compaction) name no remedy.
+        return (f"the Chroma index failed ({type(exc).__name__}: {first[:200]}); if the disk is full, free some "
+                "space and try again; otherwise its files are damaged: delete the index folder and run "
+                "`paper-assistant ingest` again (the paper files are not touched)"), 2
+    return f"unexpected {type(exc).__name__}: {first}", 2

@@ -1,0 +1,349 @@
+"""Fitting the relevance cross-encoder (:mod:`assistant.relevance.crossencoder`): fine-tune, export, calibrate.
+
+``paper-assistant train --relevance`` runs :func:`train_relevance`:
+
+1. pairs (:mod:`assistant.learning.crossencoder_pairs`) over the training corpus' index: titles with hard
+   negatives, the written questions (``data/train/written.jsonl``), synthetic, detail, contribution,
+   topic and absent-topic pairs. The calibration questions (``eval/train/train.jsonl``) are *not*
+   trained on: they are the cross-encoder's held-out set;
+2. fine-tuning (transformers + torch, CPU, seeded): the packaged all-MiniLM-L6-v2 with a one-logit
+   head (``BertForSequenceClassification``, ``num_labels=1``), weighted binary cross-entropy, AdamW,
+   linear warm-up and decay, one pass; word embeddings frozen (the vocabulary's vectors are what the
+   bi-encoder learned; 12M fewer parameters to update);
+3. export to ONNX and int8 dynamic quantization (MatMul and Gather weights) with onnxruntime;
+4. calibration (:mod:`assistant.relevance.calibration`): Platt scaling of the int8 model's logits on the
+   calibration questions' retrieved papers (label: the paper is a gold paper of the question); the verdict
+   cutoffs on the best paper's probability (at most ``refuse_rate`` of the answerable calibration questions
+   below ``weak``, at most ``flag_rate`` below ``answered``), cross-validated in 5 folds; the list cutoff,
+   the best F1 on held-out title-phrase lists (:func:`list_rows`).
+
+Training needs torch and transformers; answering needs neither.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+from assistant.relevance.crossencoder import MAX_LENGTH, cut_question, passage, token_counts
+from assistant.relevance.calibration import calibrate, list_cutoff, write_calibration
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """The knobs of fine-tuning (not of answering)."""
+
+    seed: int = 0
+    epochs: int = 2
+    batch: int = 16
+    lr: float = 5e-5
+    head_lr: float = 1e-3
+    warmup: float = 0.1
+    max_length: int = MAX_LENGTH
+    threads: int = 2
+    title_limit: int | None = 800
+    """Titled papers used as ``title`` queries (None: every one not held out)."""
+    title_negatives: int = 2
+    written_repeat: int = 2
+    """Passes over the hand-written pairs (the strongest labels) per epoch."""
+    rerank: int = 10
+    """Retrieved papers per calibration question whose logits calibrate the model (the answer path's N)."""
+    refuse_rate: float = 0.02
+    flag_rate: float = 0.08
+    folds: int = 5
+    list_topics: int = 40
+    """Held-out title phrases whose lists set the list cutoff (:func:`list_rows`)."""
+    kinds: tuple = field(default=("title", "described", "written", "synthetic", "detail", "contribution", "topic",
+                                  "absent"))
+    described_limit: int = 1600
+    """Papers described without their name (``described`` pairs)."""
+
+
+def passages_for(assistant, queries_and_ids: list[tuple[str, str]]) -> list[str]:
+    """The cross-encoder passage (:func:`assistant.relevance.crossencoder.passage`) of each (query, paper id)."""
+    store, enc = assistant.index.store, assistant.index.encoder
+    papers = store.get_papers(sorted({pid for _, pid in queries_and_ids}))
+    cache = assistant.sentences.get(list(papers.values()))
+    qs = sorted({q for q, _ in queries_and_ids})
+    qvecs = dict(zip(qs, enc.encode(qs))) if qs else {}
+    qtok = dict(zip(qs, token_counts(qs)))
+    out = []
+    for q, pid in queries_and_ids:
+        sents, vecs = cache[pid]
+        out.append(passage(qvecs[q], [s.text for s in sents], vecs, papers[pid].text, qtok[q]))
+    return out
+
+
+def build_pairs(assistant, written: list[dict], held_out: list[dict], others: Path | None,
+                cfg: FitSettings, log=print):
+    """All training pairs (:mod:`assistant.learning.crossencoder_pairs`), the held-out questions' papers excluded
+    from the title pairs. Returns ``list[Pair]``."""
+    from assistant.learning import crossencoder_pairs as cp
+    from assistant.learning.synthetic import synthetic_questions
+
+    ids = sorted(set(assistant.index.lexical().paper_ids))
+    papers = assistant.index.store.get_papers(ids)
+    exclude = {g for q in held_out for g in (q.get("gold") or []) + (q.get("near") or [])}
+    pairs = []
+    t = time.time()
+    if "title" in cfg.kinds:
+        pairs += cp.title_pairs(assistant, papers, exclude, cfg.title_negatives, cfg.seed, cfg.title_limit)
+    if "described" in cfg.kinds:
+        pairs += cp.described_pairs(assistant, papers, exclude, cfg.described_limit, cfg.title_negatives, cfg.seed)
+    if "written" in cfg.kinds:
+        pairs += cp.question_pairs(assistant, written, "written") * cfg.written_repeat
+    if "synthetic" in cfg.kinds:
+        made = synthetic_questions([p for pid, p in papers.items() if pid not in exclude], held_out + written)
+        pairs += cp.question_pairs(assistant, made, "synthetic", negatives=2)
+    if "detail" in cfg.kinds:
+        pairs += cp.detail_pairs({k: v for k, v in papers.items() if k not in exclude})
+    if "contribution" in cfg.kinds:
+        pairs += cp.contribution_pairs(papers)
+    if "topic" in cfg.kinds:
+        pairs += cp.topic_pairs(assistant, papers)
+    if "absent" in cfg.kinds:
+        pairs += cp.absent_pairs(assistant, papers, others)
+    from collections import Counter
+
+    log(f"pairs: {len(pairs)} in {time.time() - t:.0f} s; by kind "
+        + ", ".join(f"{k} {n}" for k, n in sorted(Counter(p.kind for p in pairs).items()))
+        + f"; positives {sum(p.label for p in pairs)}")
+    return pairs
+
+
+def base_model_dir() -> str:
+    from vectorstore.embedding import PACKAGED_MODEL, resolve_model_path
+
+    return resolve_model_path(PACKAGED_MODEL)
+
+
+class _Scorer:
+    """Built lazily (torch is imported only for training): the BERT and a linear head on its [CLS] state.
+    A head on the mean-pooled state instead (the bi-encoder's own pooling), one pass with inverse-cloze
+    pairs added and fewer titles, gave a logit the stacked calibration all but ignored (weight 0.04 vs
+    0.86; CV 45 % of unanswerable refused at 3.0 %, against 52 %), so [CLS] stays."""
+
+    @staticmethod
+    def build(path: str):
+        import torch
+        from transformers import AutoModel
+
+        class Scorer(torch.nn.Module):
+            """``logit = w · h[CLS] + b`` over the last hidden state (no pooler: the packaged bi-encoder never
+            trained one, and with it the head learned nothing in 500 steps; the head on [CLS] at a higher
+            learning rate reached a held-out pair AUC of 0.82 in 150)."""
+
+            def __init__(self):
+                super().__init__()
+                self.bert = AutoModel.from_pretrained(path)
+                self.head = torch.nn.Linear(self.bert.config.hidden_size, 1)
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                h = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+                return self.head(h[:, 0]).reshape(-1)
+
+        return Scorer()
+
+
+def fine_tune(queries: list[str], passages: list[str], labels: list[int], weights: list[float],
+              cfg: FitSettings, log=print):
+    """The fine-tuned scorer (a ``torch.nn.Module``: ``(input_ids, attention_mask, token_type_ids)`` →
+    logits of shape ``(batch,)``), on CPU. Deterministic for a given ``cfg.seed`` and thread count."""
+    import torch
+    from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    path = base_model_dir()
+    tok = AutoTokenizer.from_pretrained(path)
+    model = _Scorer.build(path)
+    model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    body = [p for p in model.bert.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW([{"params": body, "lr": cfg.lr}, {"params": model.head.parameters(), "lr": cfg.head_lr}],
+                            weight_decay=0.01)
+    n = len(queries)
+    steps = cfg.epochs * math.ceil(n / cfg.batch)
+    warm = max(1, int(cfg.warmup * steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
+    loss_fn = torch.nn.BCEWithLogitsLoss(reduction="none")
+    rng = random.Random(cfg.seed)
+    qs = [cut_question(q) for q in queries]
+    model.train()
+    step, t0, seen, run_loss = 0, time.time(), 0, 0.0
+    for _ in range(cfg.epochs):
+        order = list(range(n))
+        rng.shuffle(order)
+        for s in range(0, n, cfg.batch):
+            idx = order[s:s + cfg.batch]
+            enc = tok([qs[i] for i in idx], [passages[i] for i in idx], truncation="only_second",
+                      max_length=cfg.max_length, padding=True, return_tensors="pt")
+            logits = model(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
+            y = torch.tensor([float(labels[i]) for i in idx])
+            w = torch.tensor([float(weights[i]) for i in idx])
+            loss = (loss_fn(logits, y) * w).sum() / w.sum()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            step += 1
+            seen += len(idx)
+            run_loss = 0.98 * run_loss + 0.02 * loss.item() if step > 1 else loss.item()
+            if step % 25 == 0 or step == steps:
+                rate = seen / (time.time() - t0)
+                log(f"step {step}/{steps}  loss {run_loss:.3f}  {rate:.1f} pairs/s  "
+                    f"eta {(steps - step) * cfg.batch / rate / 60:.0f} min")
+    model.eval()
+    return model
+
+
+def export_int8(model, out: Path) -> Path:
+    """``model`` as int8 ONNX at ``out`` (inputs ``input_ids``, ``attention_mask``, ``token_type_ids``,
+    dynamic batch and length; output ``logits`` of shape ``(batch,)``)."""
+    import logging
+    import warnings
+
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    raw, pre = out.with_suffix(".raw.onnx"), out.with_suffix(".pre.onnx")
+    ids = torch.tensor([[101, 2054, 102, 2023, 2003, 102], [101, 2054, 2003, 102, 2023, 102]])
+    sample = (ids, torch.ones_like(ids), torch.tensor([[0, 0, 0, 1, 1, 1], [0, 0, 0, 0, 1, 1]]))
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    logging.getLogger("root").setLevel(logging.ERROR)
+    model = model.float().eval()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, sample, str(raw), input_names=names, output_names=["logits"],
+                          opset_version=17, dynamo=False,
+                          dynamic_axes={**{n: {0: "batch", 1: "seq"} for n in names}, "logits": {0: "batch"}})
+    quant_pre_process(str(raw), str(pre), skip_symbolic_shape=True)
+    quantize_dynamic(str(pre), str(out), weight_type=QuantType.QInt8, per_channel=True,
+                     op_types_to_quantize=["MatMul", "Gather"])
+    for f in (raw, pre, Path(str(raw) + ".data")):
+        f.unlink(missing_ok=True)
+    return out
+
+
+# --- calibration ---------------------------------------------------------------------------------
+def candidate_logits(assistant, encoder, questions: list[dict], rerank: int) -> list[dict]:
+    """For each question: the retriever's top ``rerank`` paper ids, their cross-encoder logits and
+    gold labels (``{"qid", "kind", "answerable", "ids", "logits", "labels"}``), through the answer
+    path's own question analysis (a list question is scored against its topic)."""
+    out = []
+    for q in questions:
+        prep = assistant.prepare(q["question"], k=rerank)
+        ids = [p.id for p in prep.papers]
+        query = relevance_query(prep)
+        texts = passages_for(assistant, [(query, pid) for pid in ids])
+        gold = set(q.get("gold") or [])
+        out.append({"qid": q.get("qid", ""), "kind": q.get("kind", ""), "answerable": bool(gold),
+                    "source": q.get("source", ""), "ids": ids,
+                    "logits": encoder.logits(query, texts).tolist() if texts else [],
+                    **pair_features(prep, ids), "labels": [int(pid in gold) for pid in ids]})
+    return out
+
+
+def pair_features(prep, ids: list[str]) -> dict:
+    """The calibration's pair features besides the logit (assistant.relevance.calibration.STACK_FEATURES)
+    for papers ``ids`` of a prepared question, as the answer path measures them."""
+    rel = prep.relevance
+    return {"dense": [round(float(rel[i].dense), 4) for i in ids],
+            "sentence": [round(float(rel[i].sentence), 4) for i in ids],
+            "named": [int(rel[i].named_hit) for i in ids],
+            "coverage": [round(float(rel[i].coverage), 4) for i in ids]}
+
+
+def relevance_query(prep) -> str:
+    """What the cross-encoder reads for a prepared question (:func:`assistant.relevance.crossencoder.relevance_query`)."""
+    from assistant.relevance.crossencoder import relevance_query as query_of
+
+    return query_of(prep.analysis) if prep.analysis is not None else prep.query
+
+
+def list_rows(assistant, encoder, cfg: FitSettings) -> list[dict]:
+    """Held-out list questions for the list cutoff: the corpus' frequent title phrases *after* the ones
+    topic pairs train on (:func:`assistant.learning.crossencoder_pairs.frequent_phrases`), asked "Which papers
+    study …?" through the answer path (its 20-paper pool). A pooled paper is on the topic (1) when its
+    title holds the phrase, off it (0) when neither title nor abstract does; the rest are left out."""
+    from assistant.learning.crossencoder_pairs import frequent_phrases
+
+    ids = sorted(set(assistant.index.lexical().paper_ids))
+    papers = assistant.index.store.get_papers(ids)
+    trained = set(frequent_phrases(papers, 40))  # the topic pairs' phrases (assistant.learning.crossencoder_pairs.topic_pairs)
+    phrases = [p for p in frequent_phrases(papers, 10 * cfg.list_topics, min_papers=4) if p not in trained][:cfg.list_topics]
+    out = []
+    for phrase in phrases:
+        prep = assistant.prepare(f"Which papers study {phrase}?")
+        keep = [(p.id, int(phrase in p.paper.title.lower())) for p in prep.papers
+                if phrase in p.paper.title.lower() or phrase not in (p.paper.title + " " + p.paper.text).lower()]
+        if not keep:
+            continue
+        texts = passages_for(assistant, [(relevance_query(prep), pid) for pid, _ in keep])
+        out.append({"qid": phrase, "ids": [pid for pid, _ in keep], "labels": [y for _, y in keep],
+                    "logits": encoder.logits(relevance_query(prep), texts).tolist(),
+                    **pair_features(prep, [pid for pid, _ in keep])})
+    return out
+
+
+def train_relevance(settings, corpus: list, written: list, held_out: list, others: Path | None = None,
+                    out_folder: Path | None = None, cfg: FitSettings | None = None, log=print) -> dict:
+    """Build pairs, fine-tune, export int8 ONNX and calibrate (module docstring); writes
+    ``relevance-v2.onnx`` and ``relevance-v2.json`` to ``out_folder`` (default: the package's models/).
+    ``written`` / ``held_out``: question files (dev.jsonl format) to train on / to calibrate on.
+    Returns the calibration file's content."""
+    from assistant.relevance.crossencoder import model_files
+    from assistant.learning.evalsets import load_question_files, open_corpus_index
+    from assistant.answer.pipeline import Assistant
+    from assistant.learning.trainset import neutral_models
+
+    cfg = cfg or FitSettings()
+    t0 = time.time()
+    settings, idx = open_corpus_index(settings, corpus)
+    assistant = Assistant(settings, idx, models=neutral_models())
+    wq, hq = load_question_files(written), load_question_files(held_out)
+    pairs = build_pairs(assistant, wq, hq, others, cfg, log)
+    texts = passages_for(assistant, [(p.query, p.paper_id) for p in pairs])
+    model = fine_tune([p.query for p in pairs], texts, [p.label for p in pairs], [p.weight for p in pairs], cfg, log)
+    onnx_path, _ = model_files(folder=out_folder)
+    export_int8(model, onnx_path)
+    log(f"exported {onnx_path} ({onnx_path.stat().st_size / 1e6:.1f} MB)")
+    from collections import Counter
+
+    meta = {"trained_on": {"pairs": len(pairs), "by_kind": dict(sorted(Counter(p.kind for p in pairs).items())),
+                           "questions": [Path(w).name for w in written], "corpus": [Path(c).name for c in corpus]},
+            "seed": cfg.seed, "fine_tune_minutes": round((time.time() - t0) / 60, 1)}
+    return calibrate_relevance(assistant, hq, [Path(h).name for h in held_out], out_folder, cfg, meta, log)
+
+
+def calibrate_relevance(assistant, questions: list[dict], names: list[str], out_folder: Path | None,
+                        cfg: FitSettings, meta: dict, log=print) -> dict:
+    """Calibrate the exported model in ``out_folder`` on ``questions`` (held out from its training) and
+    write its calibration file; returns the file's content."""
+    from assistant.relevance.crossencoder import CrossEncoder, model_files
+
+    onnx_path, cal_path = model_files(folder=out_folder)
+    encoder = CrossEncoder(onnx_path, cfg.max_length)
+    rows = candidate_logits(assistant, encoder, questions, cfg.rerank)
+    stack, cut, cv = calibrate(rows, cfg)
+    lrows = list_rows(assistant, encoder, cfg)
+    listed, list_cv = list_cutoff(lrows, stack, cfg)
+    cut["listed"] = round(max(listed, cut["weak"]), 6)
+    meta = {**meta, "calibrated_on": names, "cv": {k: round(v, 4) for k, v in cv.items()},
+            "list_cv": {k: round(v, 4) for k, v in list_cv.items()}}
+    write_calibration(cal_path, stack, cut, meta)
+    log(f"calibration {stack['coef']} cutoffs {cut}; 5-fold CV {meta['cv']}")
+    return json.loads(cal_path.read_text()) | {"rows": rows, "list_rows": lrows}

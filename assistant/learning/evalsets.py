@@ -1,0 +1,85 @@
+"""Question files in the ``dev.jsonl`` format, and the separate indexes the eval and training build.
+
+A question file is one JSON object a line: ``{qid, kind, question, gold, evidence?, …}``. ``--corpus``
+(and ``--distractors``) name papers held in an index of their own, built once beside the configured
+index and reused (see :func:`corpus_settings`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from assistant.settings import Settings
+from vectorstore.jsonl import iter_jsonl
+
+
+def load_questions(path: Path) -> list[dict]:
+    """Questions of a dev.jsonl-format file. Raises ValueError naming the line for bad JSON, a line
+    that is no object or one without 'question' and 'gold', or for a file with no questions."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: no such question file")
+    out = []
+    for i, q in iter_jsonl(path):  # JsonlError (a ValueError) names the line of bad JSON
+        if "question" not in q or "gold" not in q:
+            raise ValueError(f"{path}:{i}: expected an object with 'question' and 'gold'")
+        q.setdefault("qid", f"q{i}")
+        q.setdefault("kind", "none" if not q["gold"] else "lookup")
+        out.append(q)
+    if not out:
+        raise ValueError(f"{path}: no questions in the file")
+    return out
+
+
+def load_question_files(paths) -> list[dict]:
+    """Questions of one or several dev.jsonl-format files (a path or a list of paths), in order, each
+    tagged ``source`` (its file's name, for figures per file). A qid already taken by an earlier file
+    is prefixed with its file's stem (folds and simulated copies key on qids). Raises as :func:`load_questions`."""
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    out, seen = [], set()
+    for path in paths:
+        for q in load_questions(Path(path)):
+            q["source"] = Path(path).name
+            if q["qid"] in seen:
+                q["qid"] = f"{Path(path).stem}:{q['qid']}"
+            seen.add(q["qid"])
+            out.append(q)
+    return out
+
+
+def corpus_settings(settings: Settings, corpus: list[Path], distractors: Path | None = None) -> Settings:
+    """Settings for a separate evaluation index (corpus, plus distractors if given), keyed by their
+    names: a folder beside the index and, on a Chroma server (shared by every folder), its own collection."""
+    paths = [str(p.resolve()) for p in corpus] + ([str(Path(distractors).resolve())] if distractors else [])
+    key = hashlib.sha1(json.dumps(paths).encode()).hexdigest()[:10]
+    update: dict = {"index": settings.index.parent / f"eval-index-{key}"}
+    if settings.store.host:
+        update["store"] = settings.store.model_copy(update={"collection": f"{settings.store.collection}-eval-{key}"})
+    return settings.model_copy(update=update)
+
+
+def distractor_settings(settings: Settings, corpus: list[Path], distractors: Path) -> Settings:
+    """:func:`corpus_settings` for the corpus plus a distractor collection."""
+    return corpus_settings(settings, corpus, distractors)
+
+
+def open_corpus_index(settings, corpus: list, explicit_index: bool = False, ingest_callbacks: dict | None = None):
+    """``(settings, index)`` of an index holding ``corpus`` (paper files): the configured index when
+    ``explicit_index``, else a folder beside it keyed by the corpus' paths (built once, then reused,
+    as the eval's distractor index). Papers missing from it are ingested first."""
+    from assistant.answer.service import get_index
+    from vectorstore.ingest import ingest
+
+    if not explicit_index:
+        settings = corpus_settings(settings, [Path(p) for p in corpus])
+    idx = get_index(settings, create=True)
+    ingest(list(corpus), idx, write_batch=settings.store.write_batch, **(ingest_callbacks or {}))
+    return settings, idx
+
+
+def file_lines(by_file: list[dict], indent: str = "") -> list[str]:
+    """Lines of the cross-validated abstention on the whole index per question file (``CVReport.by_file``)."""
+    return [f"{indent}per question file (whole index):"] * bool(by_file) + [
+        f"{indent}  {b['index']}: answerable ({b['answerable']}) {b['answerable_abstained']:.1%} refused; "
+        f"'none' ({b['none']}) {b['none_abstained']:.0%} refused, {b['none_flagged']:.0%} at least flagged" for b in by_file]

@@ -1,0 +1,21 @@
+"""“All papers that…” as a research tool (``paper-assistant list``, the page's list mode, MCP): the question
+prepared by the answer path, listed by its bar (:mod:`assistant.relevance.listing`)."""
+
+from __future__ import annotations
+
+from assistant.answer.listed import listed_from
+from assistant.answer.pipeline import Assistant
+from assistant.relevance.listing import ListBar, ListResult
+from assistant.retrieval.hybrid import Filters
+
+
+def list_papers(assistant: Assistant, question: str, filters: Filters | None = None,
+                bar: ListBar | None = None) -> ListResult:
+    """Every paper that answers an "all papers that…" question, best first (see module docstring).
+    Raises QuestionError for an empty or over-long question."""
+    prep = assistant.prepare(question, filters=filters, k=(bar or assistant.list_bar).pool)
+    # The answer's own list when the bar is the calibrated one (a list question), else computed here.
+    if prep.listing is not None and bar in (None, assistant.list_bar):
+        return prep.listing
+    return listed_from(prep, assistant.sentences, assistant.index.encoder, assistant.index.store.counts()[0],
+                       assistant.judge, bar or assistant.list_bar)

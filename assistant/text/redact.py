@@ -1,0 +1,252 @@
+"""Secrets kept off the screen: the API key, and any password or query value of the base URL, masked
+in every text that reaches a user (an endpoint's URL in a message, an LLM's answer), also when it is
+echoed reversed, spaced out, hex-, base32- or base64-encoded, upper-cased, in fullwidth (or other
+compatibility) characters, cut by a character, or only half of it.
+
+An endpoint's own error text is never shown at all: :func:`endpoint_reason` gives a reason of ours for
+assistant.answer.llm.explain_llm_error. The LLM's answer can repeat whatever the endpoint put into its context.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import re
+import unicodedata
+
+from assistant.settings import LLMSettings
+
+# A word for the piece rule (:func:`_mask_spans`): the rest of a word around a piece of a secret goes
+# with it, so an altered echo ("key=sk-…" cut or changed by a character) leaves nothing of the key.
+_WORD = re.compile(r"[^\s'\"`<>(),;]+")
+_LAST_SEPARATOR = re.compile(r".*[\s'\"`<>(),;]", re.S)  # greedy: ends after the text's last separator
+_MIN_PIECE = 12  # characters: the shortest piece of a secret masked alone; shorter ones are ordinary words
+
+
+def _piece_length(secret: str) -> int | None:
+    """The shortest piece of ``secret`` masked on its own, in characters: half of it rounded down, at
+    least ``_MIN_PIECE``. None when the secret is shorter than ``_MIN_PIECE`` (only its whole forms
+    count)."""
+    # Rounded down: a character left out, changed or added anywhere leaves a run of at least half of
+    # an odd-length key too (25 characters, the 13th left out: 12 and 12).
+    return max(_MIN_PIECE, len(secret) // 2) if len(secret) >= _MIN_PIECE else None
+
+
+def _encoded_middles(raw: bytes, encode, bits: int, block: int) -> list[str]:
+    """The characters of ``encode(raw)`` (``bits`` bits a character, input read ``block`` bytes at a time)
+    that depend on ``raw`` alone, at each of the ``block`` byte offsets ``raw`` can have inside a longer
+    encoded text: what an encoded echo of it always contains."""
+    out = []
+    for pad in range(block):
+        enc = encode(b"\0" * pad + raw).decode()
+        first = -(-8 * pad // bits)  # the first character holding no bit of the padding
+        last = (8 * (pad + len(raw))) // bits  # characters before it hold no bit of what follows
+        out.append(enc[first:last])
+    return [m for m in out if m]
+
+
+@functools.lru_cache(maxsize=16)
+def _secret_patterns(secret: str) -> tuple[tuple[re.Pattern, ...], re.Pattern | None]:
+    """``(forms, pieces)`` for ``secret``, to match in NFKC-normalized text (:func:`_normalized`).
+
+    ``forms`` find it as an endpoint may echo it whole: as is (any case), reversed, spaced out (one to
+    three non-alphanumeric characters between its characters, either direction), hex-encoded,
+    base32-encoded (any case) and base64-encoded (standard or URL-safe); encoded alone or inside a
+    longer encoded text, so at any byte offset, its stable middle (:func:`_encoded_middles`).
+    ``pieces`` (None for a secret under ``_MIN_PIECE`` characters) finds any run of
+    :func:`_piece_length` of its characters, either direction, any case: about 50 alternatives of a
+    dozen or more characters, so a scan stays linear in the text."""
+    forms = [re.compile(re.escape(secret), re.I)]
+    if len(secret) < 8:
+        return tuple(forms), None
+    for s in (secret, secret[::-1]):
+        forms.append(re.compile(r"[^A-Za-z0-9]{0,3}".join(map(re.escape, s)), re.I))
+    raw = secret.encode()
+    forms.append(re.compile(re.escape(raw.hex()), re.I))
+    # base32 has one case of letters: a lower-cased echo is the same text
+    forms += [re.compile(re.escape(m), re.I) for m in _encoded_middles(raw, base64.b32encode, 5, 5)]
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        forms += [re.compile(re.escape(m)) for m in _encoded_middles(raw, encode, 6, 3)]
+    w = _piece_length(secret)
+    if not w:
+        return tuple(forms), None
+    runs = {s[i : i + w] for s in (secret, secret[::-1]) for i in range(len(s) - w + 1)}
+    return tuple(forms), re.compile("|".join(map(re.escape, sorted(runs))), re.I)
+
+
+def _normalized(text: str) -> tuple[str, list[int] | None]:
+    """``text`` NFKC-normalized a character at a time ('ｓｋ－１' -> 'sk-1'), and for each character of
+    the result the index in ``text`` of the character it came from (None: ``text`` is ASCII, so the
+    same). Masks are found in the first and applied to ``text``, whose other characters stay as sent."""
+    if text.isascii():
+        return text, None
+    parts, origin = [], []
+    for i, c in enumerate(text):
+        n = unicodedata.normalize("NFKC", c) if ord(c) > 127 else c
+        parts.append(n)
+        origin += [i] * len(n)
+    return "".join(parts), origin
+
+
+def _mask_spans(text: str, secrets: list[str]) -> list[tuple[int, int]]:
+    """The ``(start, end)`` character ranges of ``text`` to mask, sorted and disjoint: every form of a
+    secret (:func:`_secret_patterns`), and every piece of one with the rest of its word, up to the
+    secret's length either side (what is left of a key altered by a character or two; bounded, so a
+    stream need hold back only that much, :class:`StreamRedactor`). Cost: linear in ``len(text)``."""
+    norm, origin = _normalized(text)
+    found = []
+    for secret in secrets:
+        forms, pieces = _secret_patterns(secret)
+        for pattern in forms:
+            found += [m.span() for m in pattern.finditer(norm)]
+        if pieces is None:
+            continue
+        n = len(secret)
+        for word in _WORD.finditer(norm):
+            pos = word.start()
+            while hit := pieces.search(norm, pos, word.end()):
+                found.append((max(word.start(), hit.start() - n), min(word.end(), hit.end() + n)))
+                pos = hit.end()
+    if origin is not None:
+        found = [(origin[s], origin[e - 1] + 1) for s, e in found if e > s]
+    spans: list[tuple[int, int]] = []
+    for s, e in sorted(found):
+        if spans and s < spans[-1][1]:  # only overlaps: a stream releases what touches a mask as it ends
+            spans[-1] = (spans[-1][0], max(e, spans[-1][1]))
+        else:
+            spans.append((s, e))
+    return spans
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each of the sorted, disjoint ``spans`` replaced by ``***``."""
+    out, at = [], 0
+    for s, e in spans:
+        out += [text[at:s], "***"]
+        at = e
+    return "".join(out) + text[at:]
+
+
+def _secrets(cfg: LLMSettings) -> list[str]:
+    """The API key and any password or query value of the base URL."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    secrets = [cfg.api_key.get_secret_value()] if cfg.api_key else []
+    if cfg.base_url:
+        try:
+            parts = urlsplit(cfg.base_url)
+            secrets.append(parts.password or "")
+            secrets += [v for _, v in parse_qsl(parts.query)]  # "?api_key=…": a key in the URL's query
+        except ValueError:
+            pass
+    return [s for s in secrets if len(s) >= 4]
+
+
+def redact(text: str, cfg: LLMSettings) -> str:
+    """``text`` with the API key, and any password or query value in the base URL, replaced by ``***``,
+    also reversed, spaced out, encoded, in compatibility characters or in part (:func:`_mask_spans`):
+    an LLM's answer may repeat what the endpoint put in its context, and URLs are shown in messages."""
+    secrets = _secrets(cfg)
+    return _masked(text, _mask_spans(text, secrets)) if secrets else text
+
+
+class StreamRedactor:
+    """:func:`redact` over a stream of text pieces: :meth:`feed` returns what is safe to show, holding
+    back, unmasked, the tail in which a secret (in one of its forms) may still start or a masked range
+    still grow, until later pieces tell; :meth:`flush` returns the rest, masked. The pieces returned,
+    joined, are ``redact`` of the whole text: nothing shown is ever taken back. What is held is the open
+    last word (its last twice the key's length at most) or the text from where a form may start (a
+    spaced-out key is the longest, about four times the key): usually a word, so the stream stays live.
+    Without a secret, pieces pass as they come."""
+
+    def __init__(self, cfg: LLMSettings):
+        self.secrets = _secrets(cfg)
+        self.forms = sorted({f for s in self.secrets for f in _squeezed_forms(s)}, key=len)
+        self.span = max(map(len, self.forms), default=0)  # letters and digits in the longest form
+        self.reach = 2 * max((len(s) for s in self.secrets if _piece_length(s)), default=0)
+        self.held = ""  # received, not yet shown: raw text, masked only once it is released
+
+    def feed(self, piece: str) -> str:
+        if not self.secrets:
+            return piece
+        text = self.held + piece
+        spans = _mask_spans(text, self.secrets)
+        cut = self._held_from(text)
+        for s, e in reversed(spans):  # a masked range is shown whole or not at all
+            if s < cut < e:
+                cut = s
+        self.held = text[cut:]
+        return _masked(text[:cut], [(s, e) for s, e in spans if e <= cut])
+
+    def flush(self) -> str:
+        text, self.held = self.held, ""
+        return _masked(text, _mask_spans(text, self.secrets)) if text else ""
+
+    def _held_from(self, text: str) -> int:
+        """Where the part of ``text`` that may still become (part of) a masked range starts
+        (``len(text)``: none): the last ``reach`` characters of its last word while that word is open
+        (a piece of a secret glued to it masks that much of it), and from the earliest of the last
+        letters and digits that, read together, are part of a form of a secret (:func:`_squeezed_forms`;
+        what precedes them back to the letter or digit before is held too)."""
+        norm, origin = _normalized(text)
+        cut = len(norm)
+        if self.reach:
+            last = _LAST_SEPARATOR.match(norm)
+            cut = max(last.end() if last else 0, len(norm) - self.reach)
+        at = [i for i, c in enumerate(norm) if c.isascii() and c.isalnum()]
+        first = max(0, len(at) - self.span)
+        squeezed = "".join(norm[i] for i in at[first:]).lower()
+        for j in range(len(squeezed)):
+            if any(squeezed[j:] in f for f in self.forms):
+                k = first + j
+                cut = min(cut, at[k - 1] + 1 if k else 0)
+                break
+        return cut if origin is None or cut == len(norm) else origin[cut]
+
+
+def _squeezed_forms(secret: str) -> list[str]:
+    """The texts :func:`_secret_patterns` finds, as lower-case letters and digits only (a piece is part
+    of the first two)."""
+
+    def squeeze(t: str) -> str:
+        return "".join(c for c in t.lower() if c.isascii() and c.isalnum())
+
+    raw = secret.encode()
+    forms = [secret, secret[::-1], raw.hex(), *_encoded_middles(raw, base64.b32encode, 5, 5)]
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        forms += _encoded_middles(raw, encode, 6, 3)
+    return [squeeze(f) for f in forms if squeeze(f)]
+
+
+def _server_text(exc: BaseException) -> str:
+    """The server's own error message, else the exception's: read to choose a reason of our own
+    (:func:`endpoint_reason`), never shown, since it may echo the key in any form."""
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    return str(inner["message"]) if isinstance(inner, dict) and inner.get("message") else str(exc)
+
+
+_STATUS_REASONS = {
+    403: "the API key may not use this model or endpoint",
+    405: "check the base URL (it should end in /v1)",
+    408: "the server timed out the request",
+    413: "the request is too large for the server",
+    415: "the server does not take JSON requests here: check the base URL",
+    422: "the server could not process the request: check the model name (OPENAI_MODEL)",
+}
+
+
+def endpoint_reason(exc: BaseException, status: int, cfg: LLMSettings) -> str:
+    """Our own one-line reason for an endpoint's HTTP ``status`` (a 400's chosen by what the server's
+    message is about), shown instead of the server's words."""
+    if status != 400:
+        return _STATUS_REASONS.get(status, "the server's log says why")
+    said = _server_text(exc).lower()
+    if re.search(r"context|too long|maximum.{0,40}tokens|token limit|too many tokens", said):
+        return (f"the prompt is longer than the model accepts (lower PAPER_ASSISTANT_LLM__CONTEXT_WINDOW, now "
+                f"{cfg.context_window})")
+    if "stream_options" in said:
+        return "the server does not accept the request's stream options"
+    if "model" in said:
+        return "check the model name (OPENAI_MODEL)"
+    return "the server's log says why"
