@@ -18,14 +18,11 @@ import time
 import vectorstore.offline  # noqa: E402,F401  before gradio: every library's telemetry off (see that module)
 import gradio as gr  # noqa: E402
 
-from assistant.text import markup  # noqa: E402
-from assistant.answer.pipeline import Assistant  # noqa: E402
-from assistant.types import CitedAnswer, Source  # noqa: E402
-from assistant.relevance.judge import VERDICT_TEXT, Verdict  # noqa: E402
-from assistant.faces.render import also_heading, inert  # noqa: E402
-from assistant.text.sanitize import valid_text  # noqa: E402
-from assistant.answer.service import require_papers  # noqa: E402
+from assistant.answer import Assistant, require_papers  # noqa: E402
+from assistant.faces import also_heading, inert  # noqa: E402
 from assistant.settings import Calibration, Settings  # noqa: E402
+from assistant.text import markup, valid_text  # noqa: E402
+from assistant.types import CitedAnswer, Source, VERDICT_TEXT, Verdict  # noqa: E402
 from vectorstore.papers import counted  # noqa: E402
 
 MAX_HISTORY_TURNS = Calibration().history.ui_turns
@@ -143,7 +140,7 @@ SHOW_NEWEST = """() => { if (window.paShowNewest) {
 
 def page_options() -> dict:
     """Look and behaviour of the page, for ``demo.launch(**page_options())`` (the CLI and the tests)."""
-    from assistant.faces.web_guard import launch_options
+    from assistant.faces import launch_options
 
     return dict(theme=gr.themes.Soft(), css=CSS, head=HEAD + "<script>" + SHOW_NEWEST_JS + "</script>", footer_links=[],
                 **launch_options())
@@ -168,7 +165,7 @@ def ui_error(exc: BaseException) -> str:
     """One line for the page. User errors (an empty question, an unknown paper, a filter that matches
     nothing) are shown as they are; anything else, such as a Chroma server that went away, is named
     and logged as one line, so the page and the log stay readable and the next question can succeed."""
-    from assistant.faces.errors import one_line, user_errors
+    from assistant.faces import one_line, user_errors
 
     if isinstance(exc, user_errors()) or isinstance(exc, KeyError):
         return one_line(exc)
@@ -180,7 +177,7 @@ def ui_error(exc: BaseException) -> str:
 def make_filters(venue: str | None = ANY, year: str | int | None = ANY, source: str | None = ANY,
                  has_code: bool = False):
     """The chat's filter dropdowns and code checkbox as retrieval Filters (``"any"`` or empty: no filter)."""
-    from assistant.retrieval.hybrid import Filters
+    from assistant.retrieval import Filters
 
     def value(v):
         return None if v in (None, "", ANY) else v
@@ -388,8 +385,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         """Related work for the input the user touched last (``last``: "text" or "paper"), or the one given:
         the ``k`` best candidates, kept when their similarity clears ``bar`` (one of BAR_CHOICES: the
         calibrated bar, or a percentage as the CLI's ``--min-similarity``)."""
-        from assistant.research.related import related_work
-        from assistant.faces.render import related_markdown
+        from assistant.research import related_work
+        from assistant.faces import related_markdown
 
         paper_id = (paper_id or "").strip() or None
         use_paper = bool(paper_id) and (last == "paper" or not (text or "").strip())
@@ -403,7 +400,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             return f"⚠ {inert(ui_error(exc))}"
         head = f"Related to **{markup.markdown(query.display())}** ({inert(paper_id)}):" if use_paper else "Related to your text:"
         if assistant.llm is not None and items:
-            from assistant.research.related_llm import add_llm_summaries
+            from assistant.research import add_llm_summaries
 
             # One paragraph per listed paper: the bar keeps the list short.
             failed = add_llm_summaries(assistant.llm, settings.llm, settings.prompts_dir,
@@ -425,9 +422,9 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
 
     def list_chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY,
                   has_code: bool = False):
-        from assistant.relevance.listing import as_answer
-        from assistant.research.lists import list_papers
-        from assistant.faces.render import list_html, list_markdown
+        from assistant.relevance import as_answer
+        from assistant.research import list_papers
+        from assistant.faces import list_html, list_markdown
 
         message = valid_text(message or "")
         history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
@@ -453,7 +450,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
 
     def refresh_exports(turns: list, last_list, list_mode: bool):
         """Write the cited (or listed) papers as BibTeX and Markdown for the download buttons."""
-        from assistant.research.export import items_from_answer, items_from_list, write_export
+        from assistant.research import items_from_answer, items_from_list, write_export
 
         if list_mode and last_list is not None:
             items, heading = items_from_list(last_list), f"Papers for: {last_list.question}"
@@ -474,8 +471,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
     def show_map(question: str, turns: list, last_list):
         """The paper map with the papers of ``question`` (else the latest list or answer) highlighted.
         Yields a progress line first when the map is not drawn yet (the first open takes seconds)."""
-        from assistant.research.lists import list_papers
-        from assistant.research.paper_map import index_map, is_cached, map_figure
+        from assistant.research import list_papers
+        from assistant.research import index_map, is_cached, map_figure
 
         hits, what, question = [], "", valid_text(question or "")
         try:
@@ -641,7 +638,7 @@ def parse_auth(auth: str | None) -> tuple[str, str] | None:
 
 def prepare_assistant(settings: Settings, ingest_default: bool = True) -> Assistant:
     """Ingest the configured corpus if the index is missing or stale, then open the Assistant."""
-    from assistant.answer.service import corpus_to_refresh, get_assistant, get_index
+    from assistant.answer import corpus_to_refresh, get_assistant, get_index
     from vectorstore.ingest import ingest
 
     if ingest_default:
@@ -679,7 +676,7 @@ def launch(settings: Settings, ingest_default: bool = True, block: bool = True):
     demo = build_app(settings, assistant)
     demo.queue(default_concurrency_limit=20)
     try:
-        from assistant.faces.web_guard import LoginGuard
+        from assistant.faces import LoginGuard
 
         result = demo.launch(server_name=host, server_port=port, auth=LoginGuard(*auth).check if auth else None, share=False,
                              prevent_thread_lock=True, quiet=True, **page_options())
@@ -716,7 +713,7 @@ def check_port_free(host: str, port: int) -> None:
 
 
 if __name__ == "__main__":  # `python app.py`: serve with the environment's settings (`paper-assistant serve` takes flags)
-    from assistant.faces.errors import exit_message
+    from assistant.faces import exit_message
     from assistant.settings import load_settings
 
     try:

@@ -18,12 +18,12 @@ import re
 from dataclasses import dataclass
 
 from assistant.answer.citations import strip_markers
-from assistant.evidence.sentences import lexical_coverage, question_weights
 from assistant.answer.llm import ChatModel
 from assistant.answer.prompts import condense_prompt
-from assistant.question.analysis import MAX_QUESTION_CHARS, REFERENCE_WORDS, Question
-from assistant.relevance.judge import RelevanceEvidence, content_weights
-from assistant.retrieval.hybrid import Filters, ScoredPaper, reciprocal_rank_fusion
+from assistant.evidence import RelevanceEvidence
+from assistant.question import (MAX_QUESTION_CHARS, Question, REFERENCE_WORDS, content_weights, lexical_coverage,
+                                question_weights)
+from assistant.retrieval import Filters, ScoredPaper, reciprocal_rank_fusion
 from assistant.settings import Settings
 from assistant.types import CitedAnswer, History
 from vectorstore.index import Index

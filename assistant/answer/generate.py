@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assistant.answer.citations import CitationRewriter, claims_with_citations
-from assistant.evidence.sentences import SentenceCache
 from assistant.answer.llm import ChatModel, explain_llm_error
 from assistant.answer.prepared import Prepared
 from assistant.answer.prompts import answer_prompt
-from assistant.question.analysis import analyze, names_in
-from assistant.relevance.judge import Judge
-from assistant.retrieval.hybrid import ScoredPaper
+from assistant.evidence import SentenceCache
+from assistant.question import analyze, names_in
+from assistant.relevance import Judge
+from assistant.retrieval import ScoredPaper
 from assistant.settings import Settings
 from assistant.trace import step
-from assistant.types import VERDICT_TEXT, CitedAnswer, Claim, Source, Verdict
+from assistant.types import CitedAnswer, Claim, Source, VERDICT_TEXT, Verdict
 from vectorstore.embedding import Encoder
 from vectorstore.papers import counted
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from assistant.answer.prepared import Prepared
-from assistant.evidence.sentences import Sentence, SentenceCache
-from assistant.relevance.judge import Judge, Verdict
-from assistant.relevance.listing import ListBar, ListedPaper, ListResult, bar_note, bar_scores, select
+from assistant.evidence import Sentence, SentenceCache
+from assistant.relevance import Judge, ListBar, ListResult, ListedPaper, bar_note, bar_scores, select
+from assistant.types import Verdict
 from vectorstore.embedding import Encoder
 
 

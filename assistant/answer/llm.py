@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from assistant.text.redact import StreamRedactor, endpoint_reason, redact
 from assistant.settings import LLMSettings
+from assistant.text import StreamRedactor, endpoint_reason, redact
 
 if TYPE_CHECKING:  # imported when a chat model is made: langchain-openai and openai take about 1 s to import,
     # LangChain's messages and parsers 0.2-0.6 s, and an answer without an LLM needs none of them

@@ -17,22 +17,18 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from assistant.question.answer_types import FOREIGN_NOTE, code_request, looks_foreign
-from assistant.evidence.sentences import SentenceCache, relevance_evidence
-from assistant.evidence.features import sentence_features
-from assistant.evidence.cues import Cues, coverage, question_cues, sentence_terms
-from assistant.relevance.features import judge_features, retrieved_signals
 from assistant.answer.followup import Anchor, FollowUp, FollowUps, quoted_before
 from assistant.answer.generate import Generator
-from assistant.relevance.listing import LOOSE_NOTE, ListBar, ListResult, code_list
 from assistant.answer.listed import listed_from
 from assistant.answer.llm import ChatModel, OpenAIChat
 from assistant.answer.prepared import Prepared
-from assistant.relevance.learned import load_model
-from assistant.question.analysis import Question, analyze, validate_question
-from assistant.relevance.crossencoder import load_relevance, passage, relevance_query, token_counts
-from assistant.relevance.judge import AbstentionRule, CrossEncoderJudge, Judge, LearnedJudge, RelevanceEvidence
-from assistant.retrieval.hybrid import (Filters, HybridRetriever, ScoredPaper, absent_variant, filtered_note, filters_scope,
+from assistant.evidence import (Cues, RelevanceEvidence, SentenceCache, coverage, question_cues, relevance_evidence,
+                                sentence_features, sentence_terms)
+from assistant.question import FOREIGN_NOTE, Question, analyze, code_request, looks_foreign, validate_question
+from assistant.relevance import (AbstentionRule, CrossEncoderJudge, Judge, LOOSE_NOTE, LearnedJudge, ListBar,
+                                 ListResult, code_list, judge_features, load_model, load_relevance, passage,
+                                 relevance_query, retrieved_signals, token_counts)
+from assistant.retrieval import (Filters, HybridRetriever, ScoredPaper, absent_variant, filtered_note, filters_scope,
                                  resolve_filters)
 from assistant.settings import Settings
 from assistant.trace import step

@@ -7,11 +7,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.evidence.sentences import Sentence
-from assistant.relevance.listing import ListResult
-from assistant.question.analysis import Question
-from assistant.relevance.judge import RelevanceEvidence
-from assistant.retrieval.hybrid import ScoredPaper
+from assistant.evidence import RelevanceEvidence, Sentence
+from assistant.question import Question
+from assistant.relevance import ListResult
+from assistant.retrieval import ScoredPaper
 from assistant.types import Verdict
 
 

@@ -8,7 +8,7 @@ imports what it runs."""
 from __future__ import annotations
 
 from assistant.cli import chat, indexing, query, serving, tools
-from assistant.cli.common import _Command, app
+from assistant.cli.common import app, _Command
 
 COMMANDS = {"ingest": indexing.ingest, "remove": indexing.remove, "ask": query.ask, "chat": chat.chat, "list": query.list_cmd,
             "related": query.related, "map": query.map_cmd, "serve": serving.serve, "mcp": serving.mcp,
@@ -21,7 +21,7 @@ for _name, _command in COMMANDS.items():
 
 def main() -> None:
     """Console entry point (assistant.faces.console.run: terminal-safe output, one-line errors)."""
-    from assistant.faces.console import run
+    from assistant.faces import run
 
     run(app)
 

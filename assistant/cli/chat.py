@@ -33,9 +33,9 @@ def chat(
 ):
     """Chat in the terminal: each answer is cited, and follow-ups keep the paper they mean."""
     from assistant.cli.query import print_answer
-    from assistant.faces.render import answer_text
-    from assistant.retrieval.hybrid import Filters
-    from assistant.answer.service import get_assistant, require_papers
+    from assistant.faces import answer_text
+    from assistant.retrieval import Filters
+    from assistant.answer import get_assistant, require_papers
     from assistant.settings import Calibration
 
     try:
@@ -79,7 +79,7 @@ def chat(
         try:
             final = print_answer(assistant, line, filters=filters, history=turns)
         except Exception as exc:  # noqa: BLE001 - one line, and the conversation goes on
-            from assistant.faces.errors import exit_message
+            from assistant.faces import exit_message
 
             typer.echo(f"error: {exit_message(exc)[0]}", err=True)
             continue

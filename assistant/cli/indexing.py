@@ -20,7 +20,7 @@ def ingest(
         "(without it such files are skipped and their indexed papers kept)")] = False,
 ):
     """Add papers to the index (idempotent: unchanged papers are skipped, edited ones replaced)."""
-    from assistant.answer.service import get_index
+    from assistant.answer import get_index
     from vectorstore.ingest import ingest as run_ingest
 
     settings = settings_for(ctx, index)
@@ -42,7 +42,7 @@ def remove(
     index: IndexOpt = None,
 ):
     """Remove every paper ingested from these files (say, after renaming one and ingesting it again)."""
-    from assistant.answer.service import get_index
+    from assistant.answer import get_index
     from vectorstore.ingest import remove_sources
 
     idx = get_index(settings_for(ctx, index))

@@ -32,9 +32,9 @@ def ask(
 ):
     """Answer a question from the indexed abstracts, with numbered citations (one question: for
     follow-ups, `chat`)."""
-    from assistant.faces.render import answer_json
-    from assistant.retrieval.hybrid import Filters
-    from assistant.answer.service import get_assistant, require_papers
+    from assistant.faces import answer_json
+    from assistant.retrieval import Filters
+    from assistant.answer import get_assistant, require_papers
 
     _check_export(export, force)
     settings = settings_for(ctx, index, retrieval={"k": k, "mode": mode})
@@ -56,7 +56,7 @@ def print_answer(assistant, question: str, filters=None, history=None, abstracts
                  show_cut: bool = False):
     """Answer ``question`` (after ``history``: ``[(question, CitedAnswer)]``), printing the LLM's text as
     it streams, then the sources; returns the CitedAnswer. Shared by ``ask`` and ``chat``."""
-    from assistant.faces.render import answer_text
+    from assistant.faces import answer_text
 
     final = None
     streamed = False
@@ -96,9 +96,9 @@ def related(
     min_similarity: Annotated[Optional[float], typer.Option("--min-similarity", min=0.0, max=1.0, help="list only papers at least this similar (cosine; default: the calibrated bar; 0: all k)")] = None,
 ):
     """Rank indexed papers related to a text or a paper: what each shares with it and where it differs."""
-    from assistant.research.related import related_work
-    from assistant.faces.render import related_json, related_text
-    from assistant.answer.service import get_assistant, require_papers
+    from assistant.research import related_work
+    from assistant.faces import related_json, related_text
+    from assistant.answer import get_assistant, require_papers
 
     paper = paper.strip() if paper is not None else None  # a pasted id keeps no spaces around it
     if (text is None) == (paper is None):
@@ -108,7 +108,7 @@ def related(
     require_papers(a.index)
     items = related_work(a.retriever, a.sentences, text=text, paper_id=paper, k=k, bar=min_similarity)  # None: calibrated
     if a.llm is not None and explain and items:
-        from assistant.research.related_llm import add_llm_summaries
+        from assistant.research import add_llm_summaries
 
         query = items.text if paper is None else a.index.store.get_papers([paper])[paper].text
         failed = add_llm_summaries(a.llm, a.settings.llm, a.settings.prompts_dir, query, items, n=explain)
@@ -120,7 +120,7 @@ def related(
 def _check_export(path: Path | None, force: bool = False) -> None:
     """Before any work: the export's format, and no existing file overwritten unless ``force``."""
     if path is not None:
-        from assistant.research.export import export_format
+        from assistant.research import export_format
 
         try:
             export_format(path)
@@ -134,7 +134,7 @@ def _write_export(path: Path | None, items, heading: str) -> None:
     """Write the export file and say so on stderr (stdout stays the result, e.g. JSON)."""
     if path is None:
         return
-    from assistant.research.export import write_export
+    from assistant.research import write_export
 
     if not items:  # a refusal cites nothing: an empty file would only block the next run (--force)
         typer.echo(f"nothing to export to {path}: the answer cites no paper", err=True)
@@ -145,7 +145,7 @@ def _write_export(path: Path | None, items, heading: str) -> None:
 
 def _export_answer(path: Path | None, ans, assistant) -> None:
     if path is not None and ans is not None:
-        from assistant.research.export import items_from_answer
+        from assistant.research import items_from_answer
 
         _write_export(path, items_from_answer(ans, assistant.index.store), f"Sources for: {ans.question}")
 
@@ -163,11 +163,11 @@ def list_cmd(
     force: ForceOpt = False,
 ):
     """List every indexed paper above the relevance bar, with the count and one evidence sentence each."""
-    from assistant.research.export import items_from_list
-    from assistant.research.lists import list_papers
-    from assistant.faces.render import list_json, list_text
-    from assistant.retrieval.hybrid import Filters
-    from assistant.answer.service import get_assistant, require_papers
+    from assistant.research import items_from_list
+    from assistant.research import list_papers
+    from assistant.faces import list_json, list_text
+    from assistant.retrieval import Filters
+    from assistant.answer import get_assistant, require_papers
 
     _check_export(export, force)
     a = get_assistant(settings_for(ctx, index))
@@ -190,8 +190,8 @@ def map_cmd(
     """Draw a 2-D map of all indexed papers (PCA), coloured by cluster with keywords, to a PNG."""
     import json
 
-    from assistant.research.paper_map import index_map, save_png
-    from assistant.answer.service import get_assistant, require_papers
+    from assistant.research import index_map, save_png
+    from assistant.answer import get_assistant, require_papers
 
     if out is None and not as_json:
         out = Path("map.png")
@@ -204,7 +204,7 @@ def map_cmd(
     pmap = index_map(a.index.store, clusters)
     hits = []
     if question:
-        from assistant.research.lists import list_papers
+        from assistant.research import list_papers
 
         hits = [p.id for p in list_papers(a, question).papers]
     if out is not None:

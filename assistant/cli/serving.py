@@ -38,6 +38,6 @@ def mcp(
     ingest_default: IngestOpt = True,
 ):
     """Serve search, ask, related, list_papers and get_paper to MCP clients (stdio; --http for 127.0.0.1)."""
-    from assistant.mcp.server import serve as serve_mcp
+    from assistant.mcp import serve as serve_mcp
 
     serve_mcp(settings_for(ctx, index), http=http, port=port, ingest_default=ingest_default)

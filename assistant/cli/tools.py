@@ -21,7 +21,7 @@ def evaluate(
     cv: Annotated[int, typer.Option("--cv", min=0, help="also cross-validate the learned models with N folds over these questions")] = 0,
 ):
     """Score retrieval (recall@k, MRR, nDCG@10), abstention and evidence on a question file."""
-    from assistant.evaluation.harness import eval_command
+    from assistant.evaluation import eval_command
 
     with embedding_bar() as callbacks:  # only an index built the first time embeds
         typer.echo(eval_command(settings_for(ctx, index), questions, distractors, corpus, csfcube, cv, as_json, callbacks))
@@ -36,14 +36,14 @@ def train(ctx: typer.Context,
           others: Annotated[Optional[Path], typer.Option("--absent-from", metavar="JSONL", help="with --relevance: papers whose titles make absent-topic questions")] = None):
     """Fit the evidence ranker on training questions (deterministic), or with --relevance the relevance cross-encoder."""
     if relevance:
-        from assistant.learning.crossencoder_fit import train_relevance
+        from assistant.learning import train_relevance
 
         if not calibrate_on:
             raise typer.BadParameter("--relevance needs --calibrate-on FILE (held-out questions)")
         train_relevance(settings_for(ctx, index), corpus, questions, calibrate_on, others, out,
                         log=lambda m: typer.echo(m, err=True))
         return
-    from assistant.learning.train import train_report
+    from assistant.learning import train_report
 
     with embedding_bar() as callbacks:
         typer.echo(train_report(settings_for(ctx, index), corpus, questions, out, index is not None, callbacks))
@@ -51,7 +51,7 @@ def train(ctx: typer.Context,
 
 def doctor(ctx: typer.Context, index: IndexOpt = None):
     """Check the index and the LLM endpoint, and say plainly what is wrong."""
-    from assistant.faces.doctor import run_doctor
+    from assistant.faces import run_doctor
 
     ok = True
     for good, line in run_doctor(settings_for(ctx, index)):

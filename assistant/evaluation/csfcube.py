@@ -34,7 +34,7 @@ def run_csfcube(encoder, folder: Path) -> dict:
     similarity — the sentence-alignment idea of Mysore et al. (2022, "Multi-vector models with textual
     guidance for fine-grained scientific document similarity"), here with the packaged MiniLM.
     """
-    from assistant.research.related import facet_scores
+    from assistant.research import facet_scores
     from vectorstore.chunking import split_sentences
 
     folder = Path(folder)

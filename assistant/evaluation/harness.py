@@ -21,11 +21,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from assistant.learning.evalsets import corpus_settings, distractor_settings, load_question_files, load_questions  # noqa: F401  (re-exported)
 from assistant.evaluation.metrics import ranking_metrics
-from assistant.question.analysis import validate_question
-from assistant.relevance.judge import JUDGE_RULES, Verdict
+from assistant.learning import (corpus_settings, distractor_settings, load_question_files, load_questions)  # noqa: F401  (re-exported)
+from assistant.question import validate_question
+from assistant.relevance import JUDGE_RULES
 from assistant.settings import Settings
+from assistant.types import Verdict
 
 MODES = ("bm25", "dense", "hybrid")
 RERANKED = "reranked"
@@ -92,8 +93,8 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
     vectorstore.ingest.ingest); ``progress()`` is called after each question. ``cv`` ≥ 2 adds
     ``cv``-fold cross-validated evidence and abstention figures (the models refitted per fold).
     Raises ValueError for ``cv`` = 1 or a question file the models cannot be fitted on."""
-    from assistant.answer.pipeline import Assistant
-    from assistant.answer.service import get_index
+    from assistant.answer import Assistant
+    from assistant.answer import get_index
 
     if cv == 1:
         raise ValueError("--cv needs at least 2 folds")
@@ -169,14 +170,15 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
     if getattr(assistant.judge, "model", None) is not None:  # the learned judge
         report.judge_importances = [(f, round(c, 3)) for f, c in assistant.judge.model.importances()]
     if cv and assistant.relevance_model is not None:
-        from assistant.learning.crossencoder_fit import FitSettings, calibrate, candidate_logits
+        from assistant.learning import FitSettings, candidate_logits
+        from assistant.relevance import calibrate
 
         fit = FitSettings(folds=cv)
         rows = candidate_logits(assistant, assistant.relevance_model.encoder, qs, fit.rerank)
         report.relevance_cv = {**calibrate(rows, fit)[2], "folds": cv}
     if cv:
-        from assistant.learning.train import TrainSettings, cross_validate
-        from assistant.learning.trainset import collect_all, neutral_models
+        from assistant.learning import TrainSettings, cross_validate
+        from assistant.learning import collect_all, neutral_models
 
         rows, extra, variants = collect_all(Assistant(settings, idx, models=neutral_models()), qs, TrainSettings(folds=cv))
         report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv), extra, variants))
@@ -239,7 +241,7 @@ def abstention_report(answerable: list[tuple[Verdict, float]], nones: list[tuple
     questions refused."""
     import numpy as np
 
-    from assistant.relevance.learned import tradeoff
+    from assistant.relevance import tradeoff
 
     rep = AbstentionReport(none_questions=len(nones), answerable_questions=len(answerable))
     share = lambda rows, verdicts: sum(v in verdicts for v, _ in rows) / len(rows) if rows else 0.0  # noqa: E731
@@ -253,7 +255,7 @@ def abstention_report(answerable: list[tuple[Verdict, float]], nones: list[tuple
 
 def format_report(rep: EvalReport) -> str:
     """The report as aligned text tables."""
-    from assistant.learning.train import abstention_lines, format_cv, importance_lines
+    from assistant.learning import abstention_lines, format_cv, importance_lines
 
     lines = [f"questions: {rep.questions}   index: {rep.index} ({rep.papers} papers)", ""]
     if rep.missing_gold:

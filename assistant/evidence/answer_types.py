@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.question import URL, Question, figures, names_in
+from assistant.question import Question, URL, figures, names_in
 from vectorstore.lexical import NAME
 
 # What a sentence can answer, per answer type (assistant.question.analysis.ANSWER_TYPES).

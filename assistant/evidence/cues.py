@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from assistant.question.analysis import FRAMING_TERMS, Question, asking_clause
+from assistant.question import FRAMING_TERMS, Question, asking_clause
 from vectorstore.lexical import LexicalIndex, tokenize
 
 @dataclass

@@ -15,10 +15,9 @@ import re
 import numpy as np
 
 from assistant.evidence.answer_types import SHARE, new_names, sentence_answer_types
-from assistant.question.answer_types import URL as _URL, counts, figures
-from assistant.evidence.sentences import is_generic_claim
 from assistant.evidence.cues import Cues, coverage, sentence_terms
-from assistant.question.analysis import FRAMING_TERMS, names_in
+from assistant.evidence.sentences import is_generic_claim
+from assistant.question import FRAMING_TERMS, URL as _URL, counts, figures, names_in
 from vectorstore.lexical import tokenize
 
 # Sentences that report findings; a detail asked about a paper is usually stated in one of them.

@@ -17,16 +17,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.question.answer_types import URL as _URL
 from assistant.evidence.types import RelevanceEvidence
-from assistant.question.terms import content_weights, lexical_coverage, question_weights, term_weights
+from assistant.question import (Question, URL as _URL, content_weights, figures, has_name_or_number,
+                                lexical_coverage, names_in, question_weights, term_weights)
 from assistant.settings import SentenceCalibration
-from assistant.question.analysis import Question, figures, has_name_or_number, names_in
 from vectorstore.chunking import Chunker, sentence_spans
 from vectorstore.embedding import Encoder
-from vectorstore.sentences import embed_chunks, merge_paper, spans_by_chunk, unpack
 from vectorstore.lexical import LexicalIndex, tokenize
 from vectorstore.papers import Paper
+from vectorstore.sentences import embed_chunks, merge_paper, spans_by_chunk, unpack
 
 
 

@@ -31,7 +31,7 @@ class RelevanceEvidence:
     named_hit: bool
     coverage: float = 0.0
     features: np.ndarray | None = None
-    """The learned judge's features (assistant.evidence.cues.judge_features) with this paper as the best match."""
+    """The learned judge's features (assistant.relevance.features.judge_features) with this paper as the best match."""
     own_coverage: float | None = None
     pointed_at: bool = False
     bare_reference: bool = False

@@ -1,1 +1,15 @@
-"""faces"""
+"""What every face shares: errors a user can cause or fix (``errors``), the console runner (``console``), plain-text
+and JSON renderings (``render``), ``doctor``, and the page's login and request bounds (``web_guard``).
+
+Imports: ``evaluation`` and what is before it."""
+
+from assistant import public_face
+
+__getattr__, __dir__, __all__ = public_face(__name__, {
+    "console": ("run",),
+    "doctor": ("run_doctor",),
+    "errors": ("exit_message", "one_line", "user_errors"),
+    "render": ("also_heading", "answer_json", "answer_text", "inert", "list_html", "list_json", "list_markdown",
+        "list_text", "near_records", "related_json", "related_markdown", "related_records", "related_text"),
+    "web_guard": ("LoginGuard", "launch_options"),
+})

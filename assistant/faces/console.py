@@ -7,7 +7,7 @@ import sys
 import typer
 
 from assistant.faces.errors import exit_message
-from assistant.text.sanitize import TerminalSafe
+from assistant.text import TerminalSafe
 
 
 def run(app: typer.Typer) -> None:

@@ -33,7 +33,7 @@ def run_doctor(settings: Settings) -> Iterator[tuple[bool, str]]:
 
 
 def _check_index(settings: Settings) -> tuple[bool, str]:
-    from assistant.answer.service import get_index
+    from assistant.answer import get_index
     from vectorstore.integrity import vector_files_problem
     from vectorstore.papers import counted
 
@@ -53,7 +53,7 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
         return False, f"index: {_index_failure(exc, settings)}"
     where = f"{settings.store.host}:{settings.store.port}" if settings.store.host else str(settings.index)
     if papers == 0:
-        from assistant.answer.service import EMPTY_INDEX
+        from assistant.answer import EMPTY_INDEX
 
         return False, f"index at {where}: {EMPTY_INDEX}"
     line = (f"index at {where}: {counted(papers, 'paper')} in {counted(chunks, 'chunk')} (embedding model "
@@ -96,7 +96,7 @@ def _health_problems(settings: Settings) -> list[str]:
     chunks of another version, chunks without a paper or an unclosed write (an interrupted ingest), a vector
     index that cannot be searched, a damaged keyword cache (the next question rebuilds it); and a writer's lock
     that is no file (questions work, every ingest stops)."""
-    from assistant.answer.service import get_index
+    from assistant.answer import get_index
     from vectorstore.cachedir import not_a_file
     from vectorstore.integrity import foreign_folders, lock_file_problem, rebuild
     from vectorstore.lexical import LexicalIndex
@@ -175,9 +175,10 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
 
     import openai
 
-    from assistant.answer.generate import as_data
-    from assistant.answer.llm import LLMStreamIncomplete, OpenAIChat, explain_llm_error, fold_system, redact, system_role_kept
-    from assistant.answer.prompts import answer_prompt
+    from assistant.answer import as_data
+    from assistant.answer import LLMStreamIncomplete, OpenAIChat, explain_llm_error, fold_system, system_role_kept
+    from assistant.text import redact
+    from assistant.answer import answer_prompt
 
     where = redact(cfg.base_url or "the OpenAI API", cfg)  # no password or query key of the URL shown
     client = openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key.get_secret_value() if cfg.api_key else "not-needed",

@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import re
 
+from assistant.research import FACET_NAMES, RelatedPaper, shown_percent
 from assistant.text import markup
-from assistant.research.related import FACET_NAMES, RelatedPaper
-from assistant.research.related_list import shown_percent
-from assistant.types import CitedAnswer
-from assistant.relevance.judge import VERDICT_TEXT, Verdict
+from assistant.types import CitedAnswer, VERDICT_TEXT, Verdict
 from vectorstore.papers import counted
 
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-from assistant.relevance.crossencoder import MAX_LENGTH, cut_question, passage, token_counts
-from assistant.relevance.calibration import calibrate, list_cutoff, write_calibration
+from assistant.relevance import (MAX_LENGTH, calibrate, cut_question, list_cutoff, passage, token_counts,
+                                 write_calibration)
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def build_pairs(assistant, written: list[dict], held_out: list[dict], others: Pa
                 cfg: FitSettings, log=print):
     """All training pairs (:mod:`assistant.learning.crossencoder_pairs`), the held-out questions' papers excluded
     from the title pairs. Returns ``list[Pair]``."""
-    from assistant.learning import crossencoder_pairs as cp
+    import assistant.learning.crossencoder_pairs as cp
     from assistant.learning.synthetic import synthetic_questions
 
     ids = sorted(set(assistant.index.lexical().paper_ids))
@@ -269,7 +269,7 @@ def pair_features(prep, ids: list[str]) -> dict:
 
 def relevance_query(prep) -> str:
     """What the cross-encoder reads for a prepared question (:func:`assistant.relevance.crossencoder.relevance_query`)."""
-    from assistant.relevance.crossencoder import relevance_query as query_of
+    from assistant.relevance import relevance_query as query_of
 
     return query_of(prep.analysis) if prep.analysis is not None else prep.query
 
@@ -305,9 +305,9 @@ def train_relevance(settings, corpus: list, written: list, held_out: list, other
     ``relevance-v2.onnx`` and ``relevance-v2.json`` to ``out_folder`` (default: the package's models/).
     ``written`` / ``held_out``: question files (dev.jsonl format) to train on / to calibrate on.
     Returns the calibration file's content."""
-    from assistant.relevance.crossencoder import model_files
+    from assistant.relevance import model_files
     from assistant.learning.evalsets import load_question_files, open_corpus_index
-    from assistant.answer.pipeline import Assistant
+    from assistant.answer import Assistant
     from assistant.learning.trainset import neutral_models
 
     cfg = cfg or FitSettings()
@@ -333,7 +333,7 @@ def calibrate_relevance(assistant, questions: list[dict], names: list[str], out_
                         cfg: FitSettings, meta: dict, log=print) -> dict:
     """Calibrate the exported model in ``out_folder`` on ``questions`` (held out from its training) and
     write its calibration file; returns the file's content."""
-    from assistant.relevance.crossencoder import CrossEncoder, model_files
+    from assistant.relevance import CrossEncoder, model_files
 
     onnx_path, cal_path = model_files(folder=out_folder)
     encoder = CrossEncoder(onnx_path, cfg.max_length)

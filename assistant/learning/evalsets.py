@@ -68,7 +68,7 @@ def open_corpus_index(settings, corpus: list, explicit_index: bool = False, inge
     """``(settings, index)`` of an index holding ``corpus`` (paper files): the configured index when
     ``explicit_index``, else a folder beside it keyed by the corpus' paths (built once, then reused,
     as the eval's distractor index). Papers missing from it are ingested first."""
-    from assistant.answer.service import get_index
+    from assistant.answer import get_index
     from vectorstore.ingest import ingest
 
     if not explicit_index:

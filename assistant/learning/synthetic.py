@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from assistant.question.analysis import COMMON_NAMES, analyze
+from assistant.question import COMMON_NAMES, analyze
 from vectorstore.chunking import sentence_spans
 from vectorstore.papers import Paper
 
@@ -95,7 +95,7 @@ QUANTITY_TEMPLATES = ("What {measure} does {name} achieve?", "How much {measure}
 def _measure(sentence: str) -> str | None:
     """The word a question would ask ``sentence``'s figure by, or None when it states no share, ratio or
     decimal figure beside a measure word ("O(1/t)" or "(i)" state none)."""
-    from assistant.evidence.answer_types import SHARE
+    from assistant.evidence import SHARE
 
     if not (SHARE.search(sentence) or re.search(r"(?<![\w.^{/$])\d+\.\d+(?![\w.}])", sentence)):
         return None

@@ -10,7 +10,7 @@ records the features the two models read. Then:
   and synthetic definition and quantity questions (:func:`assistant.learning.trainset.collect_all`);
 - relevance judge (:class:`~assistant.relevance.learned.BoostedJudge`), label "the question is answerable":
   the mean probability of a logistic regression (``judge_C``) on standardized
-  :data:`~assistant.evidence.cues.JUDGE_FEATURES` and of a small gradient-boosted tree ensemble
+  :data:`~assistant.relevance.features.JUDGE_FEATURES` and of a small gradient-boosted tree ensemble
   (scikit-learn's HistGradientBoostingClassifier: ``trees`` trees of depth ``depth``, learning rate
   ``learning_rate``, at least ``leaf`` questions a leaf); its cutoffs are chosen on out-of-fold
   probabilities (5 folds) so that at most ``refuse_rate`` of the answerable questions fall below
@@ -36,13 +36,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from assistant.evidence import LinearModel, SENTENCE_FEATURES  # noqa: F401  (fit_evidence: API)
 from assistant.learning.evalsets import file_lines
-from assistant.evidence.features import SENTENCE_FEATURES
-from assistant.relevance.features import JUDGE_FEATURES
-from assistant.relevance.learned import BoostedJudge, LinearModel, cutoff_for, fit_evidence, tradeoff  # noqa: F401  (fit_evidence: API)
-from assistant.relevance.judge import Verdict
-from assistant.learning.types import TrainSettings
 from assistant.learning.trainset import QuestionRow, _index_of, _norm, _xy, collect_all, neutral_models, trains_on
+from assistant.learning.types import TrainSettings
+from assistant.relevance import BoostedJudge, JUDGE_FEATURES, cutoff_for, fit_evidence, tradeoff
+from assistant.types import Verdict
 
 
 def _standardizer(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -230,8 +229,8 @@ def train(settings, corpus: list, questions, out_folder=None, explicit_index: bo
     from pathlib import Path
 
     from assistant.learning.evalsets import load_question_files, open_corpus_index
-    from assistant.relevance.learned import model_path
-    from assistant.answer.pipeline import Assistant
+    from assistant.relevance import model_path
+    from assistant.answer import Assistant
 
     version = settings.calibration.abstention.learned or "v2"
     cfg = cfg or TrainSettings()

@@ -2,7 +2,7 @@
 
 :func:`collect` runs every question of a ``dev.jsonl``-format file through the answer path's own
 retrieval once (:meth:`Assistant.prepare`) and records :class:`QuestionRow`: the relevance judge's
-features (assistant.evidence.cues.JUDGE_FEATURES) and the sentence features of the top and gold abstracts.
+features (assistant.relevance.features.JUDGE_FEATURES) and the sentence features of the top and gold abstracts.
 :func:`collect_all` adds synthetic definition questions (for the evidence ranker) and simulated copies
 of the questions (for the judge):
 
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.evidence.features import SENTENCE_FEATURES, sentence_features
-from assistant.evidence.cues import question_cues
-from assistant.relevance.features import JUDGE_FEATURES, judge_features, retrieved_signals
-from assistant.relevance.learned import LinearModel
+from assistant.evidence import SENTENCE_FEATURES, sentence_features
+from assistant.evidence import question_cues
+from assistant.relevance import JUDGE_FEATURES, judge_features, retrieved_signals
+from assistant.evidence import LinearModel
 
 from assistant.learning.types import TrainSettings
 
@@ -225,7 +225,7 @@ def collect_all(assistant, questions: list[dict], cfg: TrainSettings, progress=N
     definition and ``cfg.quantity`` quantity questions made from the index's papers
     (assistant.learning.synthetic.synthetic_questions), weighing ``cfg.synthetic_share`` × the lookups in all; and
     :func:`collect_variants` of ``questions`` (the judge's held-out and small-index copies)."""
-    from assistant.answer.pipeline import Assistant
+    from assistant.answer import Assistant
     from assistant.learning.synthetic import synthetic_questions
 
     rows = collect(assistant, questions, progress)

@@ -24,9 +24,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from assistant.mcp.tools import (K, AskResult, Backend, HasCode, IndexedPaper, ListResult, Query, RelatedResult, SearchResult,
-                                 Source, Venue, Year, ask_question, index_summary, list_matching, paper_record,
-                                 related_papers, search_papers)
+from assistant.mcp.tools import (AskResult, Backend, HasCode, IndexedPaper, K, ListResult, Query, RelatedResult,
+                                 SearchResult, Source, Venue, Year, ask_question, index_summary, list_matching,
+                                 paper_record, related_papers, search_papers)
 from assistant.settings import Settings
 
 SERVER_NAME = "paper-assistant"
@@ -40,7 +40,7 @@ def _user_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from assistant.faces.errors import one_line, user_errors
+        from assistant.faces import one_line, user_errors
 
         try:
             return fn(*args, **kwargs)
@@ -124,7 +124,7 @@ def build_server(backend: Backend):
     def index_resource() -> str:
         from mcp.server.mcpserver.exceptions import ResourceError
 
-        from assistant.faces.errors import one_line, user_errors
+        from assistant.faces import one_line, user_errors
 
         try:
             return json.dumps(index_summary(backend), ensure_ascii=False, indent=1)

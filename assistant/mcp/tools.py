@@ -168,7 +168,7 @@ class Backend:
             return self._assistant
 
     def _open(self):
-        from assistant.answer.service import corpus_to_refresh, get_assistant, get_index
+        from assistant.answer import corpus_to_refresh, get_assistant, get_index
 
         if self.ingest_default:
             from vectorstore.ingest import ingest
@@ -192,7 +192,7 @@ class Backend:
 
 
 def _filters(venue: str | None, year: int | None, source: str | None, has_code: bool = False):
-    from assistant.retrieval.hybrid import Filters
+    from assistant.retrieval import Filters
 
     return Filters(venue=venue or None, year=year, source=source or None, has_code=has_code or None)
 
@@ -209,7 +209,7 @@ HasCode = Annotated[bool, Field(description="only papers whose abstract links co
 def search_papers(backend: Backend, query: str, k: int = 5, venue: str | None = None, year: int | None = None,
                   source: str | None = None, has_code: bool = False) -> SearchResult:
     """Ranked papers for ``query`` (hybrid retrieval, as ``ask`` retrieves), each with its best sentence."""
-    from assistant.answer.service import require_papers
+    from assistant.answer import require_papers
 
     a = backend.assistant()
     require_papers(a.index)
@@ -227,7 +227,7 @@ def ask_question(backend: Backend, question: str, k: int | None = None, venue: s
                  year: int | None = None, source: str | None = None, has_code: bool = False) -> AskResult:
     """The cited answer ``paper-assistant ask --json`` gives. Raises EmptyIndexError on an index
     without papers."""
-    from assistant.answer.service import require_papers
+    from assistant.answer import require_papers
 
     require_papers(backend.assistant().index)
     ans = backend.assistant().ask(question, filters=_filters(venue, year, source, has_code), k=k)
@@ -242,10 +242,10 @@ def ask_question(backend: Backend, question: str, k: int | None = None, venue: s
 def related_papers(backend: Backend, text: str | None = None, paper_id: str | None = None, k: int = 10,
                    explain: int = 0, min_similarity: float | None = None) -> RelatedResult:
     """What ``paper-assistant related --json`` gives: related papers with shared and differing points."""
-    from assistant.research.related import related_work
-    from assistant.faces.render import near_records, related_records
+    from assistant.research import related_work
+    from assistant.faces import near_records, related_records
 
-    from assistant.answer.service import require_papers
+    from assistant.answer import require_papers
 
     paper_id = paper_id.strip() if paper_id else paper_id
     text = text if text and text.strip() else (None if paper_id else text)
@@ -253,7 +253,7 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
     require_papers(a.index)
     items = related_work(a.retriever, a.sentences, text=text, paper_id=paper_id or None, k=k, bar=min_similarity)
     if a.llm is not None and explain and items:
-        from assistant.research.related_llm import add_llm_summaries
+        from assistant.research import add_llm_summaries
 
         query = items.text if not paper_id else a.index.store.get_papers([paper_id])[paper_id].text
         failed = add_llm_summaries(a.llm, a.settings.llm, a.settings.prompts_dir, query, items, n=explain)
@@ -269,8 +269,8 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
 def list_matching(backend: Backend, topic: str, venue: str | None = None, year: int | None = None,
                   source: str | None = None, has_code: bool = False) -> ListResult:
     """What ``paper-assistant list --json`` gives: every paper above the bar, with the count."""
-    from assistant.research.lists import list_papers
-    from assistant.answer.service import require_papers
+    from assistant.research import list_papers
+    from assistant.answer import require_papers
 
     require_papers(backend.assistant().index)
     result = list_papers(backend.assistant(), topic, filters=_filters(venue, year, source, has_code))
@@ -279,7 +279,7 @@ def list_matching(backend: Backend, topic: str, venue: str | None = None, year: 
 
 def paper_record(backend: Backend, paper_id: str) -> IndexedPaper:
     """The stored record of one paper. Raises UnknownPaperError naming the closest ids."""
-    from assistant.research.related import unknown_paper
+    from assistant.research import unknown_paper
 
     store = backend.assistant().index.store
     pid = (paper_id or "").strip()

@@ -1,1 +1,14 @@
-"""question"""
+"""The question, analysed once: its shape (list, definition, follow-up reference, beyond the abstracts), the
+names and figures it holds, the answer type it expects (``answer_types``) and its weighted terms (``terms``).
+
+Imports: ``text``, ``settings`` and :mod:`vectorstore`."""
+
+from assistant import public_face
+
+__getattr__, __dir__, __all__ = public_face(__name__, {
+    "analysis": ("COMMON_NAMES", "FRAMING_TERMS", "MAX_QUESTION_CHARS", "Question", "REFERENCE_WORDS", "analyze",
+        "has_name_or_number", "validate_question"),
+    "answer_types": ("FOREIGN_NOTE", "URL", "asking_clause", "code_request", "counts", "figures", "looks_foreign",
+        "names_in", "spelled_name"),
+    "terms": ("content_weights", "lexical_coverage", "question_weights", "term_weights"),
+})

@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from assistant.text.sanitize import valid_text, without_pictographs
-from assistant.settings import QuestionCalibration
 from assistant.question.answer_types import (ANSWER_TYPES, COUNT, FIGURE, NUMBER_WORDS, QUANTITY_CUE, XREF,  # noqa: F401
-                                    answer_type, asking_clause, counts, figures, names_in, whole_names)
+                                             answer_type, asking_clause, counts, figures, names_in, whole_names)
+from assistant.settings import QuestionCalibration
+from assistant.text import valid_text, without_pictographs
 from vectorstore.lexical import NAME, tokenize
 
 MAX_QUESTION_CHARS = 4000

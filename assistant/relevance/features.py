@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.evidence.answer_types import sentence_answer_types
-from assistant.evidence.cues import Cues, coverage
-from assistant.question.analysis import FRAMING_TERMS, names_in
+from assistant.evidence import Cues, coverage, sentence_answer_types
+from assistant.question import FRAMING_TERMS, names_in
 from vectorstore.lexical import tokenize
 
 

@@ -24,7 +24,7 @@ questions of common words ("language models in different languages") are covered
 
 :class:`LearnedJudge` is the other implementation (``calibration.abstention.learned = "v2"``): the
 fitted judge (assistant.relevance.learned.BoostedJudge: logistic regression and boosted trees over
-assistant.evidence.cues.JUDGE_FEATURES), fitted by ``paper-assistant train`` on eval/train/train.jsonl
+assistant.relevance.features.JUDGE_FEATURES), fitted by ``paper-assistant train`` on eval/train/train.jsonl
 (never on dev.jsonl), with two cutoffs on its probability chosen by cross-validation, the same
 follow-up and list rules around it, and one rule for what training lacks: a "What is X?" question
 whose paper holds X is answered. Its cutoffs hold the refusal budget on the 2,000-paper index and on
@@ -51,9 +51,16 @@ from dataclasses import dataclass
 from typing import Protocol
 
 
-from assistant.evidence.types import RelevanceEvidence
+from assistant.evidence import RelevanceEvidence
 from assistant.settings import AbstentionCalibration
 from assistant.types import VERDICT_TEXT, Verdict  # noqa: F401  (VERDICT_TEXT: re-exported)
+
+
+def verdict_for(p: float, cutoffs: dict) -> Verdict:
+    """The verdict of P(answers) ``p`` under a judge's two cutoffs (``none_below`` ≤ ``weak_below``)."""
+    if p < cutoffs["none_below"]:
+        return Verdict.none
+    return Verdict.weak if p < cutoffs["weak_below"] else Verdict.answered
 
 
 class Judge(Protocol):
@@ -143,7 +150,7 @@ class LearnedJudge(_FollowUpAndListRules):
             return Verdict.answered, "named, asked what it is"
         if ev.features is None:
             return Verdict.none, "no sentences"
-        verdict = self.model.verdict(ev.features)
+        verdict = verdict_for(float(self.model.probability(ev.features)), self.model.cutoffs)
         return verdict, f"model: {verdict.value}"
 
 

@@ -9,7 +9,7 @@
 
 - The **relevance judge** (:class:`BoostedJudge`; used when ``Settings.calibration.abstention.learned``
   names its version, "v2"; off by default: see docs/settings.md) gives ``P(some retrieved paper answers)`` from
-  :data:`assistant.evidence.cues.JUDGE_FEATURES`: the mean of a logistic regression's and a small
+  :data:`assistant.relevance.features.JUDGE_FEATURES`: the mean of a logistic regression's and a small
   gradient-boosted tree ensemble's probabilities (scikit-learn's HistGradientBoostingClassifier, after
   LightGBM: Ke et al. 2017), and two cutoffs chosen by cross-validation on the training questions:
   below ``none_below`` "no relevant abstract found", below ``weak_below`` "closest match", else answered
@@ -30,8 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.evidence.ranker import BoostedRanker, LinearModel, ModelError, OverLinear, rounded, fit_boosted, pack_trees, sklearn_trees, tree_sum, trees_json
-from assistant.relevance.judge import Verdict
+from assistant.evidence import (BoostedRanker, LinearModel, ModelError, OverLinear, fit_boosted, pack_trees, rounded,
+                                sklearn_trees, tree_sum, trees_json)
+from assistant.relevance.judge import Verdict, verdict_for
 
 EVIDENCE_VERSION = 3
 """The evidence ranker's version (its file is ``evidence-v3.json``): 2 adds the answer-type features
@@ -105,13 +106,6 @@ class BoostedJudge(OverLinear):
         return cls(linear, float(data["baseline"]), trees, dict(data.get("cutoffs", {})), tuple(data.get("gains", ())))
 
 
-def verdict_for(p: float, cutoffs: dict) -> Verdict:
-    """The verdict of P(answers) ``p`` under a judge's two cutoffs (``none_below`` ≤ ``weak_below``)."""
-    if p < cutoffs["none_below"]:
-        return Verdict.none
-    return Verdict.weak if p < cutoffs["weak_below"] else Verdict.answered
-
-
 def cutoff_for(probabilities: np.ndarray, rate: float) -> float:
     """The largest cutoff that leaves at most ``rate`` of ``probabilities`` (the answerable
     questions') strictly below it: midway between the allowed count's value and the next one."""
@@ -145,7 +139,7 @@ def model_path(name: str, folder: Path | None = None) -> Path:
 def load_model(name: str, folder: Path | None = None):
     """The model file ``name`` ("evidence-v1", "judge-v2") from ``folder``, read once per process.
     Raises ModelError for a missing or unreadable file, or one fitted on other features."""
-    from assistant.evidence.features import SENTENCE_FEATURES
+    from assistant.evidence import SENTENCE_FEATURES
     from assistant.relevance.features import JUDGE_FEATURES
 
     path = model_path(name, folder)
@@ -200,7 +194,7 @@ def fit_evidence(rows: list, cfg=None):
     listwise, C = 1, no trees). Standardized features, then :func:`fit_listwise` or :func:`fit_pairwise`;
     with trees, :func:`assistant.evidence.ranker.fit_boosted` over that logit. Raises ValueError when no row has
     a gold sentence."""
-    from assistant.evidence.features import SENTENCE_FEATURES
+    from assistant.evidence import SENTENCE_FEATURES
 
     usable = [r for r in rows if r.gold_x is not None and r.gold_label >= 0 and len(r.gold_x) > 1]
     if not usable:

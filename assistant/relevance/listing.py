@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.evidence.sentences import Sentence, SentenceCache
+from assistant.evidence import Sentence, SentenceCache
 from assistant.relevance.judge import AbstentionRule, Judge, RelevanceEvidence, Verdict
 from assistant.settings import ListCalibration
 from assistant.types import CitedAnswer, Source

@@ -1,1 +1,16 @@
-"""research"""
+"""What a researcher does beyond one answer: "all papers that…" lists (``lists``), related work (``related``,
+``related_list``, ``related_llm``), the paper map (``paper_map``, ``map_labels``, ``map_types``) and export
+(``export``).
+
+Imports: ``answer`` and what is before it."""
+
+from assistant import public_face
+
+__getattr__, __dir__, __all__ = public_face(__name__, {
+    "export": ("export_format", "items_from_answer", "items_from_list", "write_export"),
+    "lists": ("list_papers",),
+    "paper_map": ("index_map", "is_cached", "map_figure", "save_png"),
+    "related": ("FACET_NAMES", "RelatedPaper", "facet_scores", "related_work", "unknown_paper"),
+    "related_list": ("shown_percent",),
+    "related_llm": ("add_llm_summaries",),
+})

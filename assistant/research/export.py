@@ -17,7 +17,7 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser import model
 
-from assistant.text.markup import plain
+from assistant.text import plain
 from vectorstore.papers import Paper, counted
 
 FORMATS = {".bib": "bibtex", ".bibtex": "bibtex", ".md": "markdown", ".markdown": "markdown"}

@@ -3,10 +3,9 @@ prepared by the answer path, listed by its bar (:mod:`assistant.relevance.listin
 
 from __future__ import annotations
 
-from assistant.answer.listed import listed_from
-from assistant.answer.pipeline import Assistant
-from assistant.relevance.listing import ListBar, ListResult
-from assistant.retrieval.hybrid import Filters
+from assistant.answer import Assistant, listed_from
+from assistant.relevance import ListBar, ListResult
+from assistant.retrieval import Filters
 
 
 def list_papers(assistant: Assistant, question: str, filters: Filters | None = None,

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from assistant.research.map_types import MapPoint, PaperMap
-from assistant.text.sanitize import strip_controls
+from assistant.text import strip_controls
 from vectorstore.papers import Paper
 
 def shown_name(paper: Paper) -> str:
@@ -21,7 +21,7 @@ def shown_name(paper: Paper) -> str:
 
 def short_label(paper: Paper, width: int = 22) -> str:
     """The paper's name as a point label: plain Unicode (no LaTeX), cut to ``width`` characters with "…"."""
-    from assistant.text.markup import plain
+    from assistant.text import plain
 
     text = plain(shown_name(paper)).rstrip("…")
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"

@@ -24,7 +24,7 @@ import numpy as np
 
 from assistant.research.map_labels import place_labels, shown_name
 from assistant.research.map_types import Cluster, MapPoint, PaperMap
-from assistant.text.sanitize import strip_controls
+from assistant.text import strip_controls
 from vectorstore.papers import Paper
 
 _LATEX = re.compile(r"\$[^$]*\$|\\[A-Za-z]+")

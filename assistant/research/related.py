@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.research.related_list import (MAX_TEXT_CHARS, NEAR_MISSES, NEAR_WITHIN, NEAREST_SHOWN, RelatedList,
-                                    shown_percent, within_budget)
-from assistant.retrieval.hybrid import HybridRetriever, reciprocal_rank_fusion
-from assistant.text.sanitize import valid_text
+from assistant.research.related_list import (MAX_TEXT_CHARS, NEAREST_SHOWN, NEAR_MISSES, NEAR_WITHIN, RelatedList,
+                                             shown_percent, within_budget)
+from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
 from assistant.settings import RelatedCalibration
+from assistant.text import valid_text
 from vectorstore.chunking import split_sentences
 from vectorstore.papers import Paper
 

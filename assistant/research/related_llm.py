@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.answer.prompts import related_prompt
+from assistant.answer import related_prompt
 from assistant.research.related import RelatedPaper
 from vectorstore.chunking import split_sentences
 
@@ -42,7 +42,7 @@ def add_llm_summaries(llm, cfg, prompts_dir, query_text: str, items: list[Relate
     """Fill ``summary`` of the first ``n`` items, each call bounded by ``cfg.timeout`` (``cfg``: the
     LLMSettings). Returns "" or, when the endpoint fails, a one-line note naming what went wrong
     (the sentence pairs remain the explanation)."""
-    from assistant.answer.llm import explain_llm_error
+    from assistant.answer import explain_llm_error
 
     for item in items[:n]:
         try:

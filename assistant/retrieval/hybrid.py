@@ -12,9 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.evidence.sentences import lexical_coverage, question_weights
-from assistant.question.answer_types import spelled_name
-from assistant.question.analysis import Question, analyze, names_in
+from assistant.question import Question, analyze, lexical_coverage, names_in, question_weights, spelled_name
 from vectorstore.index import Index
 from vectorstore.papers import Paper
 from vectorstore.store import where_clause

@@ -3,12 +3,8 @@ spread (no encoder, no index)."""
 
 import numpy as np
 
-from assistant.evidence.cues import (
-    JUDGE_FEATURES,
-    judge_features,
-    paper_signals,
-    question_cues,
-)
+from assistant.evidence.cues import question_cues
+from assistant.relevance.features import JUDGE_FEATURES, judge_features, paper_signals
 from assistant.question.analysis import analyze
 
 STATES_NO_SCORE = ["We propose GN-Transformer, which fuses the AST and code tokens.",

@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = {"pydantic", "pydantic_core", "pydantic_settings", "numpy", "torch", "langchain_core", "langchain",
          "langchain_text_splitters", "chromadb", "mcp", "rich", "sentence_transformers", "gradio"}
 LIGHT = {"assistant", "assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query",
-         "assistant.cli.chat", "assistant.cli.tools", "assistant.cli.serving", "assistant.faces.console", "assistant.faces.errors", "assistant.text.sanitize"}
+         "assistant.cli.chat", "assistant.cli.tools", "assistant.cli.serving", "assistant.faces", "assistant.faces.console",
+         "assistant.faces.errors", "assistant.text", "assistant.text.sanitize"}
 
 
 def loaded_after(code: str) -> set[str]:
