@@ -85,7 +85,7 @@ def corpus_to_refresh(settings: Settings, index: Index, was_new: bool) -> list:
     index only the corpus files it already holds (refreshed when edited). So a start never adds the
     bundled papers to a user's own index, nor undoes a ``remove`` there. Returns paths."""
     from assistant.settings import DEFAULT_INDEX
-    from vectorstore.papers import iter_paper_files
+    from vectorstore.loaders import iter_paper_files
 
     files = list(iter_paper_files(settings.corpus))
     if was_new or settings.index.resolve() == DEFAULT_INDEX.resolve():

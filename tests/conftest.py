@@ -152,6 +152,6 @@ def dev_questions() -> list[dict]:
 
 @pytest.fixture(scope="session")
 def papers():
-    from vectorstore.papers import load_papers
+    from vectorstore.loaders import load_papers
 
     return load_papers([CORPUS])

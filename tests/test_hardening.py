@@ -127,7 +127,8 @@ def test_blank_and_whitespace_abstracts_are_skipped_without_using_an_id(scratch)
 
 
 def test_200kb_abstract_is_refused_with_the_limit_and_a_hint(scratch):
-    from vectorstore.papers import MAX_ABSTRACT_CHARS, load_paper_list
+    from vectorstore.loader_checks import MAX_ABSTRACT_CHARS
+    from vectorstore.loader_txt import load_paper_list
 
     root, idx = scratch
     huge = " ".join(f"Sentence {i} reports result {i % 97} on a benchmark." for i in range(5000))[:200_000]
@@ -1103,7 +1104,7 @@ def test_heading_loss_is_seen_in_any_case_of_extension_and_when_the_title_line_h
 
 def test_crlf_converted_twice_is_one_line_break(tmp_path):
     """Break-it: with "\\r\\r\\n" line ends each title line became a paper of its own (20 papers → 40)."""
-    from vectorstore.papers import load_paper_list
+    from vectorstore.loader_txt import load_paper_list
 
     f = tmp_path / "twice.txt"
     f.write_bytes(b"ICML 2026\r\r\n\r\r\nTitle One\r\r\nWe study one.\r\r\n\r\r\nTitle Two\r\r\nWe study two.\r\r\n")
@@ -1181,7 +1182,7 @@ def test_a_re_export_without_years_is_skipped_when_only_later_papers_had_one(scr
 
 def test_a_zero_width_space_in_a_heading_keeps_its_venue(tmp_path):
     """Fourth break-it run: "Neur\\u200bIPS 2016" made the venue "IPS", and a venue filter missed the papers."""
-    from vectorstore.papers import load_paper_list
+    from vectorstore.loader_txt import load_paper_list
 
     f = tmp_path / "zw.txt"
     f.write_text("Neur\u200bIPS 2016\n\nWe study ZeroNet.\n")
@@ -1238,7 +1239,9 @@ def test_invisible_marks_in_a_heading_nan_fields_and_remove_run_beside_a_same_na
     in a JSONL title or authors was stored as "nan"; `remove t1.txt` run in a folder holding another
     t1.txt removed the indexed one's papers."""
     from vectorstore.ingest import ingest, remove_sources
-    from vectorstore.papers import CorpusError, load_jsonl, parse_heading
+    from vectorstore.loader_jsonl import load_jsonl
+    from vectorstore.loader_txt import parse_heading
+    from vectorstore.papers import CorpusError
 
     for mark in ("\u00ad", "\u200e", "\u200f", "\u2066"):
         assert parse_heading(f"Neur{mark}IPS 2016") == ("NeurIPS", 2016)

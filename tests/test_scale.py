@@ -102,7 +102,7 @@ class Writer:
 
 def _expected(src: Path, encoder) -> tuple[set[str], set[str]]:
     from vectorstore.chunking import Chunker
-    from vectorstore.papers import load_jsonl
+    from vectorstore.loader_jsonl import load_jsonl
 
     papers = load_jsonl(src)
     chunker = Chunker(encoder.count_tokens, encoder.max_tokens)
@@ -206,7 +206,7 @@ def test_orphan_chunks_of_a_paper_no_longer_ingested_are_removed(tmp_path, encod
     from vectorstore.chunking import Chunker
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
-    from vectorstore.papers import load_jsonl
+    from vectorstore.loader_jsonl import load_jsonl
 
     src = _papers_file(tmp_path / "papers.jsonl", 3)
     idx = open_index(tmp_path / "index", encoder)

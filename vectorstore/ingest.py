@@ -26,7 +26,8 @@ import numpy as np
 from vectorstore.chunking import SENTENCE_SPLITTER, Chunk, Chunker, ChunkingConfig
 from vectorstore import ingest_guards as guards
 from vectorstore.index import Index
-from vectorstore.papers import SUPPORTED_SUFFIXES, CorpusError, Paper, counted, iter_paper_files, load_file
+from vectorstore.loaders import SUPPORTED_SUFFIXES, iter_paper_files, load_file
+from vectorstore.papers import CorpusError, Paper, counted
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
 from vectorstore.store import text_key
 
