@@ -22,7 +22,7 @@ from assistant.relevance import RelevanceEvidence, content_weights
 from assistant.settings import SentenceCalibration
 from assistant.question import Question, figures, has_name_or_number, names_in
 from vectorstore.chunking import Chunker, sentence_spans
-from vectorstore.embedding import Encoder
+from vectorstore.encoder import Encoder
 from vectorstore.sentences import embed_chunks, merge_paper, spans_by_chunk, unpack
 from vectorstore.lexical import LexicalIndex, tokenize
 from vectorstore.papers import Paper

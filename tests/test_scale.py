@@ -32,7 +32,7 @@ CHILD = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     sys.path.insert(0, sys.argv[4])
-    from vectorstore.embedding import get_encoder
+    from vectorstore.encoder import get_encoder
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
     from vectorstore.store import ChunkStore
@@ -241,7 +241,7 @@ def test_onnx_backends_export_locally_and_stay_close_to_torch(tmp_path):
     """fp32 ONNX gives torch's vectors (same index identity); int8 is close but a separate identity."""
     import numpy as np
 
-    from vectorstore.embedding import get_encoder
+    from vectorstore.encoder import get_encoder
     from vectorstore.index import open_index
     from vectorstore.store import EmbeddingMismatchError
 

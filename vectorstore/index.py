@@ -16,7 +16,7 @@ from typing import Self
 from filelock import FileLock, Timeout
 
 from vectorstore.chunking import Chunker, ChunkingConfig
-from vectorstore.embedding import Encoder
+from vectorstore.encoder import Encoder
 from vectorstore.integrity import hnsw_problem, lock_file_problem, older_database, rebuild
 from vectorstore.lease import LEASE_TTL, IndexInUseError, WriterLease
 from vectorstore.lexical import LexicalIndex
