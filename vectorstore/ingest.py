@@ -29,7 +29,7 @@ from vectorstore.index import Index
 from vectorstore.loaders import SUPPORTED_SUFFIXES, iter_paper_files, load_file
 from vectorstore.papers import CorpusError, Paper, counted
 from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
-from vectorstore.store import text_key
+from vectorstore._store_records import text_key
 
 
 @dataclass
