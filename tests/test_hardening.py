@@ -1192,7 +1192,8 @@ def test_a_zero_width_space_in_a_heading_keeps_its_venue(tmp_path):
 def test_remove_given_a_path_does_not_remove_a_same_named_file_from_another_folder(scratch):
     """Fourth break-it run: `remove sub/t1.txt` removed the papers ingested from t1.txt in another folder,
     which still exists."""
-    from vectorstore.ingest import ingest, remove_sources
+    from vectorstore.ingest import ingest
+    from vectorstore.source_removal import remove_sources
     from vectorstore.papers import CorpusError
 
     root, idx = scratch
@@ -1215,7 +1216,8 @@ def test_remove_with_an_extension_matches_that_file_only_and_an_overlong_name_is
     """Seventh break-it run: `remove notes.txt` removed the papers of notes.txt.jsonl (its stem), and a
     5,000-character name stopped with "unexpected OSError: File name too long" (#74, #73)."""
     from vectorstore.index import open_index
-    from vectorstore.ingest import ingest, remove_sources
+    from vectorstore.ingest import ingest
+    from vectorstore.source_removal import remove_sources
     from vectorstore.papers import CorpusError
 
     f = tmp_path / "notes.txt.jsonl"
@@ -1238,7 +1240,8 @@ def test_invisible_marks_in_a_heading_nan_fields_and_remove_run_beside_a_same_na
     """Fifth break-it run: a soft hyphen or a left-to-right mark in "NeurIPS" cut the venue to "IPS"; NaN
     in a JSONL title or authors was stored as "nan"; `remove t1.txt` run in a folder holding another
     t1.txt removed the indexed one's papers."""
-    from vectorstore.ingest import ingest, remove_sources
+    from vectorstore.ingest import ingest
+    from vectorstore.source_removal import remove_sources
     from vectorstore.loader_jsonl import load_jsonl
     from vectorstore.loader_txt import parse_heading
     from vectorstore.papers import CorpusError

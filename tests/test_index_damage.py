@@ -183,7 +183,8 @@ def test_an_older_database_restored_beside_newer_vector_files_is_found(tmp_path,
     """chroma.sqlite3 copied back from a backup, the HNSW folders kept: doctor said ok, and searches returned
     chunks the database does not know (or missed ones it does)."""
     from vectorstore.index import open_index
-    from vectorstore.ingest import ingest, remove_sources
+    from vectorstore.ingest import ingest
+    from vectorstore.source_removal import remove_sources
 
     folder = tmp_path / "idx"
     assert ingest([LIST], open_index(folder, encoder)).added == 19
