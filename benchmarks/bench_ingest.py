@@ -31,10 +31,10 @@ from common import CORPUS_23K, WORK, corpus_slice, count_lines, machine, peak_rs
 
 def child_ours(n: int, backend: str, index_dir: Path, raw_sample: int) -> dict:
     from vectorstore.chunking import Chunker
-    from vectorstore.embedding import Encoder
+    from vectorstore.encoder import Encoder
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
-    from vectorstore.papers import load_jsonl
+    from vectorstore.loader_jsonl import load_jsonl
 
     shutil.rmtree(index_dir, ignore_errors=True)
     src = corpus_slice(n, index_dir.parent / f"papers-{n}.jsonl")

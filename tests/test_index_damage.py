@@ -35,7 +35,7 @@ def remedy(folder) -> str:
 @pytest.fixture
 def synced(tmp_path, monkeypatch, encoder):
     """An index of the bundled corpus whose vectors all left Chroma's log for the HNSW files."""
-    import vectorstore.store as store_module
+    import vectorstore.chunk_store as store_module
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 
@@ -183,7 +183,8 @@ def test_an_older_database_restored_beside_newer_vector_files_is_found(tmp_path,
     """chroma.sqlite3 copied back from a backup, the HNSW folders kept: doctor said ok, and searches returned
     chunks the database does not know (or missed ones it does)."""
     from vectorstore.index import open_index
-    from vectorstore.ingest import ingest, remove_sources
+    from vectorstore.ingest import ingest
+    from vectorstore.source_removal import remove_sources
 
     folder = tmp_path / "idx"
     assert ingest([LIST], open_index(folder, encoder)).added == 19

@@ -80,7 +80,7 @@ def test_opening_with_another_model_names_both(tmp_path, encoder):
 def test_a_renamed_file_ingested_again_leaves_the_old_papers_until_removed(tmp_path, encoder):
     from assistant.retrieval.hybrid import HybridRetriever
     from tests.conftest import CORPUS
-    from vectorstore.ingest import remove_sources
+    from vectorstore.source_removal import remove_sources
     from vectorstore.papers import CorpusError
 
     folder = tmp_path / "lists"

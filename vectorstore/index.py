@@ -15,12 +15,13 @@ from typing import Self
 
 from filelock import FileLock, Timeout
 
+from vectorstore.chunk_store import ChunkStore
 from vectorstore.chunking import Chunker, ChunkingConfig
-from vectorstore.embedding import Encoder
+from vectorstore.encoder import Encoder
 from vectorstore.integrity import hnsw_problem, lock_file_problem, older_database, rebuild
 from vectorstore.lease import LEASE_TTL, IndexInUseError, WriterLease
 from vectorstore.lexical import LexicalIndex
-from vectorstore.store import ChunkStore, StoreError, make_client
+from vectorstore.store import StoreError, make_client
 
 __all__ = ["Index", "IndexInUseError", "WriterLock", "open_index"]
 

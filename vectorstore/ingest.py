@@ -8,7 +8,8 @@ version it was written for, so a paper whose chunks are of another version than 
 killed between an edit's chunks and its record, the file then reverted) is redone too. A re-read
 file that would lose or hide indexed papers is skipped whole, its papers kept
 (vectorstore.ingest_guards), unless ingest is told to take files as they are now (``replace``).
-Only one writer at a time (a file lock); readers are never blocked.
+Only one writer at a time (a file lock); readers are never blocked. Each batch of papers is embedded
+and written by :mod:`vectorstore._ingest_batch`; ``paper-assistant remove`` is :mod:`vectorstore.source_removal`.
 """
 
 from __future__ import annotations
@@ -21,14 +22,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from vectorstore.chunking import SENTENCE_SPLITTER, Chunk, Chunker, ChunkingConfig
 from vectorstore import ingest_guards as guards
+from vectorstore._ingest_batch import embed_batch, store_batch, stored_by_text
+from vectorstore.chunking import SENTENCE_SPLITTER, Chunker, ChunkingConfig
 from vectorstore.index import Index
-from vectorstore.papers import SUPPORTED_SUFFIXES, CorpusError, Paper, counted, iter_paper_files, load_file
-from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
-from vectorstore.store import text_key
+from vectorstore.loaders import iter_paper_files, load_file
+from vectorstore.papers import CorpusError, Paper, counted
 
 
 @dataclass
@@ -198,7 +197,7 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         # A paper that vanished from a file we re-read was deleted or renumbered by its owner.
         gone = [pid for pid, (_, src) in stored.items() if src in by_file and pid not in loaded_ids]
         # Before anything is deleted: stored vectors of chunks whose text reappears under another id.
-        chunks_of, by_text = _stored_by_text(todo, index, chunker)
+        chunks_of, by_text = stored_by_text(todo, index, chunker)
         todo_ids = {p.id for p, _ in todo}
         orphans = [pid for pid in chunked if pid not in stored and pid not in todo_ids]
         interrupted = store.write_interrupted()
@@ -221,10 +220,10 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
             pending = None
             for i in range(0, len(todo), paper_batch):
                 batch = todo[i : i + paper_batch]
-                embedded = _embed_batch(batch, index, chunker, chunks_of, by_text)
+                embedded = embed_batch(batch, index, chunker, chunks_of, by_text)
                 if pending is not None:
                     _finish(pending, report, progress)
-                pending = writer.submit(_store_batch, embedded, index, write_batch, paths_now)
+                pending = writer.submit(store_batch, embedded, index, write_batch, paths_now)
             if pending is not None:
                 _finish(pending, report, progress)
         for name in by_file:  # a file that moved: its unchanged papers learn the new path
@@ -241,177 +240,9 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         lock.release()
 
 
-def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:
-    """Remove every paper (and its chunks) ingested from the paper files named ``names`` (file names
-    such as ``papers.txt``, or without the extension; a path counts by its name). Returns
-    ``{file name: papers removed}``.
-
-    The counterpart of ingest for a file that was renamed or is no longer wanted (ingest only ever
-    looks at the files it is given). Takes the writer lock (IndexInUseError); raises CorpusError,
-    removing nothing, when a name matches no indexed file (the message lists the indexed ones).
-    """
-    store = index.store
-    lock = index.writer_lock()
-    try:
-        stored = store.paper_hashes()
-        by_source: dict[str, list[str]] = {}
-        for pid, (_, src) in stored.items():
-            by_source.setdefault(src, []).append(pid)
-        stems: dict[str, list[str]] = {}
-        for src in by_source:
-            stems.setdefault(Path(src).stem, []).append(src)
-        recorded = store.source_paths()
-        for given in map(Path, names):
-            # A path names one file: not the indexed file of the same name in another folder (whose papers
-            # this would remove). A bare name, or a path that no longer exists (a renamed file), is a name.
-            then = recorded.get(given.name)
-            if _is_file(given) and then and Path(then) != given.resolve() and _is_file(Path(then)):
-                raise CorpusError(f"{given}: the indexed papers of {given.name} come from another file, {then}; "
-                                  f"nothing was removed (to remove those: paper-assistant remove {then})")
-        wanted = []
-        for n in (Path(x).name for x in names):
-            # Only a name without a paper file's extension stands for its stem: "notes.txt" names notes.txt,
-            # never notes.txt.jsonl (whose stem it is).
-            by_stem = stems.get(n, []) if n not in by_source and Path(n).suffix.lower() not in SUPPORTED_SUFFIXES else []
-            if len(by_stem) > 1:
-                raise CorpusError(f"{n!r} is ambiguous: {', '.join(sorted(by_stem))}; give the file name with its "
-                                  "extension (nothing was removed)")
-            wanted.append(by_stem[0] if by_stem else n)
-        unknown = [n for n in wanted if n not in by_source]
-        if unknown:
-            have = ", ".join(sorted(by_source)) or "none"
-            raise CorpusError(f"no indexed papers come from {', '.join(map(_shown, unknown))}; indexed files: "
-                              f"{have}")
-        ids = [pid for n in dict.fromkeys(wanted) for pid in by_source[n]]
-        if ids:
-            store.bump_generation(writing="remove " + " ".join(dict.fromkeys(wanted)))
-            store.delete_papers(ids)
-            store.bump_generation()
-            index.lexical()
-            store.dense_matrix()
-        return {n: len(by_source[n]) for n in dict.fromkeys(wanted)}
-    finally:
-        lock.release()
-
-
-def _is_file(path: Path) -> bool:
-    """``path.is_file()``, False for a path the system cannot look up (a name over its length limit:
-    ENAMETOOLONG, which ``is_file`` raises)."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False
-
-
-def _shown(name: str, limit: int = 80) -> str:
-    """``name`` for a one-line message: cut to ``limit`` characters (a 5,000-character name stays readable)."""
-    return name if len(name) <= limit else f"{name[: limit - 1]}… ({len(name):,} characters)"
-
-
 def _finish(pending, report: IngestReport, progress) -> None:
     written, reused, n_papers = pending.result()  # re-raises the writer's error here
     report.chunks_written += written
     report.chunks_reused += reused
     if progress:
         progress(n_papers)
-
-
-@dataclass
-class _Embedded:
-    """One batch ready to store: its chunks, their vectors and packed sentence vectors."""
-
-    batch: list[tuple[Paper, str]]
-    papers: dict[str, Paper]
-    chunks: list[Chunk]
-    vecs: np.ndarray
-    sentence_meta: list[dict]
-    stale: list[str]
-    reused: int
-
-
-def _stored_by_text(todo: list[tuple[Paper, str]], index: Index, chunker: Chunker
-                    ) -> tuple[dict[str, list[Chunk]], dict[str, tuple[np.ndarray, dict]]]:
-    """``({paper id: its chunks}, {text key: stored (vector, metadata)})`` for the papers to ingest,
-    when the index already holds chunks: a paper list that was renumbered (an abstract deleted
-    from the middle) or renamed gives old texts new ids, and their vectors need no new encoding.
-    Both empty for an empty index (nothing to find)."""
-    if not todo or not index.store.counts()[1]:
-        return {}, {}
-    chunks_of = {p.id: chunker.split(p) for p, _ in todo}
-    keys = [text_key(c.text) for cs in chunks_of.values() for c in cs]
-    return chunks_of, index.store.chunk_records_by_text(keys)
-
-
-def _embed_batch(batch: list[tuple[Paper, str]], index: Index, chunker: Chunker,
-                 chunks_of: dict[str, list[Chunk]] | None = None,
-                 by_text: dict[str, tuple[np.ndarray, dict]] | None = None) -> _Embedded:
-    """Chunk and embed one batch of papers, re-using stored vectors where the store has them: by
-    chunk id, else (``by_text``, from :func:`_stored_by_text`) by the chunk's text."""
-    store = index.store
-    papers = {p.id: p for p, _ in batch}
-    chunks_of, by_text = chunks_of or {}, by_text or {}
-    chunks: list[Chunk] = [c for p, _ in batch for c in (chunks_of.get(p.id) or chunker.split(p))]
-    old = store.chunk_ids_by_paper(list(papers))
-    have = {cid for ids in old.values() for cid in ids}
-    new_ids = {c.id for c in chunks}
-    # Chunk ids hash the paper id, the offset and the text: a stored id holds this very chunk's
-    # vector. Failing that, a stored chunk with the same text (under another id) holds it too.
-    known = store.chunk_records([c.id for c in chunks if c.id in have])
-    spans = spans_by_chunk(chunks, papers)
-    vecs = np.zeros((len(chunks), index.encoder.dim), dtype=np.float32)
-    sentence_meta: list[dict] = [{} for _ in chunks]
-    fresh = []
-    for k, c in enumerate(chunks):
-        record = known.get(c.id) or by_text.get(text_key(c.text))
-        reused = _reuse(record, c, spans[c.id], index.encoder.dim) if record else None
-        if reused is None:
-            fresh.append(k)
-        else:
-            vecs[k], sentence_meta[k] = reused
-    if fresh:
-        vecs[fresh], span_vecs = embed_chunks([chunks[k] for k in fresh], spans, index.encoder)
-        for k, sv in zip(fresh, span_vecs):
-            sentence_meta[k] = pack(spans[chunks[k].id], sv)
-    stale = [cid for cid in have if cid not in new_ids]
-    return _Embedded(batch, papers, chunks, vecs, sentence_meta, stale, len(chunks) - len(fresh))
-
-
-def _reuse(record: tuple[np.ndarray, dict], chunk: Chunk, spans: list[tuple[int, int]], dim: int
-           ) -> tuple[np.ndarray, dict] | None:
-    """``(vector, sentence metadata)`` for ``chunk`` from a stored chunk record with the same text, or
-    None when its sentences were cut differently (relative to the chunk) or were never stored."""
-    vec, meta = record
-    stored = unpack(meta, dim)
-    old_start = int(meta.get("start", 0))
-    if stored is None or [(a - old_start, b - old_start) for a, b in stored[0]] != \
-            [(a - chunk.start, b - chunk.start) for a, b in spans]:
-        return None
-    return vec, {SPANS_KEY: json.dumps([list(sp) for sp in spans]), VECS_KEY: meta[VECS_KEY]}
-
-
-def _store_batch(e: _Embedded, index: Index, write_batch: int = 4096, paths: dict[str, str] | None = None
-                 ) -> tuple[int, int, int]:
-    """Store one embedded batch: the new chunks, then the edited papers' stale chunks go, then the
-    paper records (the commit marks).
-
-    The old chunks go only once the new ones are written: a write that fails (a full disk) leaves
-    an edited paper findable by its old text, its record unchanged, so the next ingest redoes it.
-    Returns ``(chunks written, of which re-used from the store without embedding, papers)``.
-    """
-    store = index.store
-    step = max(1, min(write_batch, store.max_batch_size()))
-    for j in range(0, len(e.chunks), step):
-        store.upsert_chunks(e.chunks[j : j + step], e.vecs[j : j + step], e.papers, e.sentence_meta[j : j + step],
-                            {p.id: h for p, h in e.batch})
-    if e.stale:
-        store.delete_chunks(e.stale)
-    # Paper records last: they are the commit marks.
-    rows: dict[str, list[int]] = {}
-    for k, c in enumerate(e.chunks):
-        rows.setdefault(c.paper_id, []).append(k)
-    paper_vecs = []
-    for p, _ in e.batch:
-        v = e.vecs[rows[p.id]].mean(axis=0)
-        paper_vecs.append(v / (np.linalg.norm(v) or 1.0))
-    store.upsert_papers([p for p, _ in e.batch], [h for _, h in e.batch], np.vstack(paper_vecs), paths)
-    return len(e.chunks), e.reused, len(e.batch)

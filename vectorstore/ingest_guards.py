@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vectorstore.papers import Paper, counted, iter_paper_files, visible
+from vectorstore.loader_checks import visible
+from vectorstore.loaders import iter_paper_files
+from vectorstore.papers import Paper, counted
 
 REPLACE_HINT = "paper-assistant ingest --replace {name}"
 

@@ -277,7 +277,7 @@ def foreign_folders(root: Path) -> list[str]:
 # --- the database's age -----------------------------------------------------------------------------
 WRITTEN = "written.json"
 """Beside ``chroma.sqlite3``: the chunks collection's id and generation at the last completed write
-(:meth:`vectorstore.store.ChunkStore.bump_generation`). The HNSW files carry no generation of their own,
+(:meth:`vectorstore.chunk_store.ChunkStore.bump_generation`). The HNSW files carry no generation of their own,
 so a database older than they are (a ``chroma.sqlite3`` restored from a backup, the folder kept) is
 told by its generation being below the recorded one; doctor said ok and searches returned wrong papers."""
 

@@ -16,7 +16,7 @@ import json
 import numpy as np
 
 from vectorstore.chunking import Chunk, sentence_spans
-from vectorstore.embedding import Encoder
+from vectorstore.encoder import Encoder
 from vectorstore.papers import Paper
 
 SPANS_KEY, VECS_KEY = "sentence_spans", "sentence_vecs"

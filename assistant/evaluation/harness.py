@@ -309,7 +309,7 @@ def eval_command(settings: Settings, questions: Path | list[Path] | None, distra
     """``paper-assistant eval``: the CSFCube re-ranking figures, or the report on a question file
     (:func:`run_eval`), as text or JSON. Raises ValueError when neither is given."""
     if csfcube is not None:
-        from vectorstore.embedding import get_encoder, resolve_backend
+        from vectorstore.encoder import get_encoder, resolve_backend
 
         e = settings.embedding
         from assistant.evaluation.csfcube import format_csfcube, run_csfcube

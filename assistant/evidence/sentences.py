@@ -22,7 +22,7 @@ from assistant.question import (Question, URL as _URL, content_weights, figures,
                                 lexical_coverage, names_in, question_weights, term_weights)
 from assistant.settings import SentenceCalibration
 from vectorstore.chunking import Chunker, sentence_spans
-from vectorstore.embedding import Encoder
+from vectorstore.encoder import Encoder
 from vectorstore.lexical import LexicalIndex, tokenize
 from vectorstore.papers import Paper
 from vectorstore.sentences import embed_chunks, merge_paper, spans_by_chunk, unpack

@@ -4,7 +4,7 @@ present X"), else its acronym, else its opening words. No model needed."""
 
 from pathlib import Path
 
-from vectorstore.papers import load_papers
+from vectorstore.loaders import load_papers
 
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "icml2026"
 

@@ -1,0 +1,63 @@
+"""Paper files and folders: which files to read (:func:`iter_paper_files`) and each one loaded by its
+format (:func:`load_file`: ``.jsonl`` records or a ``.txt`` paper list), or all at once (:func:`load_papers`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from vectorstore.loader_jsonl import load_jsonl
+from vectorstore.loader_txt import load_paper_list
+from vectorstore.papers import CorpusError, Paper
+
+
+SUPPORTED_SUFFIXES = (".txt", ".jsonl")
+
+
+def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Expand files and folders (with their subfolders, hidden ones left out) into supported paper
+    files (sorted within a folder), each file once
+    however often it is named (``data/x.txt``, ``./data/x.txt`` and ``data/`` are one file).
+
+    Raises CorpusError for a path that does not exist or a file of an unsupported type.
+    """
+    seen: set[Path] = set()
+
+    def once(files: Iterable[Path]) -> Iterator[Path]:
+        for f in files:
+            real = f.resolve()
+            if real not in seen:
+                seen.add(real)
+                yield f
+
+    for p in map(Path, paths):
+        if p.is_dir():
+            # Subfolders too ("papers/2024/a.jsonl"); extensions in any case ("list.TXT").
+            yield from once(sorted(f for f in p.rglob("*") if f.suffix.lower() in SUPPORTED_SUFFIXES and f.is_file()
+                                   and not any(part.startswith(".") for part in f.relative_to(p).parts)))
+        elif p.is_file():
+            if p.suffix.lower() not in SUPPORTED_SUFFIXES:
+                raise CorpusError(f"{p}: unsupported file type {p.suffix!r} (use .txt paper lists or .jsonl)")
+            yield from once([p])
+        else:
+            raise CorpusError(f"{p}: no such file or folder")
+
+
+def load_file(path: Path) -> list[Paper]:
+    """Papers of one ``.jsonl`` file or ``.txt`` paper list (extension in any case); raises CorpusError."""
+    return load_jsonl(path) if Path(path).suffix.lower() == ".jsonl" else load_paper_list(path)
+
+
+def load_papers(paths: Iterable[str | Path]) -> list[Paper]:
+    """All papers of the given files/folders. Raises CorpusError on a bad file or a duplicate id."""
+    papers: list[Paper] = []
+    seen: dict[str, str] = {}
+    for f in iter_paper_files(paths):
+        loaded = load_file(f)
+        for p in loaded:
+            if p.id in seen:
+                raise CorpusError(f"{f}: duplicate paper id {p.id!r} (also in {seen[p.id]})")
+            seen[p.id] = f.name
+            papers.append(p)
+    return papers
