@@ -19,7 +19,7 @@ import vectorstore.offline  # noqa: E402,F401  before gradio: every library's te
 import gradio as gr  # noqa: E402
 
 from assistant.answer import Assistant, require_papers  # noqa: E402
-from assistant.faces import also_heading, inert  # noqa: E402
+from assistant.faces import also_heading  # noqa: E402
 from assistant.settings import Calibration, Settings  # noqa: E402
 from assistant.text import markup, valid_text  # noqa: E402
 from assistant.types import CitedAnswer, Source, VERDICT_TEXT, Verdict  # noqa: E402
@@ -275,7 +275,7 @@ def answer_markdown(ans: CitedAnswer) -> str:
     """The chat bubble: answer text, supporting quotes per citation, and flags."""
     out = []
     if ans.note:
-        out.append(f"> ⚠ {inert(ans.note)}\n")
+        out.append(f"> ⚠ {markup.inert(ans.note)}\n")
     out.append(markup.markdown(ans.answer))
     if ans.verdict == Verdict.weak and VERDICT_TEXT[Verdict.weak] not in ans.answer:
         out.append(f"\n_{VERDICT_TEXT[Verdict.weak]}_")
@@ -291,7 +291,7 @@ def answer_markdown(ans: CitedAnswer) -> str:
                    + ", ".join(f"[{n}]" for n in ans.removed_citations) + "_")
     if ans.cut_reply:  # collapsed: a cut reply without a supported citation never leads the answer
         out.append('\n<details class="pa-cut-reply"><summary>The LLM\'s cut reply (failed the citation check)'
-                   f"</summary>\n\n{inert(ans.cut_reply)}\n\n</details>")
+                   f"</summary>\n\n{markup.inert(ans.cut_reply)}\n\n</details>")
     return "\n".join(out)
 
 
@@ -336,7 +336,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         epoch = chat_epochs.get(sid, 0)
         turns = list(turns or [])[-MAX_HISTORY_TURNS:]
         message = valid_text(message or "")  # invalid UTF-8 (a lone surrogate in the JSON) becomes U+FFFD
-        history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
+        history = trim_display(list(history or []) + [{"role": "user", "content": markup.inert(message)}])
         text = ""
         try:
             require_papers(assistant.index)
@@ -370,7 +370,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         except Exception as exc:  # noqa: BLE001 - one clear line in the chat, never a traceback
             if history and history[-1]["role"] == "assistant":
                 history.pop()
-            history.append({"role": "assistant", "content": f"⚠ {inert(ui_error(exc))}"})
+            history.append({"role": "assistant", "content": f"⚠ {markup.inert(ui_error(exc))}"})
             # Nothing answered yet (a question too long, say): the question goes back in the box to fix.
             yield message if not text else gr.update(), history, turns, gr.update()
 
@@ -397,8 +397,8 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
                                  bar=bar_value(bar))
             query = assistant.index.store.get_papers([paper_id])[paper_id] if use_paper else None
         except Exception as exc:  # noqa: BLE001
-            return f"⚠ {inert(ui_error(exc))}"
-        head = f"Related to **{markup.markdown(query.display())}** ({inert(paper_id)}):" if use_paper else "Related to your text:"
+            return f"⚠ {markup.inert(ui_error(exc))}"
+        head = f"Related to **{markup.markdown(query.display())}** ({markup.inert(paper_id)}):" if use_paper else "Related to your text:"
         if assistant.llm is not None and items:
             from assistant.research import add_llm_summaries
 
@@ -406,7 +406,7 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             failed = add_llm_summaries(assistant.llm, settings.llm, settings.prompts_dir,
                                        query.text if use_paper else items.text, items, n=len(items))
             if failed:
-                return f"⚠ {inert(failed)}\n\n{head}\n\n" + related_markdown(items)
+                return f"⚠ {markup.inert(failed)}\n\n{head}\n\n" + related_markdown(items)
         return f"{head}\n\n" + related_markdown(items)
 
     # --- list mode, exports, paper map (issue 6) ---------------------------------------------
@@ -427,12 +427,12 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
         from assistant.faces import list_html, list_markdown
 
         message = valid_text(message or "")
-        history = trim_display(list(history or []) + [{"role": "user", "content": inert(message)}])
+        history = trim_display(list(history or []) + [{"role": "user", "content": markup.inert(message)}])
         try:
             require_papers(assistant.index)
             result = list_papers(assistant, message, filters=make_filters(venue, year, source, has_code))
         except Exception as exc:  # noqa: BLE001
-            history.append({"role": "assistant", "content": f"⚠ {inert(ui_error(exc))}"})
+            history.append({"role": "assistant", "content": f"⚠ {markup.inert(ui_error(exc))}"})
             return message, history, turns, gr.update(), None
         history.append({"role": "assistant", "content": list_markdown(result)})
         # A turn like an answer's, so "tell me more about the second one" finds this list.
@@ -488,12 +488,12 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             elif turns:
                 hits, what = [s.paper_id for s in turns[-1][1].sources], turns[-1][1].question
         except Exception as exc:  # noqa: BLE001
-            yield gr.update(), f"⚠ {inert(ui_error(exc))}"
+            yield gr.update(), f"⚠ {markup.inert(ui_error(exc))}"
             return
         info = [f"**{len(pmap.points)} papers**, {len(pmap.clusters)} clusters (PCA of the abstract embeddings; "
                 f"KMeans; keywords by class-based TF-IDF)."]
         if what:
-            info.append(f"Highlighted (★): {counted(len(hits), 'paper')} for “{inert(what)}”.")
+            info.append(f"Highlighted (★): {counted(len(hits), 'paper')} for “{markup.inert(what)}”.")
         info += [f"{c.id + 1}. {', '.join(c.keywords)} ({c.size})" for c in pmap.clusters]
         yield map_figure(pmap, hits), "\n\n".join(info[:2]) + "\n\n" + "\n".join(f"- {x}" for x in info[2:])
 

@@ -2,7 +2,9 @@
 
 import pytest
 
-from assistant.evaluation.harness import abstention_report, format_report, load_questions, ndcg_graded, run_eval
+from assistant.evaluation.csfcube import ndcg_graded
+from assistant.evaluation.harness import abstention_report, format_report, run_eval
+from assistant.learning.evalsets import load_questions
 from assistant.relevance.judge import Verdict
 from tests.conftest import DEV, needs_shared
 
@@ -95,7 +97,7 @@ def test_graded_ndcg_and_question_loader(tmp_path):
 def test_csfcube_mode_on_a_tiny_pool(tmp_path, encoder):
     import json
 
-    from assistant.evaluation.harness import run_csfcube
+    from assistant.evaluation.csfcube import run_csfcube
 
     docs = {"c:1": "Morphology learning. We induce word morphology from a lexicon without morphemes.",
             "c:2": "Protein folding. We predict protein structures with diffusion models.",
@@ -115,7 +117,7 @@ def test_csfcube_mode_on_a_tiny_pool(tmp_path, encoder):
 def test_a_question_file_without_questions_is_an_error(tmp_path):
     import pytest
 
-    from assistant.evaluation.harness import load_questions
+    from assistant.learning.evalsets import load_questions
 
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n  \n", encoding="utf-8")

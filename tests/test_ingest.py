@@ -123,7 +123,7 @@ def test_a_file_reusing_another_files_ids_is_skipped_not_merged(tmp_path, encode
 def test_distractor_eval_on_a_server_uses_its_own_collection(settings):
     from pathlib import Path
 
-    from assistant.evaluation.harness import distractor_settings
+    from assistant.learning.evalsets import distractor_settings
 
     local = distractor_settings(settings, [Path("data/icml2026")], Path("d.jsonl"))
     assert local.store.collection == settings.store.collection and local.index.name.startswith("eval-index-")

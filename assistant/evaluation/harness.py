@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from assistant.evaluation.metrics import ranking_metrics
-from assistant.learning import (corpus_settings, distractor_settings, load_question_files, load_questions)  # noqa: F401  (re-exported)
+from assistant.learning import (corpus_settings, load_question_files)
 from assistant.question import validate_question
 from assistant.relevance import JUDGE_RULES
 from assistant.settings import Settings
@@ -322,5 +322,3 @@ def eval_command(settings: Settings, questions: Path | list[Path] | None, distra
                       cv=cv)
     return report.model_dump_json(indent=2) if as_json else format_report(report)
 
-
-from assistant.evaluation.csfcube import format_csfcube, ndcg_graded, run_csfcube  # noqa: E402,F401  (re-exported)

@@ -9,7 +9,7 @@ __getattr__, __dir__, __all__ = public_face(__name__, {
     "console": ("run",),
     "doctor": ("run_doctor",),
     "errors": ("exit_message", "one_line", "user_errors"),
-    "render": ("also_heading", "answer_json", "answer_text", "inert", "list_html", "list_json", "list_markdown",
+    "render": ("also_heading", "answer_json", "answer_text", "list_html", "list_json", "list_markdown",
         "list_text", "near_records", "related_json", "related_markdown", "related_records", "related_text"),
     "web_guard": ("LoginGuard", "launch_options"),
 })

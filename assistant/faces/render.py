@@ -11,7 +11,7 @@ from assistant.types import CitedAnswer, VERDICT_TEXT, Verdict
 from vectorstore.papers import counted
 
 
-inert = markup.inert  # re-exported: the page and the CLI import it from here
+inert = markup.inert  # render.py shows untrusted text through it often
 
 
 def answer_text(ans: CitedAnswer, show_abstract: bool = False) -> str:

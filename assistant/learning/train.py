@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.evidence import LinearModel, SENTENCE_FEATURES  # noqa: F401  (fit_evidence: API)
+from assistant.evidence import LinearModel, SENTENCE_FEATURES
 from assistant.learning.evalsets import file_lines
 from assistant.learning.trainset import QuestionRow, _index_of, _norm, _xy, collect_all, neutral_models, trains_on
 from assistant.learning.types import TrainSettings

@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from assistant.question.answer_types import (ANSWER_TYPES, COUNT, FIGURE, NUMBER_WORDS, QUANTITY_CUE, XREF,  # noqa: F401
-                                             answer_type, asking_clause, counts, figures, names_in, whole_names)
+from assistant.question.answer_types import (QUANTITY_CUE, answer_type, counts, figures, whole_names)
 from assistant.settings import QuestionCalibration
 from assistant.text import valid_text, without_pictographs
 from vectorstore.lexical import NAME, tokenize

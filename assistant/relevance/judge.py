@@ -53,7 +53,7 @@ from typing import Protocol
 
 from assistant.evidence import RelevanceEvidence
 from assistant.settings import AbstentionCalibration
-from assistant.types import VERDICT_TEXT, Verdict  # noqa: F401  (VERDICT_TEXT: re-exported)
+from assistant.types import Verdict
 
 
 def verdict_for(p: float, cutoffs: dict) -> Verdict:

@@ -4,7 +4,8 @@ answer (assistant.evidence.cues.sentence_answer_types): tables, no model."""
 import pytest
 
 from assistant.evidence.answer_types import new_names, sentence_answer_types
-from assistant.question.analysis import ANSWER_TYPES, analyze, answer_type, asking_clause
+from assistant.question.analysis import analyze, answer_type
+from assistant.question.answer_types import ANSWER_TYPES, asking_clause
 
 
 @pytest.mark.parametrize("question, expected", [

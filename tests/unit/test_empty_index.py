@@ -105,7 +105,7 @@ def test_page_list_related_and_map_name_the_fix_on_an_empty_index():
 
     demo = app.build_app(Settings(), _Assistant())
     fns = {f.api_name: f.fn for f in demo.fns.values() if f.api_name in ("list", "related", "map")}
-    shown = f"⚠ {app.inert(EMPTY_INDEX)}"  # as the chat shows it
+    shown = f"⚠ {app.markup.inert(EMPTY_INDEX)}"  # as the chat shows it
     assert "holds no papers" in shown and "paper-assistant ingest" in shown
     listed = fns["list"]("Which papers study graph coloring?", [], [])
     assert listed[1][-1]["content"] == shown

@@ -166,7 +166,7 @@ def test_analysis_is_a_value():
     (["World Shaper"], "the world shaper of the game", False),
 ])
 def test_names_in_matches_all_capitals_names_only_in_capitals(names, text, found):
-    from assistant.question.analysis import names_in
+    from assistant.question.answer_types import names_in
 
     assert names_in(names, text) is found
 
