@@ -160,7 +160,7 @@ def test_related_work_for_a_paper_excludes_it_and_explains(assistant):
 def test_list_question_quotes_on_topic_sentences(assistant, index):
     """Each quote of a list answer is among the paper's sentences closest to the topic, not a
     result or filler sentence preferred by the detail cues."""
-    from assistant.question.analysis import question_topic
+    from assistant.question.lists import question_topic
 
     question = "Which papers use reinforcement learning to train language models?"
     ans = assistant.ask(question)

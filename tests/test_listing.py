@@ -9,7 +9,7 @@ import pytest
 from assistant.relevance.listing import ListBar, bar_scores, relative
 
 from assistant.research.lists import list_papers
-from assistant.question.analysis import question_topic
+from assistant.question.lists import question_topic
 from assistant.relevance.judge import Verdict
 
 

@@ -1,5 +1,6 @@
-"""The question, analysed once: its shape (list, definition, follow-up reference, beyond the abstracts), the
-names and figures it holds, the answer type it expects (``answer_types``) and its weighted terms (``terms``).
+"""The question, analysed once: its shape (list, with its topic: ``lists``; definition, follow-up reference, beyond
+the abstracts), the names and figures it holds, the answer type it expects (``answer_types``) and its weighted
+terms (``terms``).
 
 Imports: ``text``, ``settings`` and :mod:`vectorstore`."""
 
