@@ -11,5 +11,5 @@ __getattr__, __dir__, __all__ = public_face(__name__, {
         "has_name_or_number", "validate_question"),
     "answer_types": ("FOREIGN_NOTE", "URL", "asking_clause", "code_request", "counts", "figures", "looks_foreign",
         "names_in", "spelled_name"),
-    "terms": ("content_weights", "lexical_coverage", "question_weights", "term_weights"),
+    "terms": ("content_weights", "coverage", "lexical_coverage", "question_weights", "term_weights", "text_terms"),
 })

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from assistant.question.answer_types import (QUANTITY_CUE, answer_type, counts, figures, whole_names)
+from assistant.question.answer_types import QUANTITY_CUE, answer_type, asking_clause, counts, figures, whole_names
 from assistant.question.lists import LIST_LEAD, LIST_QUESTION, question_topic
 from assistant.settings import QuestionCalibration
 from assistant.text import valid_text, without_pictographs
@@ -258,6 +258,14 @@ class Question:
     topic: str = ""
     """``text`` without a list question's lead-in; ``text`` itself for any other question."""
     topic_terms: tuple[str, ...] = ()
+    names_terms: frozenset[str] = frozenset()
+    """Terms of ``names``: what every sentence of a named paper is about, so features also read the rest."""
+    ask: str = ""
+    """The clause that asks (:func:`asking_clause`); ``text`` itself when it has none."""
+    ask_terms: tuple[str, ...] = ()
+    """Terms of ``ask`` (``terms`` when it is the whole question)."""
+    described_terms: frozenset[str] = frozenset()
+    """Terms of the text before ``ask`` (a question often describes its paper, then asks a detail)."""
     definition: bool = False
     quantity: bool = False
     figures: frozenset[str] = frozenset()
@@ -299,10 +307,14 @@ def analyze(text: str, corpus_names: dict[str, str] | None = None, max_own_terms
     is_list = bool(list_cue)
     topic = question_topic(text) if is_list else text
     bare = all(t in REFERENCE_WORDS or t.isdigit() for t in terms)
+    ask = asking_clause(text)
     return Question(
         text=text, names=tuple(names), whole_names=tuple(whole_names(text, COMMON_NAMES)), terms=tuple(terms),
         name_terms=frozenset(tokenize(" ".join(NAME.findall(text) + NUMBER_TOKEN.findall(text)))),
         is_list=is_list, list_cue=list_cue, topic=topic, topic_terms=tuple(tokenize(topic)) if topic != text else tuple(terms),
+        names_terms=frozenset(tokenize(" ".join(names))) if names else frozenset(), ask=ask,
+        ask_terms=tuple(tokenize(ask)) if ask != text else tuple(terms),
+        described_terms=frozenset(tokenize(text[: len(text) - len(ask)])) if ask != text else frozenset(),
         definition=is_definition_question(text, names), quantity=bool(QUANTITY_CUE.search(text)),
         figures=frozenset(figures(text)), counts=frozenset(counts(text)), bare=bare,
         reference=_reference(text, terms, names, bare, max_own_terms),

@@ -3,6 +3,8 @@ and how much of them a text holds. Read by retrieval, evidence and the judge ali
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from assistant.question.analysis import FRAMING_TERMS, Question
 from assistant.settings import SentenceCalibration
 from vectorstore.lexical import LexicalIndex, tokenize
@@ -27,13 +29,23 @@ def question_weights(question: Question, lexical: LexicalIndex | None,
     return term_weights(question.terms, lexical, question.name_terms, name_weight)
 
 
-def lexical_coverage(sentence: str, weights: dict[str, float]) -> float:
-    """Weighted share of the question's terms present in ``sentence``, in [0, 1]."""
+@lru_cache(maxsize=4096)
+def text_terms(text: str) -> frozenset[str]:
+    """The terms of ``text`` (:func:`vectorstore.lexical.tokenize`), cached: a paper's title and abstract
+    (``Paper.searchable()``) come back question after question, and retrieval, the judge and follow-ups
+    all read them."""
+    return frozenset(tokenize(text))
+
+
+def coverage(terms: frozenset[str] | set[str], weights: dict[str, float]) -> float:
+    """Weighted share of ``weights``' terms present in ``terms`` (a text's terms), in [0, 1]."""
     total = sum(weights.values())
-    if total <= 0:
-        return 0.0
-    present = set(tokenize(sentence))
-    return sum(w for t, w in weights.items() if t in present) / total
+    return sum(w for t, w in weights.items() if t in terms) / total if total > 0 else 0.0
+
+
+def lexical_coverage(text: str, weights: dict[str, float]) -> float:
+    """:func:`coverage` of ``text`` (its :func:`text_terms`)."""
+    return coverage(text_terms(text), weights)
 
 
 def content_weights(weights: dict[str, float]) -> dict[str, float]:
