@@ -14,6 +14,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -176,18 +177,20 @@ class LexicalIndex:
             return None, why
         return cls(retriever, ids, pids, stamp, doc_freq, names), None
 
-    def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every chunk for ``query``: float array of shape ``(len(chunk_ids),)``."""
+    def scores(self, query: str | Sequence[str]) -> np.ndarray:
+        """BM25 score of every chunk for ``query`` (a text, or its :func:`tokenize` terms when the caller has
+        them): float array of shape ``(len(chunk_ids),)``."""
         if not self.chunk_ids:
             return np.zeros(0, dtype=np.float32)
         vocab = self.retriever.vocab_dict
-        terms = [t for t in tokenize(query) if t in vocab]
+        terms = [t for t in (tokenize(query) if isinstance(query, str) else query) if t in vocab]
         if not terms:
             return np.zeros(len(self.chunk_ids), dtype=np.float32)
         return np.asarray(self.retriever.get_scores(terms), dtype=np.float32)
 
-    def search(self, query: str, n: int, allowed: set[str] | None = None) -> list[tuple[int, float]]:
-        """Top ``n`` chunks as ``[(doc index, score > 0)]``, best first; ``allowed`` filters by paper id."""
+    def search(self, query: str | Sequence[str], n: int, allowed: set[str] | None = None) -> list[tuple[int, float]]:
+        """Top ``n`` chunks as ``[(doc index, score > 0)]``, best first, for ``query`` (a text or its terms, as
+        :meth:`scores`); ``allowed`` filters by paper id."""
         s = self.scores(query)
         if s.size == 0:
             return []

@@ -7,7 +7,7 @@ Büttcher (SIGIR 2009); maximal marginal relevance, Carbonell & Goldstein (SIGIR
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -166,7 +166,7 @@ def coverage_fusion(ids: list[str], scores: list[float], coverage: list[float], 
     """Fused scores plus ``weight`` × query-term coverage, re-sorted: ``(ids, scores)`` best first.
 
     ``coverage[i]`` in [0, 1] is the idf-weighted share of the query's terms that occur anywhere in
-    paper ``ids[i]`` (assistant.evidence.sentences.lexical_coverage over the whole abstract). RRF and BM25 see
+    paper ``ids[i]`` (assistant.question.terms.lexical_coverage over the whole abstract). RRF and BM25 see
     the best chunk's terms; coverage rewards the paper that mentions *all* of the question's parts
     (coordination-level matching, as in early IR; Salton & McGill 1983). With RRF's 1/(60+rank)
     scores, 0.005 × a coverage gap of 0.3 is worth about six ranks. Measured on dev.jsonl: hybrid MRR
@@ -270,8 +270,9 @@ class HybridRetriever:
                     ChunkMatch(h.chunk_id, h.text, h.start, h.end, h.similarity))
         return group_by_paper([h.paper_id for h in hits], [h.similarity for h in hits])
 
-    def bm25(self, query: str, allowed: set[str] | None = None) -> Ranking:
-        """BM25 ranking: max BM25 score of a paper's chunks (only papers with a score above 0)."""
+    def bm25(self, query: str | Sequence[str], allowed: set[str] | None = None) -> Ranking:
+        """BM25 ranking: max BM25 score of a paper's chunks (only papers with a score above 0); ``query`` is a
+        text or its terms (``Question.terms``)."""
         lex = self.index.lexical()
         top = lex.search(query, self.candidates, allowed=allowed)
         return group_by_paper([lex.paper_ids[i] for i, _ in top], [s for _, s in top])
@@ -301,7 +302,7 @@ class HybridRetriever:
         qvec = self.index.encoder.encode_one(query) if query_vec is None else query_vec
         chunk_hits: dict[str, list[ChunkMatch]] = {}
         d_ids, d_scores = self.dense(qvec, filters, chunk_hits)
-        b_ids, b_scores = self.bm25(query, self._allowed(filters)) if mode != "dense" else ([], [])
+        b_ids, b_scores = self.bm25(question.terms, self._allowed(filters)) if mode != "dense" else ([], [])
         if mode == "dense":
             ids, scores = d_ids, d_scores
         elif mode == "bm25":
