@@ -22,9 +22,9 @@ from assistant.answer.generate import Generator
 from assistant.answer.listed import listed_from
 from assistant.answer.llm import ChatModel, OpenAIChat
 from assistant.answer.prepared import Prepared
-from assistant.evidence import (Cues, RelevanceEvidence, SentenceCache, coverage, question_cues, relevance_evidence,
-                                sentence_features, sentence_terms)
-from assistant.question import FOREIGN_NOTE, Question, analyze, code_request, looks_foreign, validate_question
+from assistant.evidence import (Cues, RelevanceEvidence, SentenceCache, question_cues, relevance_evidence,
+                                sentence_features)
+from assistant.question import FOREIGN_NOTE, Question, analyze, code_request, coverage, looks_foreign, validate_question
 from assistant.relevance import (AbstentionRule, CrossEncoderJudge, Judge, LOOSE_NOTE, LearnedJudge, ListBar,
                                  ListResult, code_list, judge_features, load_model, load_relevance, passage,
                                  relevance_query, retrieved_signals, token_counts)
@@ -124,7 +124,7 @@ class Assistant:
         tvec = self.index.encoder.encode_one(analysis.topic) if analysis.topic != analysis.text else qvec
         # "Tell me more about the second one" wants something not shown yet, not a quote shown before.
         shown = quoted_before(turns) if follow.anchor is not None and asked.bare else None
-        evidence, relevance = self.score_evidence(analysis, qvec, tvec, papers, shown)
+        evidence, relevance, cues = self.score_evidence(analysis, qvec, tvec, papers, shown)
         if self.relevance_model is not None:
             probabilities = self.rerank(analysis, tvec, papers, relevance)
             relevance = {pid: dataclasses.replace(ev, probability=probabilities.get(pid, 0.0))
@@ -140,7 +140,7 @@ class Assistant:
         prep = Prepared(asked.text, follow.query, qvec, papers, evidence, relevance, verdict,
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
                         note=follow.anchor.note if follow.anchor else unanchored, topic_vec=tvec, analysis=analysis,
-                        scope=filters_scope(filters))
+                        scope=filters_scope(filters), cues=cues)
         label = (papers[0].paper.label or papers[0].paper.display()) if papers else ""
         if variant:
             prep.add_note(NO_SUCH_VARIANT.format(name=variant, label=label))
@@ -212,20 +212,19 @@ class Assistant:
                        shown: dict[str, set[str]] | None = None):
         """Each paper's quoted sentence (the evidence ranker's, :meth:`learned_sentences`) and its relevance
         evidence: the learned judge's features (:meth:`learned_evidence`) or what the rules judge reads
-        (assistant.evidence.sentences.relevance_evidence)."""
+        (assistant.evidence.sentences.relevance_evidence); and the question's cues they read (None for no papers)."""
         if not papers:
-            return {}, {}
+            return {}, {}, None
         cache = self.sentences.get([p.paper for p in papers])
-        cues = question_cues(question, self.index.lexical())
-        cues.ask_vec = self.index.encoder.encode_one(cues.ask) if cues.ask != question.text else qvec
+        cues = question_cues(question, self.index.lexical(), self.calibration.sentences.name_term_weight,
+                             self.index.encoder, qvec)
         # A list question, or one asking which paper ("Which work makes …?"), wants a quote that shows the
         # paper matches, not a detail: the ranker chooses among the sentences closest to it.
         topical = question.is_list or question.answer_type == "paper"
         if self.learned_judge:
-            return self.learned_evidence(cues, qvec, tvec, papers, cache, shown, topical)
+            return *self.learned_evidence(cues, qvec, tvec, papers, cache, shown, topical), cues
         return (self.learned_sentences(cues, qvec, tvec, papers, cache, shown, topical),
-                relevance_evidence(question, qvec, papers, cache, self.index.lexical(),
-                                   self.calibration.sentences.name_term_weight, relevance_vec=tvec))
+                relevance_evidence(cues, qvec, papers, cache, relevance_vec=tvec), cues)
 
     def learned_sentences(self, cues: Cues, qvec: np.ndarray, tvec: np.ndarray, papers: list[ScoredPaper],
                           cache: dict, shown: dict[str, set[str]] | None, topical: bool) -> dict:
@@ -240,11 +239,11 @@ class Assistant:
             if not sents:
                 evidence[p.id] = (None, 0.0)
                 continue
-            scores = self.ranker.score(sentence_features(cues, qvec, [s.text for s in sents], vecs))
+            scores = self.ranker.score(sentence_features(cues, qvec, sents, vecs))
             first = np.zeros(len(sents))  # what decides before the ranker's score (a topical quote's topic words)
             if topical:
                 on_topic = vecs @ tvec
-                first = np.array([coverage(set(sentence_terms(s.text)), cues.content) for s in sents])
+                first = np.array([coverage(s.terms, cues.content) for s in sents])
                 first = np.where(on_topic >= on_topic.max() - self.calibration.answer.topic_margin, first, -np.inf)
             if shown and p.id in shown and len(sents) > 1:
                 first = np.where([s.text in shown[p.id] for s in sents], -np.inf, first)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.evidence import RelevanceEvidence, Sentence
+from assistant.evidence import Cues, RelevanceEvidence, Sentence
 from assistant.question import Question
 from assistant.relevance import ListResult
 from assistant.retrieval import ScoredPaper
@@ -41,6 +41,8 @@ class Prepared:
     """For a list question: the papers above list mode's bar (assistant.relevance.listing), the ones it cites."""
     analysis: Question | None = None
     """The analysis of ``query`` (assistant.question.analysis): what every later step reads."""
+    cues: Cues | None = None
+    """Its cues (assistant.evidence.question_cues), made once by the evidence step; None when it had no papers."""
 
     def add_note(self, remark: str) -> None:
         """Append ``remark`` (a sentence) to :attr:`note`."""

@@ -8,7 +8,7 @@ from assistant import public_face
 
 __getattr__, __dir__, __all__ = public_face(__name__, {
     "answer_types": ("SHARE", "sentence_answer_types"),
-    "cues": ("Cues", "coverage", "question_cues", "sentence_terms"),
+    "cues": ("Cues", "question_cues"),
     "features": ("SENTENCE_FEATURES", "sentence_features"),
     "ranker": ("BoostedRanker", "LinearModel", "ModelError", "OverLinear", "fit_boosted", "pack_trees", "rounded",
         "sklearn_trees", "tree_sum", "trees_json"),

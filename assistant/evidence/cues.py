@@ -1,5 +1,6 @@
-"""What the learned decisions know about one question (:class:`Cues`, computed once) and the term coverage they
-share. The judge's paper-level features are :mod:`assistant.relevance.features`.
+"""What the learned decisions and the rules judge know about one question (:class:`Cues`, computed once, from the
+analysed question's terms and the index's idf). The term coverage they share is
+:func:`assistant.question.terms.coverage`; the judge's paper-level features are :mod:`assistant.relevance.features`.
 
 Both models (:mod:`assistant.relevance.learned`) read only these numbers, computed the same way at training
 (:mod:`assistant.learning.train`) and at answer time, from what the index already stores: the contextual
@@ -14,16 +15,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
-from assistant.question import FRAMING_TERMS, Question, asking_clause
-from vectorstore.lexical import LexicalIndex, tokenize
+from assistant.question import FRAMING_TERMS, Question, content_weights, term_weights
+from assistant.settings import SentenceCalibration
+from vectorstore.encoder import Encoder
+from vectorstore.lexical import LexicalIndex
+
+_DEFAULTS = SentenceCalibration()
+
 
 @dataclass
 class Cues:
-    """What the features need to know about one question, computed once (:func:`question_cues`)."""
+    """What the features need to know about one question, computed once (:func:`question_cues`): its
+    terms' weights over the index read from the analysed question's terms, never tokenized again."""
 
     question: str
     names: list[str]
@@ -44,34 +50,45 @@ class Cues:
     question when it has none. A question often describes its paper first, then asks a detail."""
     ask_weights: dict[str, float] = field(default_factory=dict)
     ask_vec: np.ndarray | None = None
-    """The unit vector of ``ask`` (set by the caller, who holds the encoder; None: the question's)."""
+    """The unit vector of ``ask`` (None: the question's, as in cues made without an encoder)."""
     analysis: Question | None = None
     """The analysed question (its answer type and figures); None in hand-made cues."""
+    rest: dict[str, float] = field(default_factory=dict)
+    """``content`` without the terms of the question's names (which every sentence of the named paper is about)."""
+    ask_content: dict[str, float] = field(default_factory=dict)
+    """``ask_weights`` without framing words."""
+    ask_rest: dict[str, float] = field(default_factory=dict)
+    """``ask_content`` without the names' terms, each term cut to its first 5 letters ("assumption" ~ "assumed")."""
+    description: dict[str, float] = field(default_factory=dict)
+    """``weights`` of the terms before the asking clause that it does not repeat (the paper's description)."""
+    ask_only: dict[str, float] = field(default_factory=dict)
+    """``ask_weights`` of the terms the description does not hold."""
+    rule_content: dict[str, float] = field(default_factory=dict)
+    """``content`` as the rules judge weighs it (assistant.evidence.sentences.relevance_evidence): idf times the
+    name weight for terms of names and numbers (``Question.name_terms``)."""
 
 
-def question_cues(question: Question, lexical: LexicalIndex | None) -> Cues:
+def question_cues(question: Question, lexical: LexicalIndex | None, name_weight: float = _DEFAULTS.name_term_weight,
+                  encoder: Encoder | None = None, qvec: np.ndarray | None = None) -> Cues:
     """The :class:`Cues` of an analysed question (assistant.question.analysis.analyze); ``content`` counts a
-    list question's topic, without its lead-in. ``ask_vec`` is left for the caller to set."""
+    list question's topic, without its lead-in; ``name_weight`` weighs names in ``rule_content``. With an
+    ``encoder``, ``ask_vec`` is the asking clause's vector (``qvec``, the question's, when that is the whole question)."""
     idf = lexical.idf if lexical is not None else (lambda t: 1.0)
     weights = {t: idf(t) for t in question.terms}
     about = weights if question.topic == question.text else {t: idf(t) for t in question.topic_terms}
-    ask = asking_clause(question.text)
+    content = {t: w for t, w in about.items() if t not in FRAMING_TERMS}
+    ask = {t: idf(t) for t in question.ask_terms}
+    named, described = question.names_terms, question.described_terms
+    ask_vec = None if encoder is None else qvec if question.ask == question.text else encoder.encode_one(question.ask)
     return Cues(question=question.text, names=list(question.names), definition=question.definition,
                 quantity=question.quantity, known_figures=set(question.figures), counts=set(question.counts),
-                weights=weights, content={t: w for t, w in about.items() if t not in FRAMING_TERMS},
-                max_idf=idf("\x00 no such term") if lexical is not None else 1.0,
+                weights=weights, content=content, max_idf=idf("\x00 no such term") if lexical is not None else 1.0,
                 expands=[re.compile(rf"\w[\w\s-]{{3,}}\(\s*{re.escape(n)}s?\s*\)", re.I) for n in question.names],
-                ask=ask, ask_weights={t: idf(t) for t in tokenize(ask)}, analysis=question)
-
-
-@lru_cache(maxsize=65536)
-def sentence_terms(text: str) -> tuple[str, ...]:
-    """:func:`vectorstore.lexical.tokenize` of an abstract's sentence, cached: the same sentences come
-    back question after question, and stemming is most of the features' cost."""
-    return tuple(tokenize(text))
-
-
-def coverage(terms: set[str], weights: dict[str, float]) -> float:
-    """Weighted share of ``weights``' terms present in ``terms`` (a text's stemmed terms), in [0, 1]."""
-    total = sum(weights.values())
-    return sum(w for t, w in weights.items() if t in terms) / total if total > 0 else 0.0
+                ask=question.ask, ask_weights=ask, ask_vec=ask_vec, analysis=question,
+                rest={t: w for t, w in content.items() if t not in named},
+                ask_content={t: w for t, w in ask.items() if t not in FRAMING_TERMS},
+                ask_rest={t[:5]: w for t, w in ask.items() if t not in named and t not in FRAMING_TERMS},
+                description={t: w for t, w in weights.items() if t in described and t not in ask},
+                ask_only={t: w for t, w in ask.items() if t not in described},
+                rule_content=content_weights(term_weights(question.topic_terms, lexical, question.name_terms,
+                                                          name_weight)))

@@ -15,10 +15,9 @@ import re
 import numpy as np
 
 from assistant.evidence.answer_types import SHARE, new_names, sentence_answer_types
-from assistant.evidence.cues import Cues, coverage, sentence_terms
-from assistant.evidence.sentences import is_generic_claim
-from assistant.question import FRAMING_TERMS, URL as _URL, counts, figures, names_in
-from vectorstore.lexical import tokenize
+from assistant.evidence.cues import Cues
+from assistant.evidence.sentences import Sentence, is_generic_claim
+from assistant.question import URL as _URL, counts, coverage, figures, names_in
 
 # Sentences that report findings; a detail asked about a paper is usually stated in one of them.
 _RESULT_CUE = re.compile(
@@ -82,24 +81,26 @@ SENTENCE_FEATURES = (
 _TYPED = ("quantity", "name", "reason", "manner", "condition", "definition")
 
 
-def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.ndarray) -> np.ndarray:
+def sentence_features(cues: Cues, qvec: np.ndarray, sents: list[Sentence], vecs: np.ndarray) -> np.ndarray:
     """Features (:data:`SENTENCE_FEATURES`) of each sentence of one abstract for the question.
 
-    ``texts``: the abstract's sentences in order; ``vecs``: their unit vectors ``(n, dim)``; ``qvec``
-    the question's unit vector ``(dim,)``. Returns float32 ``(n, len(SENTENCE_FEATURES))``. (Sentences
+    ``sents``: the abstract's sentences in order (their terms are read, not tokenized again); ``vecs``: their
+    unit vectors ``(n, dim)``; ``qvec`` the question's unit vector ``(dim,)``. Returns float32
+    ``(n, len(SENTENCE_FEATURES))``. (Sentences
     encoded one by one, out of context, were tried as well: no gain in cross-validation, and 5 papers'
     sentences encoded per question cost about a second on a loaded 2-core machine.)
     """
-    n = len(texts)
+    n = len(sents)
     out = np.zeros((n, len(SENTENCE_FEATURES)), dtype=np.float32)
     if not n:
         return out
+    texts = [s.text for s in sents]
     cos = vecs @ qvec
-    terms = [set(sentence_terms(t)) for t in texts]
+    terms = [s.terms for s in sents]
     cov = np.array([coverage(s, cues.weights) for s in terms], dtype=np.float32)
     ccov = np.array([coverage(s, cues.content) for s in terms], dtype=np.float32)
     matched = np.array([sum(w for t, w in cues.weights.items() if t in s) for s in terms], dtype=np.float32)
-    n_terms = np.array([len(sentence_terms(_URL.sub(" ", t))) for t in texts], dtype=np.float32)
+    n_terms = np.array([s.n_terms for s in sents], dtype=np.float32)
     named = np.array([bool(cues.names) and names_in(cues.names, _URL.sub(" ", t)) for t in texts], dtype=np.float32)
     centroid = vecs.mean(axis=0)
     centroid = centroid / (np.linalg.norm(centroid) or 1.0)
@@ -140,7 +141,7 @@ def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.n
         "last": np.arange(n) == n - 1,
         "short": np.clip(1.0 - n_terms / 6.0, 0.0, 1.0),
         "log_terms": np.log1p(n_terms),
-        "generic": [float(is_generic_claim(t)) for t in texts],
+        "generic": [float(is_generic_claim(s.text, s.n_terms)) for s in sents],
         "centrality": vecs @ centroid,
         "residual_cos": res,
         "residual_gap": res - res.max(),
@@ -156,7 +157,7 @@ def sentence_features(cues: Cues, qvec: np.ndarray, texts: list[str], vecs: np.n
     return out
 
 
-def _answer_columns(cues: Cues, texts: list[str], terms: list[set[str]]) -> dict[str, np.ndarray]:
+def _answer_columns(cues: Cues, texts: list[str], terms: list[frozenset[str]]) -> dict[str, np.ndarray]:
     """The answer-type and description/asking-clause columns of :func:`sentence_features`."""
     q = cues.analysis
     asked = q.answer_type if q is not None else "other"
@@ -168,16 +169,10 @@ def _answer_columns(cues: Cues, texts: list[str], terms: list[set[str]]) -> dict
     cols["new_names"], cols["new_names_asked"] = new, new * (asked == "name")
     own = set(cues.weights)
     cols["novelty"] = np.array([len(st - own) / max(1, len(st)) for st in terms], dtype=np.float32)
-    described = set(tokenize(cues.question[: len(cues.question) - len(cues.ask)])) if cues.ask != cues.question else set()
-    desc = {t: w for t, w in cues.weights.items() if t in described and t not in cues.ask_weights}
-    ask_only = {t: w for t, w in cues.ask_weights.items() if t not in described}
-    cols["description_coverage"] = np.array([coverage(st, desc) for st in terms], dtype=np.float32)
-    cols["ask_only_coverage"] = np.array([coverage(st, ask_only) for st in terms], dtype=np.float32)
-    named = set(tokenize(" ".join(cues.names)))
-    rest = {t: w for t, w in cues.content.items() if t not in named}
-    cols["rest_coverage"] = np.array([coverage(st, rest) for st in terms], dtype=np.float32)
-    ask_rest = {t[:5]: w for t, w in cues.ask_weights.items() if t not in named and t not in FRAMING_TERMS}
-    cols["ask_fuzzy"] = np.array([coverage({t[:5] for t in st}, ask_rest) for st in terms], dtype=np.float32)
+    cols["description_coverage"] = np.array([coverage(st, cues.description) for st in terms], dtype=np.float32)
+    cols["ask_only_coverage"] = np.array([coverage(st, cues.ask_only) for st in terms], dtype=np.float32)
+    cols["rest_coverage"] = np.array([coverage(st, cues.rest) for st in terms], dtype=np.float32)
+    cols["ask_fuzzy"] = np.array([coverage({t[:5] for t in st}, cues.ask_rest) for st in terms], dtype=np.float32)
     many = bool(re.match(r"^\W*how\s+many\b", cues.ask, re.I))
     asked_counts = cues.counts | cues.known_figures
     cols["count_asked"] = np.array([float(many and bool(counts(t) - asked_counts)) for t in texts], dtype=np.float32)

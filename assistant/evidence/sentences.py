@@ -14,16 +14,16 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
+from assistant.evidence.cues import Cues
 from assistant.evidence.types import RelevanceEvidence
-from assistant.question import (Question, URL as _URL, content_weights, figures, has_name_or_number,
-                                lexical_coverage, names_in, question_weights, term_weights)
-from assistant.settings import SentenceCalibration
+from assistant.question import URL as _URL, figures, has_name_or_number, lexical_coverage, names_in
 from vectorstore.chunking import Chunker, sentence_spans
 from vectorstore.encoder import Encoder
-from vectorstore.lexical import LexicalIndex, tokenize
+from vectorstore.lexical import tokenize
 from vectorstore.papers import Paper
 from vectorstore.sentences import embed_chunks, merge_paper, spans_by_chunk, unpack
 
@@ -36,22 +36,39 @@ _GENERIC_CLAIM = re.compile(
     r"\b(?:demonstrat|show|confirm|validat|verif)\w* (?:the |its |their )?(?:effectiveness|efficacy|superiority)\b", re.I)
 
 
-def is_generic_claim(text: str) -> bool:
+def is_generic_claim(text: str, n_terms: int | None = None) -> bool:
     """True for filler: a sentence that only claims success in stock words (no name, acronym or
-    figure), or one that is mostly a link ("Our code is available at https://…")."""
-    if _URL.search(text) and len(tokenize(_URL.sub(" ", text))) <= 6:
+    figure), or one that is mostly a link ("Our code is available at https://…"). ``n_terms``: its
+    terms without links (:attr:`Sentence.n_terms`), when known."""
+    if _URL.search(text) and (len(tokenize(_URL.sub(" ", text))) if n_terms is None else n_terms) <= 6:
         return True
     return bool(_GENERIC_CLAIM.search(text)) and not has_name_or_number(text) and not figures(text)
 
 
 @dataclass(frozen=True)
 class Sentence:
-    """One sentence of a paper: its text and character span in the abstract."""
+    """One sentence of a paper: its text and character span in the abstract, and its terms, tokenized once
+    when first read (the :class:`SentenceCache` keeps the sentence, so once per paper while it is cached)."""
 
     paper_id: str
     text: str
     start: int
     end: int
+
+    @cached_property
+    def tokens(self) -> tuple[str, ...]:
+        """Its BM25 terms (:func:`vectorstore.lexical.tokenize`), in order, repeats kept."""
+        return tuple(tokenize(self.text))
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        """Its distinct terms: what the coverage features read."""
+        return frozenset(self.tokens)
+
+    @cached_property
+    def n_terms(self) -> int:
+        """How many terms it holds without its links (a sentence that is mostly a link holds few)."""
+        return len(tokenize(_URL.sub(" ", self.text))) if _URL.search(self.text) else len(self.tokens)
 
 
 class SentenceCache:
@@ -139,23 +156,16 @@ class SentenceCache:
         return out
 
 
-_DEFAULTS = SentenceCalibration()
-
-
-def relevance_evidence(question: Question, qvec: np.ndarray, papers: list, sentences: dict,
-                       lexical: LexicalIndex | None, name_term_weight: float = _DEFAULTS.name_term_weight,
+def relevance_evidence(cues: Cues, qvec: np.ndarray, papers: list, sentences: dict,
                        relevance_vec: np.ndarray | None = None) -> dict[str, RelevanceEvidence]:
     """What the calibrated rules judge (assistant.relevance.judge.AbstentionRule) reads about each paper
     (``papers``: ScoredPaper records, ``sentences``: :meth:`SentenceCache.get` of their papers): its
     dense score, its best sentence cosine to ``relevance_vec`` (default ``qvec``; a list question's
     topic), BM25, whether it holds a name the question names, and the idf-weighted coverage of the
-    question's (topic's) content terms. Returns ``{id: RelevanceEvidence}``. The quoted sentence is
-    the evidence ranker's (assistant.answer.pipeline.Assistant.learned_sentences)."""
+    question's (topic's) content terms (``cues.rule_content``). Returns ``{id: RelevanceEvidence}``. The quoted
+    sentence is the evidence ranker's (assistant.answer.pipeline.Assistant.learned_sentences)."""
     rvec = qvec if relevance_vec is None else relevance_vec
-    weights = question_weights(question, lexical, name_term_weight)
-    content = content_weights(weights if question.topic == question.text
-                              else term_weights(question.topic_terms, lexical, question.name_terms, name_term_weight))
-    names = question.names
+    names = cues.names
     relevance = {}
     for p in papers:
         sents, vecs = sentences[p.id]
@@ -164,6 +174,6 @@ def relevance_evidence(question: Question, qvec: np.ndarray, papers: list, sente
             continue
         dense = p.dense if p.dense else float(np.max(vecs @ qvec))
         text = p.paper.searchable()
-        relevance[p.id] = RelevanceEvidence(dense, float(np.max(vecs @ rvec)), p.bm25,
-                                            bool(names) and names_in(names, text), lexical_coverage(text, content))
+        relevance[p.id] = RelevanceEvidence(dense, float(np.max(vecs @ rvec)), p.bm25, bool(names) and names_in(names, text),
+                                            lexical_coverage(text, cues.rule_content))
     return relevance

@@ -187,12 +187,11 @@ def collect(assistant, questions: list[dict], progress=None, judge_only: bool = 
     """Features of every question in ``questions`` (dev.jsonl format) on ``assistant``'s index, through
     the answer path's own retrieval (:meth:`Assistant.prepare`); ``judge_only``: the judge's features
     alone (no sentence features of the top and gold abstracts)."""
-    lexical = assistant.index.lexical()
     rows = []
     for q in questions:
         prep = assistant.prepare(q["question"])
-        cues = question_cues(prep.analysis, lexical)
-        cues.ask_vec = assistant.index.encoder.encode_one(cues.ask) if cues.ask != prep.query else prep.qvec
+        cues = prep.cues if prep.cues is not None else question_cues(  # none made: no papers, or a metadata list
+            prep.analysis, assistant.index.lexical(), encoder=assistant.index.encoder, qvec=prep.qvec)
         rvec = prep.topic_vec if prep.topic_vec is not None else prep.qvec
         gold = list(q.get("gold") or [])
         gold_papers = assistant.index.store.get_papers(gold[:1]) if q.get("evidence") and not judge_only else {}
@@ -206,10 +205,10 @@ def collect(assistant, questions: list[dict], progress=None, judge_only: bool = 
             top = prep.papers[0]
             sents, vecs = cache[top.id]
             row.top_id, row.top_texts = top.id, [s.text for s in sents]
-            row.top_x = None if judge_only else sentence_features(cues, prep.qvec, row.top_texts, vecs)
+            row.top_x = None if judge_only else sentence_features(cues, prep.qvec, sents, vecs)
         for pid, paper in gold_papers.items():
             sents, vecs = cache[pid]
-            row.gold_x = sentence_features(cues, prep.qvec, [s.text for s in sents], vecs)
+            row.gold_x = sentence_features(cues, prep.qvec, sents, vecs)
             row.gold_label = _evidence_index(sents, row.evidence, paper.text)
         # Rounded to 1e-4: the encoder's float sums vary in the last bits, and a refit must write the same bytes.
         for name in ("judge_x", "top_x", "gold_x"):

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.evidence import Cues, coverage, sentence_answer_types
-from assistant.question import FRAMING_TERMS, names_in
-from vectorstore.lexical import tokenize
+from assistant.evidence import Cues, Sentence, sentence_answer_types
+from assistant.question import coverage, names_in, text_terms
 
 
 @dataclass(frozen=True)
@@ -50,28 +49,26 @@ class PaperSignals:
     abstract that states no score."""
 
 
-def paper_signals(cues: Cues, dense: float, bm25: float, text: str, sentence_texts: list[str],
+def paper_signals(cues: Cues, dense: float, bm25: float, text: str, sents: list[Sentence],
                   sentence_cos: np.ndarray, ask_cos: np.ndarray | None = None) -> PaperSignals:
-    """:class:`PaperSignals` of one paper: ``text`` its title + abstract, ``sentence_cos`` the cosine
-    of each of its sentences to the question (or topic), ``ask_cos`` that of each
-    sentence to the asking clause (default ``sentence_cos``)."""
-    terms = set(tokenize(text))
+    """:class:`PaperSignals` of one paper: ``text`` its title + abstract, ``sents`` its sentences (whose terms
+    are read, not tokenized again), ``sentence_cos`` the cosine of each of its sentences to the question (or
+    topic), ``ask_cos`` that of each sentence to the asking clause (default ``sentence_cos``)."""
+    terms = text_terms(text)
     hit = [n for n in cues.names if names_in([n], text)]
-    scov = max((coverage(set(tokenize(s)), cues.content) for s in sentence_texts), default=0.0)
+    scov = max((coverage(s.terms, cues.content) for s in sents), default=0.0)
     missing = [w for t, w in cues.content.items() if t not in terms]
-    ask = {t: w for t, w in cues.ask_weights.items() if t not in FRAMING_TERMS}
-    named = set(tokenize(" ".join(cues.names)))
-    rest = {t: w for t, w in cues.content.items() if t not in named}
+    ask, rest = cues.ask_content, cues.rest
     ask_cos = sentence_cos if ask_cos is None else ask_cos
     typed = cues.analysis.answer_type if cues.analysis is not None else "other"
     missing_type = typed in ("quantity", "name") and not any(
-        typed in sentence_answer_types(s, cues.analysis) for s in sentence_texts)
+        typed in sentence_answer_types(s.text, cues.analysis) for s in sents)
     return PaperSignals(
         dense=float(dense), sentence=float(np.max(sentence_cos)) if len(sentence_cos) else 0.0, bm25=float(bm25),
         name_share=len(hit) / len(cues.names) if cues.names else 0.0, coverage=coverage(terms, cues.content),
         sentence_coverage=scov, missing_idf=max(missing, default=0.0) / cues.max_idf,
         ask_coverage=coverage(terms, ask), ask_sentence=float(np.max(ask_cos)) if len(ask_cos) else 0.0,
-        ask_sentence_coverage=max((coverage(set(tokenize(s)), ask) for s in sentence_texts), default=0.0),
+        ask_sentence_coverage=max((coverage(s.terms, ask) for s in sents), default=0.0),
         rest_coverage=coverage(terms, rest) if rest else 1.0, answer_type_missing=float(missing_type))
 
 
@@ -128,7 +125,7 @@ def retrieved_signals(cues: Cues, papers: list, sentences: dict, qvec: np.ndarra
         sents, vecs = sentences[p.id]
         dense = p.dense if p.dense or not len(sents) else float(np.max(vecs @ qvec))
         avec = qvec if cues.ask_vec is None else cues.ask_vec
-        out[p.id] = paper_signals(cues, dense, p.bm25, p.paper.searchable(), [s.text for s in sents],
+        out[p.id] = paper_signals(cues, dense, p.bm25, p.paper.searchable(), sents,
                                   vecs @ rvec if len(sents) else np.zeros(0, np.float32),
                                   vecs @ avec if len(sents) else np.zeros(0, np.float32))
     return out

@@ -20,19 +20,26 @@ def test_citation_ranges_count_and_spacing_changes_only_where_a_marker_went(text
     assert whole.feed(text) + whole.flush() == pieces == expected
 
 
-def _ranked(question: str, texts: list[str]):
-    """The shipped evidence ranker's scores for ``texts`` sharing one vector: only their words differ."""
+def _features(question: str, texts: list[str]):
+    """The evidence ranker's features of ``texts``, one abstract's sentences sharing one vector: only their words differ."""
     import numpy as np
 
-    from assistant.evidence.features import sentence_features
     from assistant.evidence.cues import question_cues
-    from assistant.relevance.learned import load_model
+    from assistant.evidence.features import sentence_features
+    from assistant.evidence.sentences import Sentence
     from assistant.question.analysis import analyze
-    from assistant.settings import Calibration
 
     vecs = np.tile(np.eye(1, 8, dtype=np.float32), (len(texts), 1))
-    q = np.eye(1, 8, dtype=np.float32)[0]
-    return load_model(f"evidence-{Calibration().sentences.learned}").score(sentence_features(question_cues(analyze(question), None), q, texts, vecs))
+    sents = [Sentence("p", t, 0, len(t)) for t in texts]
+    return sentence_features(question_cues(analyze(question), None), np.eye(1, 8, dtype=np.float32)[0], sents, vecs)
+
+
+def _ranked(question: str, texts: list[str]):
+    """The shipped evidence ranker's scores for ``texts`` (:func:`_features`)."""
+    from assistant.relevance.learned import load_model
+    from assistant.settings import Calibration
+
+    return load_model(f"evidence-{Calibration().sentences.learned}").score(_features(question, texts))
 
 
 def test_the_learned_ranker_scores_a_code_pointer_below_a_claim_with_the_same_vector():
@@ -43,17 +50,11 @@ def test_the_learned_ranker_scores_a_code_pointer_below_a_claim_with_the_same_ve
 
 def test_the_quantity_feature_ignores_a_number_inside_a_modifier():
     """"360-degree" names a kind of image; only "which three …"-style numbers ask for a count."""
-    import numpy as np
-
-    from assistant.evidence.features import SENTENCE_FEATURES, sentence_features
-    from assistant.evidence.cues import question_cues
-    from assistant.question.analysis import analyze
+    from assistant.evidence.features import SENTENCE_FEATURES
 
     texts = ["The system supports five distinct editing operations in one model.",
              "It enables flexible 360° scene creation with unified editing control."]
-    question = "How many kinds of edits does the 360-degree panorama editing system handle?"
-    x = sentence_features(question_cues(analyze(question), None), np.eye(1, 8, dtype=np.float32)[0], texts,
-                          np.tile(np.eye(1, 8, dtype=np.float32), (2, 1)))
+    x = _features("How many kinds of edits does the 360-degree panorama editing system handle?", texts)
     col = SENTENCE_FEATURES.index("quantity_figure")
     assert x[0, col] == 1.0 and x[1, col] == 0.0
 

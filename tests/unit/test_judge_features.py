@@ -4,6 +4,7 @@ spread (no encoder, no index)."""
 import numpy as np
 
 from assistant.evidence.cues import question_cues
+from assistant.evidence.sentences import Sentence
 from assistant.relevance.features import JUDGE_FEATURES, judge_features, paper_signals
 from assistant.question.analysis import analyze
 
@@ -15,7 +16,8 @@ STATES_A_SCORE = [*STATES_NO_SCORE, "It reaches a BLEU score of 47.3 on the Java
 def _signals(question: str, sentences: list[str], dense: float = 0.6):
     cues = question_cues(analyze(question), None)
     cos = np.full(len(sentences), dense, dtype=np.float32)
-    return cues, paper_signals(cues, dense, 5.0, " ".join(sentences), sentences, cos)
+    sents = [Sentence("p", s, 0, len(s)) for s in sentences]
+    return cues, paper_signals(cues, dense, 5.0, " ".join(sentences), sents, cos)
 
 
 def test_a_figure_asked_of_a_paper_that_states_none_is_a_missing_answer_type():
