@@ -35,13 +35,21 @@ METRICS = ("R@1", "R@5", "R@10", "MRR", "nDCG@10")
 
 
 class AbstentionReport(BaseModel):
+    """How often the judge refuses (``none``: "no relevant abstract found") or flags (``weak``: "closest
+    match") each class of question; shares in [0, 1]."""
+
     none_questions: int = 0
+    """Questions no indexed paper answers (kind ``none``)."""
     answerable_questions: int = 0
     none_abstained: float = 0.0
+    """Share of the ``none`` questions refused: the higher the better."""
     none_flagged: float = 0.0
+    """Share of the ``none`` questions refused or flagged."""
     answerable_abstained: float = 0.0
+    """Share of the answerable questions wrongly refused: the lower the better (target ≤ 0.03)."""
     answerable_flagged: float = 0.0
     tradeoff: list[dict] = Field(default_factory=list)
+    """The rules' refusals across thresholds: one row per setting."""
 
 
 class CVFigures(BaseModel):

@@ -153,6 +153,7 @@ class BoostedRanker(OverLinear):
 
     linear: LinearModel
     trees: tuple
+    """Each tree a tuple of nodes ``(column, threshold, left, right, value)``; a leaf has column −1."""
     blend: float
     gains: tuple = ()
 

@@ -17,6 +17,7 @@ class TrainSettings:
     learning_rate: float = 0.05
     leaf: int = 10
     folds: int = 5
+    """Cross-validation folds, stratified by question kind (``seed`` shuffles them)."""
     seed: int = 0
     refuse_rate: float = 0.02
     """Share of answerable training questions the ``none`` cutoff may refuse (out of fold); below the
