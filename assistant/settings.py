@@ -178,15 +178,11 @@ class Calibration(BaseModel):
     """Every tuned number of the answer path, each with a description and its source
     (``Calibration.model_json_schema()`` or :func:`calibration_table` lists them)."""
 
-    # One section a stage, in the order a question moves: the question, retrieval's fusion, the judge
-    # (rules, learned, cross-encoder), list membership, the evidence sentence, the answer.
     chunking: ChunkingConfig = ChunkingConfig()
     question: QuestionCalibration = QuestionCalibration()
     fusion: FusionCalibration = FusionCalibration()
     abstention: AbstentionCalibration = AbstentionCalibration()
-    """The rules judge's thresholds, or the learned judge's file (``learned``)."""
     relevance: RelevanceCalibration = RelevanceCalibration()
-    """The relevance cross-encoder (opt-in: ``model``), its rerank depth and cutoffs."""
     listing: ListCalibration = ListCalibration()
     sentences: SentenceCalibration = SentenceCalibration()
     answer: AnswerCalibration = AnswerCalibration()
@@ -272,7 +268,6 @@ class Settings(BaseSettings):
         description="paper files/folders `serve` ingests: a path, several joined by the OS path separator "
                     "(':' on Linux), or a JSON list")
     prompts_dir: Path = PROMPTS_DIR
-    """The prompt templates' folder (``prompts/``)."""
     embedding: EmbeddingSettings = EmbeddingSettings()
     store: StoreSettings = StoreSettings()
     retrieval: RetrievalSettings = RetrievalSettings()

@@ -41,12 +41,9 @@ class FitSettings:
     seed: int = 0
     epochs: int = 2
     batch: int = 16
-    """Pairs per optimizer step."""
     lr: float = 5e-5
-    """AdamW learning rate of the encoder's weights; ``head_lr`` that of the new one-logit head."""
     head_lr: float = 1e-3
     warmup: float = 0.1
-    """Share of the steps over which the learning rate ramps up linearly."""
     max_length: int = MAX_LENGTH
     threads: int = 2
     title_limit: int | None = 800
