@@ -3,7 +3,9 @@
 The commands by group: :mod:`.indexing` (ingest, remove), :mod:`.query` (ask, related, list, map), :mod:`.chat`,
 :mod:`.tools` (eval, train, doctor), :mod:`.serving` (serve, mcp); the app, its global options and
 what the commands share: :mod:`.common`. Importing the package loads typer and no more: each command
-imports what it runs."""
+imports what it runs.
+
+Imports: every stage before it, through their packages' public names, and the page (``app``)."""
 
 from __future__ import annotations
 
