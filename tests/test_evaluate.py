@@ -125,7 +125,6 @@ def test_a_question_file_without_questions_is_an_error(tmp_path):
         load_questions(empty)
 
 
-
 def test_a_question_file_with_a_bom_and_unknown_gold_ids_is_read_with_a_warning(settings, index, tmp_path):
     import json
 

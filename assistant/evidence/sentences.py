@@ -28,7 +28,6 @@ from vectorstore.papers import Paper
 from vectorstore.sentences import embed_chunks, merge_paper, spans_by_chunk, unpack
 
 
-
 # A claim every abstract makes ("We validate the proposed method through extensive experiments, with
 # results confirming its effectiveness."): filler, unless it names or quantifies something.
 _GENERIC_CLAIM = re.compile(
