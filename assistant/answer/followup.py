@@ -8,7 +8,7 @@ me more", a pronoun), its papers' names are appended to the query and its cited 
 into the ranking. Ordinals and ``[n]`` are resolved by rule even with an LLM, exactly.
 
 What the follow-up says about relevance (the paper pointed at, the user's own words) goes to the
-judge as fields of :class:`assistant.relevance.judge.RelevanceEvidence` (:func:`follow_up_evidence`).
+judge as fields of :class:`assistant.relevance.judge.RelevanceEvidence` (:meth:`FollowUps.evidence`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from vectorstore.encoder import Encoder
 
 def listed_from(prep: Prepared, sentences: SentenceCache, encoder: Encoder, indexed: int, judge: Judge,
                 bar: ListBar) -> ListResult:
-    """The list for an already prepared question (:meth:`Assistant.prepare`, ``k`` = ``bar.pool``):
+    """The list for an already prepared question (:meth:`assistant.answer.pipeline.Assistant.prepare`, ``k`` = ``bar.pool``):
     the chat answers a list question with the same papers as list mode. ``indexed``: papers in the
     index (for the note)."""
     topic = prep.analysis.topic if prep.analysis is not None else prep.query

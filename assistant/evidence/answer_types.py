@@ -1,5 +1,5 @@
 """What kind of answer a sentence can give a question: the sentence side of answer typing (the question
-side, :func:`assistant.question.answer_type`, is the question stage's). The evidence ranker weighs the match
+side, :func:`assistant.question.answer_types.answer_type`, is the question stage's). The evidence ranker weighs the match
 of the two, and the relevance judge may ask whether a paper has any sentence of the asked type."""
 
 from __future__ import annotations

@@ -81,6 +81,7 @@ class LinearModel:
 
 
 def rounded(a: np.ndarray) -> list[float]:
+    """``a`` flattened, each value rounded to 6 decimals: how model files store arrays (a refit writes the same bytes)."""
     return [round(float(v), 6) for v in np.asarray(a).ravel()]
 
 

@@ -52,7 +52,7 @@ def _standardizer(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _folds(rows: list[QuestionRow], k: int, seed: int, variants: list[QuestionRow] = ()) -> tuple[np.ndarray, np.ndarray]:
     """``(fold of each row, fold of each variant)``: rows stratified by kind, shuffled with ``seed`` (same
-    rows → same folds); a simulated copy (:func:`collect_variants`) takes the fold of the question it copies."""
+    rows → same folds); a simulated copy (:func:`assistant.learning.trainset.collect_variants`) takes the fold of the question it copies."""
     rng = np.random.RandomState(seed)
     fold = np.zeros(len(rows), dtype=int)
     for kind in sorted({r.kind for r in rows}):
@@ -93,7 +93,7 @@ def choose_cutoffs(rows: list[QuestionRow], p: np.ndarray, cfg: TrainSettings) -
 
 def fit_judge(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings(),
               variants: list[QuestionRow] = ()) -> BoostedJudge:
-    """The relevance judge fitted on ``rows`` and their simulated ``variants`` (:func:`collect_variants`),
+    """The relevance judge fitted on ``rows`` and their simulated ``variants`` (:func:`assistant.learning.trainset.collect_variants`),
     with the two cutoffs of :func:`choose_cutoffs` on out-of-fold probabilities (see module docstring)."""
     variants = list(variants)
     both = list(rows) + variants
@@ -169,7 +169,7 @@ def cross_validate(rows: list[QuestionRow], cfg: TrainSettings = TrainSettings()
                    extra: list[QuestionRow] = (), variants: list[QuestionRow] = ()) -> CVReport:
     """k-fold cross-validation of both models over ``rows`` (folds stratified by kind, fixed seed);
     ``extra`` rows (synthetic questions) join every fold's evidence training and are never scored;
-    ``variants`` (:func:`collect_variants`) join the judge's training in their question's fold and are
+    ``variants`` (:func:`assistant.learning.trainset.collect_variants`) join the judge's training in their question's fold and are
     scored in it (``CVReport.by_index``: the figures per simulated index size)."""
     variants = list(variants)
     fold, vfold = _folds(rows, cfg.folds, cfg.seed, variants)

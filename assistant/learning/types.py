@@ -26,11 +26,11 @@ class TrainSettings:
     """Share of answerable training questions the ``weak`` cutoff may flag (target: at most 10 %)."""
     held_out: bool = False
     """Also collect and train on every answerable question with its gold papers hidden, as unanswerable
-    (:func:`collect_variants`). Off: in 5-fold CV it lowered ``none`` refused at 3 % answerable refused
+    (:func:`assistant.learning.trainset.collect_variants`). Off: in 5-fold CV it lowered ``none`` refused at 3 % answerable refused
     from 54 % to 46 % (the near misses, most of the ``none`` questions, weigh less among 172 absent topics)."""
     small_indexes: tuple[int, ...] = (40, 300)
     """Sizes of the simulated small indexes every question is also asked over: the cutoffs must hold the
-    refusal budget on each, and the CV reports each (:attr:`CVReport.by_index`)."""
+    refusal budget on each, and the CV reports each (:attr:`assistant.learning.train.CVReport.by_index`)."""
     train_on_small: bool = False
     """Also fit the judge on the small-index copies (off: CV no better on any index size)."""
     small_group: int = 16

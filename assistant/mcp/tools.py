@@ -1,7 +1,7 @@
 """The MCP tools' side of the library: typed records, the Assistant loaded once, and one plain
 function per tool, each calling what the matching CLI command calls (``Assistant.prepare`` and
 ``Assistant.ask`` as ``ask`` does, :func:`assistant.research.related.related_work` and
-:func:`assistant.faces.render.related_records` as ``related --json``, :func:`assistant.relevance.listing.list_papers`
+:func:`assistant.faces.render.related_records` as ``related --json``, :func:`assistant.research.lists.list_papers`
 as ``list --json``, the store's ``get_papers``). Transports and registration: :mod:`assistant.mcp.server`.
 """
 

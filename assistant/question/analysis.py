@@ -279,7 +279,7 @@ class Question:
     """What it asks for that abstracts rarely state (:func:`beyond_abstracts`), e.g. "proofs"; the
     answer then carries the abstract-only caveat."""
     answer_type: str = "other"
-    """The kind of answer it expects (:func:`answer_type`, one of :data:`ANSWER_TYPES`)."""
+    """The kind of answer it expects (:func:`answer_type`, one of :data:`assistant.question.answer_types.ANSWER_TYPES`)."""
 
     @property
     def kind(self) -> str:

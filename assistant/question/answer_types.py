@@ -105,7 +105,7 @@ share or speed-up; ``name`` a named thing (dataset, benchmark, model, method); `
 ``manner`` how something is done; ``condition`` what happens when/under …; ``yes_no``; ``other``
 (an outcome or finding: "what did it conclude?"); ``paper`` the paper itself ("Which work makes …?",
 whose quote should show that the paper matches, as a list question's does); ``definition`` what a named thing is ("What is
-SyPE?", :func:`is_definition_question`; set by :func:`analyze`, which knows the names)."""
+SyPE?", :func:`assistant.question.analysis.is_definition_question`; set by :func:`assistant.question.analysis.analyze`, which knows the names)."""
 # Nouns whose value is a figure: "what top-1 accuracy …", "what compute cost?", "… speedup over X".
 _QUANTITY_NOUN = (r"(?:accurac\w*|top-?\d\w*|cost|costs|time|speed-?ups?|gains?|improvements?|reductions?|errors?|scores?|"
                   r"rates?|ratios?|complexity|sizes?|numbers?|fractions?|share|percent\w*|proportions?|margins?|"

@@ -95,7 +95,7 @@ def calibrate(rows: list[dict], cfg) -> tuple[dict, dict, dict]:
 
 def list_cutoff(rows: list[dict], stack: dict, cfg) -> tuple[float, dict]:
     """The list cutoff on the calibrated probability (:func:`stack_probability`): the one with the best F1 of list
-    membership on the held-out list rows (:func:`list_rows`); and its cross-validated precision and
+    membership on the held-out list rows (:func:`assistant.learning.crossencoder_fit.list_rows`); and its cross-validated precision and
     recall (chosen on k−1 folds of phrases, counted on the k-th). The rows' labels are weak (a paper
     about the topic in other words counts as off it), so the precision is a lower bound."""
     def probs(rs):

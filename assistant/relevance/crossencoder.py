@@ -105,7 +105,7 @@ def passage(question_vec: np.ndarray | None, sentences: list[str], vecs: np.ndar
 
 class CrossEncoder:
     """An ONNX cross-encoder: :meth:`logits` of (question, passage) pairs. Thread-safe (onnxruntime
-    sessions are); one per process via :func:`load_cross_encoder`."""
+    sessions are); one per process via :func:`load_relevance`."""
 
     def __init__(self, onnx_path: Path, max_length: int = MAX_LENGTH, threads: int = 0):
         import onnxruntime as ort

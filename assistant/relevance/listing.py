@@ -4,7 +4,7 @@ The bar, in plain numbers
 -------------------------
 1. The question's *topic* (assistant.question.analysis) is the question without its "Which papers …" lead-in
    ("Which papers study personality in LLMs?" → "study personality in LLMs").
-2. A candidate pool: the ``pool`` (20) best papers from the hybrid retriever (:meth:`Assistant.prepare`).
+2. A candidate pool: the ``pool`` (20) best papers from the hybrid retriever (:meth:`assistant.answer.pipeline.Assistant.prepare`).
 3. Two pieces of evidence per candidate, each taken *relative to the best candidate* (so they do not
    depend on how wordy the question is, or on the corpus' absolute score scale):
 
@@ -29,7 +29,7 @@ Nothing in the rule names a question or a paper.
 
 What it may miss: a paper that addresses the topic in other words than the question and whose best
 sentence is only loosely similar; papers outside the 20-paper pool. What it may add: papers that share
-the question's vocabulary but not its intent. :func:`list_papers` reports the near misses.
+the question's vocabulary but not its intent. :func:`assistant.research.lists.list_papers` reports the near misses.
 """
 
 from __future__ import annotations

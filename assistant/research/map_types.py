@@ -37,7 +37,7 @@ class PaperMap:
     silhouette: float | None = None
     stamp: str = field(default="", repr=False)
     placed: dict = field(default_factory=dict, repr=False, compare=False)
-    """:func:`place_labels` results by their arguments: a map is cached per index generation, so
+    """:func:`assistant.research.map_labels.place_labels` results by their arguments: a map is cached per index generation, so
     repeated requests for it place its labels once."""
 
     def to_dict(self) -> dict:
