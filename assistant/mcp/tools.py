@@ -22,7 +22,7 @@ MAX_LISTED_IN_RESOURCE = 2000
 """Papers listed one by one in the index resource; beyond this it gives the counts only."""
 
 VERDICTS = {"answered": "answered", "weak": "closest match", "none": "nothing found"}
-"""The abstention rule's verdicts (:class:`assistant.relevance.judge.Verdict`) as the tools report them."""
+"""The abstention rule's verdicts (:class:`assistant.types.Verdict`) as the tools report them."""
 
 Verdict = Literal["answered", "closest match", "nothing found"]
 

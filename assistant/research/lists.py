@@ -10,7 +10,7 @@ from assistant.retrieval import Filters
 
 def list_papers(assistant: Assistant, question: str, filters: Filters | None = None,
                 bar: ListBar | None = None) -> ListResult:
-    """Every paper that answers an "all papers that…" question, best first (see module docstring).
+    """Every paper that answers an "all papers that…" question, best first (the bar: :mod:`assistant.relevance.listing`).
     Raises QuestionError for an empty or over-long question."""
     prep = assistant.prepare(question, filters=filters, k=(bar or assistant.list_bar).pool)
     # The answer's own list when the bar is the calibrated one (a list question), else computed here.
