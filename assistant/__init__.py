@@ -8,7 +8,6 @@ A package imports from the packages before it (and from :mod:`vectorstore`, ``se
 from __future__ import annotations
 
 import importlib
-import sys
 
 import vectorstore.offline  # noqa: F401  first: switches every library's telemetry off (see that module)
 
@@ -31,9 +30,7 @@ def public_face(package: str, exports: dict[str, tuple[str, ...]]):
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         loaded = importlib.import_module(f"{package}.{module}")
-        value = loaded if name == module else getattr(loaded, name)
-        setattr(sys.modules[package], name, value)  # found once: later lookups do not come back here
-        return value
+        return loaded if name == module else getattr(loaded, name)
 
     def __dir__() -> list[str]:
         return sorted(where)
