@@ -30,6 +30,8 @@ def public_face(package: str, exports: dict[str, tuple[str, ...]]):
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         loaded = importlib.import_module(f"{package}.{module}")
+        # Not cached on the package: the module stays the one place a name lives, so replacing it there
+        # (a test's monkeypatch, a plugin) is what every later import sees.
         return loaded if name == module else getattr(loaded, name)
 
     def __dir__() -> list[str]:
