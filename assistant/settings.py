@@ -106,11 +106,17 @@ class AbstentionCalibration(BaseModel):
 
 
 class RelevanceCalibration(BaseModel):  # the relevance model (assistant.relevance.crossencoder); cutoffs from its file unless set here
-    model: str = _tuned("", "'v2': the relevance model (models/relevance-v2.*) judges and reranks; '': the rules", "off: on dev.jsonl it refuses 22.4% of answerable questions (docs/quality.md)", pattern=r"^(v\d+)?$", allow_inf_nan=None)
+    model: str = _tuned("v2", "'v2': the relevance model (models/relevance-v2.*) judges and reranks; '': the rules", "on: docs/quality.md (honesty figures, rules vs model)", pattern=r"^(v\d+)?$", allow_inf_nan=None)
     rerank: int = _tuned(10, "the hybrid retriever's top N the relevance model reorders", "the calibration's candidates (crossencoder_fit.FitSettings.rerank); latency: benchmarks/bench_answer.py", ge=1)
-    answered: float | None = _tuned(None, "answered from this P of the best paper", "out of fold on train.jsonl: ≤ 8% of answerable flagged")
-    weak: float | None = _tuned(None, "'closest match' from this P, 'nothing found' below", "out of fold on train.jsonl: ≤ 2% of answerable refused")
+    answered: float | None = _tuned(None, "answered from this P of the best paper", "the calibration file's: 12% quantile of the answerable calibration questions' top P, the strictest index")
+    weak: float | None = _tuned(None, "'closest match' from this P, 'nothing found' below", "the calibration file's: 2% quantile of the answerable calibration questions' top P, the strictest index")
+    veto: float | None = _tuned(None, "below 'weak', a paper whose (dense + sentence) / 2 reaches this is 'closest match', not 'nothing found'", "the calibration file's: 1% quantile of the answerable calibration questions'")
     listed: float | None = _tuned(None, "a list lists every paper from this P (None: the relative list bar, each paper also ≥ weak)", "the calibration file's 'listed' (best F1 on held-out title-phrase lists over corpus2k) reached P 0.61 / R 0.59 in CV: not used by default")
+    name_check: bool = _tuned(True, "names in the question are looked up in the index and the top paper (assistant.relevance.names)",
+                              "a lookup, no cutoff: an absent subject refuses, a name missing from the top paper flags (docs/quality.md)",
+                              allow_inf_nan=None)
+    name_subject_terms: int = _tuned(11, "a question whose first name is in no indexed abstract is refused when it has at most this many content terms besides its names (a longer one is flagged)",
+                                      "training questions over corpus2k (train.jsonl, written.jsonl, calibration.jsonl): 36 unanswerable vs 3 answerable ask about an absent name; the answerable ones have 12, 26 and 40 such terms", ge=0)
 
 
 class ListCalibration(BaseModel):

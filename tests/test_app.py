@@ -255,6 +255,26 @@ def test_a_guesser_naming_another_forwarded_address_each_time_is_still_slowed(gu
     assert list(throttle.failures) == ["127.0.0.1"] and len(throttle.failures["127.0.0.1"]) == 5
 
 
+def test_every_spelling_of_the_login_route_is_throttled(guarded_url):
+    """Hostile round (#35, high): after 5 wrong passwords ``POST /login`` answered 429, but ``/login/`` and
+    ``/login%2F`` still checked the password (40 guesses in 0.61 s) and the right one there logged in."""
+    url, throttle = guarded_url
+    variants = ["/login/", "/login%2F", "/login%252F", "//login", "/login/"]
+    codes = [_post(url + v, b"username=ann&password=guess", "application/x-www-form-urlencoded")[0] for v in variants]
+    # Gradio serves /login and /login/; the other spellings are 400 or 404 there, and a 400 counts as a failure.
+    assert codes[0] == 400 and len(throttle.failures["127.0.0.1"]) >= 2, codes
+    fails = len(throttle.failures["127.0.0.1"])
+    for _ in range(6 - fails):
+        time.sleep(throttle.retry_in("127.0.0.1"))
+        assert _post(url + "/login/", b"username=ann&password=guess", "application/x-www-form-urlencoded")[0] == 400
+    # Now every spelling is refused before the password is read, the right password too.
+    for v in ("/login", "/login/", "/login%2F", "//login"):
+        code, body = _post(url + v, b"username=ann&password=s3cret-pw", "application/x-www-form-urlencoded")
+        assert code == 429 and body.startswith(b"too many failed logins"), (v, code, body)
+    time.sleep(throttle.retry_in("127.0.0.1") + 0.05)
+    assert _post(url + "/login/", b"username=ann&password=s3cret-pw", "application/x-www-form-urlencoded")[0] == 200
+
+
 def test_an_oversized_body_and_any_upload_are_refused_with_a_short_reply(guarded_url):
     """A 3.5 MB malformed chat history came back as a 17.8 MB error; uploads of any size were accepted."""
     url, _ = guarded_url

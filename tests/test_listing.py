@@ -51,7 +51,7 @@ def test_results_are_sorted_counted_and_evidenced(results):
 def test_off_topic_question_lists_nothing(assistant):
     res = list_papers(assistant, "Which papers improve protein structure prediction?")
     assert res.count == 0 and res.papers == []
-    assert res.note.startswith("No paper found")
+    assert res.note.startswith("No indexed paper is about")
 
 
 def test_question_topic_and_relative_scores():

@@ -24,8 +24,9 @@ from assistant.answer.llm import ChatModel, OpenAIChat
 from assistant.answer.prepared import Prepared
 from assistant.evidence import (Cues, RelevanceEvidence, SentenceCache, question_cues, relevance_evidence,
                                 sentence_features)
-from assistant.question import FOREIGN_NOTE, Question, analyze, code_request, coverage, looks_foreign, validate_question
-from assistant.relevance import (AbstentionRule, CrossEncoderJudge, Judge, LOOSE_NOTE, LearnedJudge, ListBar,
+from assistant.question import FOREIGN_NOTE, FRAMING_TERMS, Question, analyze, code_request, coverage, looks_foreign, validate_question
+from assistant.relevance import (AbstentionRule, CrossEncoderJudge, Judge, LOOSE_NOTE, LearnedJudge, ListBar, NameCheck,
+                                 check_names, checked_names, vocabulary,
                                  ListResult, code_list, judge_features, load_model, load_relevance, passage,
                                  relevance_query, retrieved_signals, token_counts)
 from assistant.retrieval import (Filters, HybridRetriever, ScoredPaper, absent_variant, filtered_note, filters_scope,
@@ -36,6 +37,7 @@ from assistant.types import CitedAnswer, History, Verdict
 from vectorstore.index import Index
 
 NAMED_NOT_GIVEN = "The question names {label}, but its abstract does not appear to give this."  # found, no answer
+NO_PAPER_ABOUT = "No indexed paper is about “{topic}”."  # a list question whose best paper the judge rejects
 NO_SUCH_VARIANT = "No indexed paper names {name}; the closest is {label}."  # "ZebraNet Pro" asked, ZebraNet found
 NO_EARLIER_ANSWER = "“{words}” refers to an earlier answer, and there is none yet; answering the question as asked."
 
@@ -68,13 +70,16 @@ class Assistant:
             self.judge: Judge = rule or CrossEncoderJudge(
                 answered=cut["answered"] if rc.answered is None else rc.answered,
                 weak=cut["weak"] if rc.weak is None else rc.weak,
-                listed=rc.listed,
+                listed=rc.listed, veto=cut.get("veto", 0.0) if rc.veto is None else rc.veto,
                 follow_up_coverage=cal.abstention.follow_up_coverage)
         elif self.learned_judge:
             judge_model = models[1] if models is not None else load_model(f"judge-{cal.abstention.learned}")
             self.judge: Judge = rule or LearnedJudge(judge_model, cal.abstention.follow_up_coverage)
         else:
             self.judge = rule or AbstentionRule(**cal.abstention.model_dump(exclude={"learned"}))
+        # A list lists a paper on the model's own probability: the veto (a closest match the embeddings
+        # find close) would list every near paper of an absent topic.
+        self.list_judge = dataclasses.replace(self.judge, veto=0.0) if isinstance(self.judge, CrossEncoderJudge) else self.judge
         self.list_bar = ListBar(**cal.listing.model_dump())
         self.follow_ups = FollowUps(settings, index)
         llm = chat_model or (OpenAIChat(settings.llm) if settings.llm.configured else None)
@@ -134,16 +139,25 @@ class Assistant:
                 evidence = {p.id: evidence[p.id] for p in papers if p.id in evidence}
                 relevance = {p.id: relevance[p.id] for p in papers if p.id in relevance}
         pinned = self.follow_ups.evidence(asked, follow.anchor, papers, relevance) if follow.anchor else []
-        verdict = self.decide(papers, relevance)
+        verdict = self.decide(papers, relevance, analysis.is_list)
         variant = absent_variant(analysis, papers) if not analysis.is_list else ""  # "ZebraNet Pro": ZebraNet found
         verdict = Verdict.weak if variant and verdict == Verdict.answered else verdict
+        names = self.check_names(analysis, papers)
+        if names.refuses:  # "What accuracy does FlashPrune reach?": no indexed abstract holds FlashPrune
+            verdict = Verdict.none
+        elif names.flags and not analysis.is_list and verdict == Verdict.answered:
+            verdict = Verdict.weak  # "… OmniMoE … on ImageNet?": OmniMoE's abstract never says ImageNet
         prep = Prepared(asked.text, follow.query, qvec, papers, evidence, relevance, verdict,
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
                         note=follow.anchor.note if follow.anchor else unanchored, topic_vec=tvec, analysis=analysis,
                         scope=filters_scope(filters), cues=cues)
         label = (papers[0].paper.label or papers[0].paper.display()) if papers else ""
+        prep.headline = names.headline() or (NO_PAPER_ABOUT.format(topic=analysis.topic)
+                                             if analysis.is_list and verdict == Verdict.none and papers else "")
         if variant:
             prep.add_note(NO_SUCH_VARIANT.format(name=variant, label=label))
+        elif names.flags and not names.refuses and not analysis.is_list and papers:
+            prep.add_note(names.note(label))
         elif (self.relevance_model is not None and verdict != Verdict.answered and not analysis.is_list and papers
               and papers[0].id in relevance and self.judge.named(relevance[papers[0].id])):
             # "What image resolution does CacheEdit evaluate at?": the paper is found, the detail is not in it.
@@ -160,6 +174,17 @@ class Assistant:
         return prep
 
     @step
+    def check_names(self, question: Question, papers: list[ScoredPaper]) -> NameCheck:
+        """The question's names looked up in the index and in the top paper (assistant.relevance.names);
+        an empty check with ``calibration.relevance.name_check`` off."""
+        rc = self.calibration.relevance
+        if not rc.name_check:
+            return NameCheck()
+        own = [t for t in question.terms if t not in question.name_terms and t not in FRAMING_TERMS]
+        return check_names(checked_names(question.names), vocabulary(self.index.lexical()),
+                           papers[0].paper.searchable() if papers else None, len(own), rc.name_subject_terms)
+
+    @step
     def rerank(self, question: Question, tvec: np.ndarray, papers: list[ScoredPaper],
                relevance: dict[str, RelevanceEvidence]) -> dict[str, float]:
         """``{paper id: P(answers)}`` of the relevance model (assistant.relevance.crossencoder: the cross-encoder's logit
@@ -174,8 +199,8 @@ class Assistant:
         cache = self.sentences.get([p.paper for p in papers])
         qtok = token_counts([query])[0]
         texts = [passage(tvec, [s.text for s in cache[p.id][0]], cache[p.id][1], p.paper.text, qtok) for p in papers]
-        pair = np.array([[relevance[p.id].dense, relevance[p.id].sentence, float(relevance[p.id].named_hit),
-                          relevance[p.id].coverage] for p in papers], dtype=np.float64)
+        pair = np.array([[relevance[p.id].dense, relevance[p.id].sentence, float(relevance[p.id].named_hit)]
+                         for p in papers], dtype=np.float64)  # crossencoder.PAIR_FEATURES
         probs = self.relevance_model.probabilities(query, texts, pair)
         return {p.id: float(x) for p, x in zip(papers, probs)}
 
@@ -268,12 +293,13 @@ class Assistant:
         return self.learned_sentences(cues, qvec, tvec, papers, cache, shown, topical), relevance
 
     @step
-    def decide(self, papers: list[ScoredPaper], relevance: dict[str, RelevanceEvidence]) -> Verdict:
+    def decide(self, papers: list[ScoredPaper], relevance: dict[str, RelevanceEvidence], listing: bool = False) -> Verdict:
         """The judge's verdict on the top paper: the answer's verdict. With the cross-encoder, on the
         paper it rates highest (its calibration reads that paper's probability: assistant.learning.crossencoder_fit)."""
         if not papers:
             return Verdict.none
-        return self.judge.decide(relevance[papers[0].id] if self.relevance_model is None else
+        judge = self.list_judge if listing else self.judge
+        return judge.decide(relevance[papers[0].id] if self.relevance_model is None else
                                  max((relevance[p.id] for p in papers), key=lambda ev: ev.probability or 0.0))
 
     @step
@@ -296,7 +322,7 @@ class Assistant:
     @step
     def listing(self, prep: Prepared) -> ListResult:
         """A list question's papers: every one above list mode's bar (assistant.relevance.listing)."""
-        return listed_from(prep, self.sentences, self.index.encoder, self.index.store.counts()[0], self.judge,
+        return listed_from(prep, self.sentences, self.index.encoder, self.index.store.counts()[0], self.list_judge,
                            self.list_bar)
 
     # --- cite → generate → check (assistant.answer.generate) ----------------------------------------------

@@ -41,6 +41,9 @@ class Prepared:
     """For a list question: the papers above list mode's bar (assistant.relevance.listing), the ones it cites."""
     analysis: Question | None = None
     """The analysis of ``query`` (assistant.question.analysis): what every later step reads."""
+    headline: str = ""
+    """What a refusal says first when the check of the question's names decided it ("No indexed abstract
+    mentions FlashPrune."; assistant.relevance.names), else ""."""
     cues: Cues | None = None
     """Its cues (assistant.evidence.question_cues), made once by the evidence step; None when it had no papers."""
 

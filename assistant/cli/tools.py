@@ -29,21 +29,32 @@ def evaluate(
 
 def train(ctx: typer.Context,
           corpus: Annotated[list[Path], typer.Option("--corpus", help="papers the questions are about (e.g. corpus2k.jsonl)")],
-          questions: Annotated[list[Path], typer.Option("--questions", help="training questions (dev.jsonl format; never dev.jsonl); repeat for several files")],
+          questions: Annotated[list[Path], typer.Option("--questions", help="training questions (dev.jsonl format; never dev.jsonl); repeat for several files")] = [],  # noqa: B006
           index: IndexOpt = None, out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="folder for the models")] = None,
           relevance: Annotated[bool, typer.Option("--relevance", help="fine-tune the relevance cross-encoder instead (torch; about 45-50 minutes on 2 cores)")] = False,
           calibrate_on: Annotated[list[Path], typer.Option("--calibrate-on", help="with --relevance: held-out questions its probability is calibrated on (never trained on)")] = [],  # noqa: B006
-          others: Annotated[Optional[Path], typer.Option("--absent-from", metavar="JSONL", help="with --relevance: papers whose titles make absent-topic questions")] = None):
+          others: Annotated[Optional[Path], typer.Option("--absent-from", metavar="JSONL", help="with --relevance: papers whose titles make absent-topic questions")] = None,
+          recalibrate: Annotated[bool, typer.Option("--recalibrate", help="with --relevance: only calibrate the model already there again on --calibrate-on (minutes; no torch)")] = False):
     """Fit the evidence ranker on training questions (deterministic), or with --relevance the relevance cross-encoder."""
     if relevance:
         from assistant.learning import train_relevance
 
         if not calibrate_on:
             raise typer.BadParameter("--relevance needs --calibrate-on FILE (held-out questions)")
+        if recalibrate:
+            from assistant.learning import recalibrate_relevance
+
+            recalibrate_relevance(settings_for(ctx, index), corpus, calibrate_on, out, log=lambda m: typer.echo(m, err=True))
+            return
+        if not questions:
+            raise typer.BadParameter("--relevance needs --questions FILE (the questions it trains on)")
         train_relevance(settings_for(ctx, index), corpus, questions, calibrate_on, others, out,
                         log=lambda m: typer.echo(m, err=True))
         return
     from assistant.learning import train_report
+
+    if not questions:
+        raise typer.BadParameter("train needs --questions FILE (training questions)")
 
     with embedding_bar() as callbacks:
         typer.echo(train_report(settings_for(ctx, index), corpus, questions, out, index is not None, callbacks))

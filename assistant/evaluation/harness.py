@@ -261,6 +261,25 @@ def abstention_report(answerable: list[tuple[Verdict, float]], nones: list[tuple
     return rep
 
 
+def honesty_lines(rep: EvalReport) -> list[str]:
+    """The figures an honest answer is held to, first: unanswerable questions answered with no hedge (neither
+    refused nor flagged), answerable ones refused, answerable ones refused or flagged, absent-topic lists that
+    list nothing, and list precision and recall ('multi' questions)."""
+    a = rep.abstention
+    lines = ["honesty (verdicts of the answer path as configured):"]
+    if a.none_questions:
+        lines.append(f"  unanswerable answered with no hedge: {1 - a.none_flagged:.1%} of {a.none_questions}")
+    if a.answerable_questions:
+        lines.append(f"  answerable refused: {a.answerable_abstained:.1%}; refused or flagged: "
+                     f"{a.answerable_flagged:.1%} (of {a.answerable_questions})")
+    if rep.lists.get("absent"):
+        lines.append(f"  absent-topic lists with zero papers: {int(rep.lists['absent_empty'])} of {int(rep.lists['absent'])}")
+    if rep.lists.get("n"):
+        lines.append(f"  list precision {rep.lists['precision']:.2f}, recall {rep.lists['recall']:.2f} "
+                     f"({int(rep.lists['n'])} 'multi' questions)")
+    return lines
+
+
 def format_report(rep: EvalReport) -> str:
     """The report as aligned text tables."""
     from assistant.learning import abstention_lines, format_cv, importance_lines
@@ -276,6 +295,7 @@ def format_report(rep: EvalReport) -> str:
             row = rep.ranking[mode][k]
             lines.append(f"{mode:<9}{k:<9}{int(row['n']):>4}" + "".join(f"{row[m]:>9.3f}" for m in METRICS))
         lines.append("")
+    lines += honesty_lines(rep) + [""]
     lines += abstention_lines(rep.abstention)
     if rep.lists.get("n"):
         lines.append(f"lists ('multi' questions, {int(rep.lists['n'])}): precision {rep.lists['precision']:.2f}, "

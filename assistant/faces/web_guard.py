@@ -70,7 +70,7 @@ class LoginThrottle:
         return max(0.0, seen[-1] + wait - now) if wait and seen else 0.0
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope.get("method") != "POST" or not scope.get("path", "").endswith("/login"):
+        if scope["type"] != "http" or scope.get("method") != "POST" or not is_login_path(scope.get("path", "")):
             return await self.app(scope, receive, send)
         client = (scope.get("client") or ("?", 0))[0]
         # No await between the check and the mark: asyncio runs this atomically.
@@ -93,6 +93,22 @@ class LoginThrottle:
                 self.failures.setdefault(client, deque()).append(time.monotonic())
             elif status.get("code") == 200:
                 self.failures.pop(client, None)
+
+
+def is_login_path(path: str) -> bool:
+    """True for every spelling of the login route a server may route to Gradio's login: ``/login``,
+    ``/login/`` (Gradio serves both), ``/login%2F`` (decoded again, however often it was quoted), doubled
+    slashes, any case, under a root path. A throttle that matched only ``…/login`` let 40 guesses a second
+    through ``/login/``."""
+    from urllib.parse import unquote
+
+    for _ in range(4):  # "%252F" is "%2F" quoted again
+        decoded = unquote(path)
+        if decoded == path:
+            break
+        path = decoded
+    parts = [p for p in path.lower().split("/") if p]
+    return bool(parts) and parts[-1] == "login"
 
 
 async def _too_many(send, retry_s: int) -> None:

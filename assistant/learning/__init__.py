@@ -8,7 +8,7 @@ Imports: ``research`` and what is before it."""
 from assistant import public_face
 
 __getattr__, __dir__, __all__ = public_face(__name__, {
-    "crossencoder_fit": ("FitSettings", "candidate_logits", "train_relevance"),
+    "crossencoder_fit": ("FitSettings", "candidate_logits", "recalibrate_relevance", "train_relevance"),
     "evalsets": ("corpus_settings", "distractor_settings", "load_question_files", "load_questions"),
     "train": ("abstention_lines", "cross_validate", "format_cv", "importance_lines", "train_report"),
     "trainset": ("collect_all", "neutral_models"),

@@ -55,8 +55,15 @@ class FitSettings:
     """Retrieved papers per calibration question whose logits calibrate the model (the answer path's N)."""
     refuse_rate: float = 0.02
     """Share of answerable calibration questions the ``none`` cutoff may refuse (``flag_rate``: the ``weak`` one)."""
-    flag_rate: float = 0.08
+    flag_rate: float = 0.12
+    veto_rate: float = 0.01
+    """Share of answerable calibration questions whose top paper's bi-encoder evidence is below the ``veto`` cutoff
+    (below ``weak`` and the veto: nothing found; below ``weak`` only: closest match)."""
     folds: int = 5
+    small_indexes: tuple[int, ...] = (40,)
+    """Sizes of the simulated small indexes the calibration also holds on (:func:`calibration_rows`); the bundled index holds 38 papers."""
+    small_group: int = 16
+    """Questions asked over each simulated small index."""
     list_topics: int = 40
     """Held-out title phrases whose lists set the list cutoff (:func:`list_rows`)."""
     kinds: tuple = field(default=("title", "described", "written", "synthetic", "detail", "contribution", "topic",
@@ -258,14 +265,58 @@ def candidate_logits(assistant, encoder, questions: list[dict], rerank: int) -> 
     return out
 
 
+def calibration_rows(assistant, encoder, questions: list[dict], cfg: FitSettings, log=print) -> list[dict]:
+    """:func:`candidate_logits` rows of ``questions`` over every index a calibration must hold on, each row
+    tagged ``variant``: ``whole`` (the corpus' index), ``whole, gold hidden`` (each answerable question with
+    its gold papers taken out of the index, so labelled unanswerable: a near miss as the index sees it), and
+    for each size N of ``cfg.small_indexes`` ``small-N`` and ``small-N, gold hidden`` (indexes of N papers:
+    a group of questions' gold and near papers filled with random others, BM25 rebuilt over them;
+    assistant.learning.trainset.simulated_indexes). Every row keeps its question's ``qid``, so folds keep a
+    question's variants together."""
+    from assistant.answer import Assistant
+    from assistant.learning.trainset import SubsetIndex, lexical_chunks, neutral_models, simulated_indexes
+
+    index = assistant.index
+    all_ids = sorted(set(index.lexical().paper_ids))
+
+    def over(sub) -> Assistant:
+        return Assistant(assistant.settings, sub, models=neutral_models())
+
+    def tagged(rows, variant):
+        for r in rows:
+            r["variant"] = variant
+        return rows
+
+    def hidden(q):
+        return dict(q, gold=[], kind="none")
+
+    t = time.time()
+    out = tagged(candidate_logits(assistant, encoder, questions, cfg.rerank), "whole")
+    answerable = [q for q in questions if q.get("gold")]
+    for q in answerable:
+        sub = SubsetIndex(index, set(all_ids) - set(q["gold"]))
+        out += tagged(candidate_logits(over(sub), encoder, [hidden(q)], cfg.rerank), "whole, gold hidden")
+    log(f"calibration rows over the whole index: {len(out)} in {time.time() - t:.0f} s")
+    chunks = lexical_chunks(index.store) if cfg.small_indexes else []
+    for size in cfg.small_indexes:
+        for allowed, members in simulated_indexes(questions, all_ids, size, cfg.small_group, cfg.seed):
+            qs = [questions[i] for i in members]
+            out += tagged(candidate_logits(over(SubsetIndex(index, allowed, chunks)), encoder, qs, cfg.rerank), f"small-{size}")
+            for q in qs:
+                if q.get("gold"):
+                    sub = SubsetIndex(index, allowed - set(q["gold"]), chunks)
+                    out += tagged(candidate_logits(over(sub), encoder, [hidden(q)], cfg.rerank), f"small-{size}, gold hidden")
+        log(f"calibration rows with small-{size} indexes: {len(out)} in {time.time() - t:.0f} s")
+    return out
+
+
 def pair_features(prep, ids: list[str]) -> dict:
     """The calibration's pair features besides the logit (assistant.relevance.calibration.STACK_FEATURES)
     for papers ``ids`` of a prepared question, as the answer path measures them."""
     rel = prep.relevance
     return {"dense": [round(float(rel[i].dense), 4) for i in ids],
             "sentence": [round(float(rel[i].sentence), 4) for i in ids],
-            "named": [int(rel[i].named_hit) for i in ids],
-            "coverage": [round(float(rel[i].coverage), 4) for i in ids]}
+            "named": [int(rel[i].named_hit) for i in ids]}
 
 
 def relevance_query(prep) -> str:
@@ -330,6 +381,31 @@ def train_relevance(settings, corpus: list, written: list, held_out: list, other
     return calibrate_relevance(assistant, hq, [Path(h).name for h in held_out], out_folder, cfg, meta, log)
 
 
+def recalibrate_relevance(settings, corpus: list, held_out: list, out_folder: Path | None = None,
+                          cfg: FitSettings | None = None, log=print) -> dict:
+    """Calibrate the relevance model already in ``out_folder`` (default: the package's models/) on ``held_out``
+    question files without fine-tuning it again (minutes, not the fine-tune's 45): what its calibration file
+    says of its training is kept. Raises CrossEncoderError when the folder holds no model."""
+    from assistant.answer import Assistant
+    from assistant.learning.evalsets import load_question_files, open_corpus_index
+    from assistant.learning.trainset import neutral_models
+    from assistant.relevance import CrossEncoderError, model_files
+
+    cfg = cfg or FitSettings()
+    onnx_path, cal_path = model_files(folder=out_folder)
+    if not onnx_path.is_file():
+        raise CrossEncoderError(f"no relevance model at {onnx_path}: run `paper-assistant train --relevance` first")
+    try:
+        old = json.loads(cal_path.read_text())
+    except (OSError, ValueError):
+        old = {}
+    meta = {k: old[k] for k in ("trained_on", "seed", "fine_tune_minutes") if k in old}
+    settings, idx = open_corpus_index(settings, corpus)
+    assistant = Assistant(settings, idx, models=neutral_models())
+    questions = load_question_files(held_out)
+    return calibrate_relevance(assistant, questions, [Path(h).name for h in held_out], out_folder, cfg, meta, log)
+
+
 def calibrate_relevance(assistant, questions: list[dict], names: list[str], out_folder: Path | None,
                         cfg: FitSettings, meta: dict, log=print) -> dict:
     """Calibrate the exported model in ``out_folder`` on ``questions`` (held out from its training) and
@@ -338,12 +414,12 @@ def calibrate_relevance(assistant, questions: list[dict], names: list[str], out_
 
     onnx_path, cal_path = model_files(folder=out_folder)
     encoder = CrossEncoder(onnx_path, cfg.max_length)
-    rows = candidate_logits(assistant, encoder, questions, cfg.rerank)
+    rows = calibration_rows(assistant, encoder, questions, cfg, log)
     stack, cut, cv = calibrate(rows, cfg)
     lrows = list_rows(assistant, encoder, cfg)
     listed, list_cv = list_cutoff(lrows, stack, cfg)
     cut["listed"] = round(max(listed, cut["weak"]), 6)
-    meta = {**meta, "calibrated_on": names, "cv": {k: round(v, 4) for k, v in cv.items()},
+    meta = {**meta, "calibrated_on": names, "cv": {k: round(v, 4) if isinstance(v, float) else v for k, v in cv.items()},
             "list_cv": {k: round(v, 4) for k, v in list_cv.items()}}
     write_calibration(cal_path, stack, cut, meta)
     log(f"calibration {stack['coef']} cutoffs {cut}; 5-fold CV {meta['cv']}")

@@ -9,11 +9,12 @@ from assistant import public_face
 
 __getattr__, __dir__, __all__ = public_face(__name__, {
     "calibration": ("calibrate", "list_cutoff", "write_calibration"),
-    "crossencoder": ("CrossEncoder", "MAX_LENGTH", "cut_question", "load_relevance", "model_files", "passage",
+    "crossencoder": ("CrossEncoder", "CrossEncoderError", "MAX_LENGTH", "cut_question", "load_relevance", "model_files", "passage",
         "relevance_query", "token_counts"),
     "features": ("JUDGE_FEATURES", "judge_features", "retrieved_signals"),
     "judge": ("AbstentionRule", "CrossEncoderJudge", "JUDGE_RULES", "Judge", "LearnedJudge"),
     "learned": ("BoostedJudge", "cutoff_for", "fit_evidence", "load_model", "model_path", "tradeoff"),
+    "names": ("NameCheck", "check_names", "checked_names", "vocabulary"),
     "listing": ("LOOSE_NOTE", "ListBar", "ListResult", "ListedPaper", "as_answer", "bar_note", "bar_scores",
         "code_list", "select"),
 })

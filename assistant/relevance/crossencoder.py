@@ -166,18 +166,22 @@ def cut_question(question: str) -> str:
     return question[:end]
 
 
-STACK_FEATURES = ("logit", "dense", "sentence", "named", "coverage")
+STACK_FEATURES = ("logit", "dense", "sentence", "named")
 """What the calibration reads per (question, paper): the cross-encoder's logit, the best chunk and best
-sentence cosine (assistant.evidence.sentences), whether the paper holds a name the question names, and the share
-of the question's idf-weighted content terms it holds. Each is a property of the pair alone, not of the
-index (no BM25 score, no rank), so a probability means the same on 38 papers and on 23,642. In 5-fold CV
-on the held-out training questions (v1's logits) the logit alone had a top-paper AUC of 0.79 and refused
-43 % of the unanswerable questions at 2.9 % of the answerable ones; with the other four, 0.82 and
-54 % at 3.5 %; reordering the top 10 by the probability raised the gold paper's MRR from 0.95 to 0.98."""
+sentence cosine (assistant.evidence.sentences), and whether the paper holds a name the question names. Each
+is a property of the pair alone, never of the index: no BM25 score, no rank, and (since calibration v3) no
+idf-weighted term coverage, whose weights come from the index's own term statistics and so moved every
+probability with the index's size. In 5-fold CV over train.jsonl and data/train/calibration.jsonl on
+corpus2k (322 answerable, 159 unanswerable questions) the four reach a top-paper AUC of 0.81 and refuse 50 %
+of the unanswerable questions at 2.2 % of the answerable ones (with the coverage: 0.80 and 43 %); the gold
+paper's MRR after reordering the top 10 by the probability is 0.96 (the logit alone: 0.92)."""
+
+PAIR_FEATURES = STACK_FEATURES[1:]
+"""The stack's features besides the logit, as the answer path passes them (:meth:`RelevanceModel.probabilities`)."""
 
 
 def stack_probability(x: np.ndarray, stack: dict) -> np.ndarray:
-    """``σ(w · (x − mean) / scale + b)`` for feature rows ``x`` of shape ``(n, 5)`` (:data:`STACK_FEATURES`),
+    """``σ(w · (x − mean) / scale + b)`` for feature rows ``x`` of shape ``(n, len(stack["coef"]))`` (:data:`STACK_FEATURES`),
     with ``stack`` as :func:`assistant.relevance.calibration.fit_stack` returns it; shape ``(n,)``."""
     z = ((np.asarray(x, dtype=np.float64) - stack["mean"]) / stack["scale"]) @ np.asarray(stack["coef"]) + stack["intercept"]
     return 1.0 / (1.0 + np.exp(-z))
@@ -186,8 +190,7 @@ def stack_probability(x: np.ndarray, stack: dict) -> np.ndarray:
 @dataclass(frozen=True)
 class RelevanceModel:
     """The cross-encoder and its calibration: ``P(paper answers) = σ(w · x + b)`` over the pair's
-    :data:`STACK_FEATURES` (the logit, dense and sentence cosine, name
-    hit, term coverage), standardized.
+    :data:`STACK_FEATURES` (the logit, dense and sentence cosine, name hit), standardized.
 
     Fitted by :mod:`assistant.learning.crossencoder_fit` on out-of-sample logits of the calibration questions;
     ``cutoffs``: ``answered`` at P ≥ ``answered``, ``closest match`` at P ≥ ``weak``, else nothing found;
@@ -201,7 +204,7 @@ class RelevanceModel:
 
     def probabilities(self, question: str, passages: list[str], pair_features: np.ndarray) -> np.ndarray:
         """Calibrated ``P(answers)`` per passage, shape ``(len(passages),)``. ``pair_features``: shape
-        ``(len(passages), 4)``, each row (dense, sentence, named hit 0/1, coverage) of that paper."""
+        ``(len(passages), len(PAIR_FEATURES))``, each row (dense, sentence, named hit 0/1) of that paper."""
         return self.calibrate(self.encoder.logits(question, passages), pair_features)
 
     def calibrate(self, logits: np.ndarray, pair_features: np.ndarray) -> np.ndarray:
@@ -228,4 +231,7 @@ def load_relevance(version: str = RELEVANCE_VERSION, folder: str | None = None) 
         stack = {k: cal["stack"][k] for k in ("coef", "intercept", "mean", "scale")}
     except (KeyError, TypeError) as exc:
         raise CrossEncoderError(f"{cal_path} holds no stacked calibration (run `paper-assistant train --relevance`)") from exc
+    if tuple(cal.get("features", ())) != STACK_FEATURES:
+        raise CrossEncoderError(f"{cal_path} calibrates the features {cal.get('features')}, this version reads "
+                                f"{list(STACK_FEATURES)} (run `paper-assistant train --relevance --recalibrate`)")
     return RelevanceModel(enc, stack, dict(cal["cutoffs"]), cal)

@@ -168,6 +168,10 @@ class CrossEncoderJudge(_FollowUpAndListRules):
     """An absolute list cutoff on each paper's probability; None: a list keeps the papers that reach the
     relative list bar and whose own probability reaches ``weak`` (see docs/limitations.md: the list
     calibration on weakly labelled title-phrase lists reached only P 0.61 / R 0.59 in CV)."""
+    veto: float = 0.0
+    """Below ``weak``, a paper whose bi-encoder evidence ((dense + sentence cosine) / 2) reaches this is a
+    closest match, not nothing found: the cross-encoder misreads questions worded far from their abstract,
+    the embeddings less so (assistant.relevance.calibration.choose_cutoffs)."""
     follow_up_coverage: float = _DEFAULTS.follow_up_coverage
 
     def probability(self, ev: RelevanceEvidence) -> float:
@@ -184,10 +188,13 @@ class CrossEncoderJudge(_FollowUpAndListRules):
             return Verdict.answered, "cross-encoder: answered"
         if p >= self.weak:
             return Verdict.weak, "cross-encoder: weak"
+        if self.veto > 0 and (ev.dense + ev.sentence) / 2 >= self.veto:
+            return Verdict.weak, "cross-encoder: none, embeddings close"
         return Verdict.none, "cross-encoder: none"
 
 
 JUDGE_RULES = ("nothing retrieved", "cross-encoder: answered", "cross-encoder: weak", "cross-encoder: none",
+               "cross-encoder: none, embeddings close",
  "bare reference", "below the list bar", "pointed at", "no sentences",
                "model: answered", "model: weak", "model: none", "named, asked what it is", "named",
                "named, own words held", "coverage guard", "none thresholds", "weak sum", "above thresholds")

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assistant.evidence import Sentence, SentenceCache
-from assistant.relevance.judge import AbstentionRule, Judge, RelevanceEvidence, Verdict
+from assistant.relevance.judge import AbstentionRule, CrossEncoderJudge, Judge, RelevanceEvidence, Verdict
 from assistant.settings import ListCalibration
 from assistant.types import CitedAnswer, Source
 from vectorstore.papers import Paper
@@ -167,6 +167,12 @@ def select(candidates: list[ListedPaper], bar: ListBar, top_verdict: Verdict,
                   if judge.decide(dataclasses.replace(c.relevance, list_share=c.score, list_bar=bar.relative_bar))
                   != Verdict.none]
     kept = {c.id for c in listed}
+    if isinstance(judge, CrossEncoderJudge):
+        # The figure shown beside a paper is its own calibrated P(about the topic), not a share of the best's.
+        for c in candidates:
+            c.score = float(c.relevance.probability or 0.0)
+        listed.sort(key=lambda c: -c.score)
+        ranked = sorted(candidates, key=lambda c: -c.score)
     near = [c for c in ranked if c.id not in kept][: bar.near_misses]
     for i, c in enumerate(listed, 1):
         c.rank = i
@@ -180,8 +186,8 @@ def bar_note(result: ListResult) -> str:
             f"(equal parts keyword match by BM25 and best-sentence similarity to “{result.topic}”), "
             f"among the {result.pool_size} top-ranked of {result.indexed} indexed papers.")
     if not result.papers:
-        head = (f"No paper found: the best of the {result.pool_size} top-ranked of {result.indexed} indexed papers "
-                "does not pass the relevance bar of the abstention rule.")
+        head = (f"No indexed paper is about “{result.topic}”: none of the {result.pool_size} top-ranked of "
+                f"{result.indexed} indexed papers passes the relevance judge.")
     if result.loose:
         head += " " + LOOSE_NOTE
     miss = ("It may miss papers that describe the topic in other words, and list papers that share the "

@@ -47,19 +47,19 @@ def test_the_stacked_calibration_recovers_known_weights():
         sentence = [rng.gauss(0, 1) for _ in range(10)]
         dense = [rng.gauss(0, 1) for _ in range(10)]
         labels = [int(rng.random() < 1 / (1 + math.exp(-(2 * z + 1.5 * s - 1)))) for z, s in zip(logits, sentence)]
-        rows.append({"logits": logits, "dense": dense, "sentence": sentence, "named": [0] * 10,
-                     "coverage": [rng.random() for _ in range(10)], "labels": labels, "answerable": any(labels)})
+        rows.append({"logits": logits, "dense": dense, "sentence": sentence, "named": [int(rng.random() < 0.3) for _ in range(10)],
+                     "labels": labels, "answerable": any(labels)})
     stack = fit_stack(rows, C=1e4)
     w = {f: c / s for f, c, s in zip(STACK_FEATURES, stack["coef"], stack["scale"])}  # per raw unit
     assert abs(w["logit"] - 2.0) < 0.3 and abs(w["sentence"] - 1.5) < 0.3
-    assert abs(w["dense"]) < 0.25 and abs(w["coverage"]) < 0.6
-    x = [[0.0, 0.0, 0.0, 0.0, 0.5]]
-    p = float(stack_probability([[0.0, 0.0, 0.0, 0.0, 0.5]], stack)[0])
+    assert abs(w["dense"]) < 0.25 and abs(w["named"]) < 0.6
+    x = [[0.0, 0.0, 0.0, 1.0]]
+    p = float(stack_probability(x, stack)[0])
     assert abs(p - 1 / (1 + math.exp(1))) < 0.08 and len(x[0]) == len(STACK_FEATURES)
 
 
-_PAIR = {"dense": [0.5, 0.5], "sentence": [0.5, 0.5], "named": [0, 0], "coverage": [0.5, 0.5]}
-LOGIT_ONLY = {"coef": [1.0, 0.0, 0.0, 0.0, 0.0], "intercept": 0.0, "mean": [0.0] * 5, "scale": [1.0] * 5}
+_PAIR = {"dense": [0.5, 0.5], "sentence": [0.5, 0.5], "named": [0, 0]}
+LOGIT_ONLY = {"coef": [1.0, 0.0, 0.0, 0.0], "intercept": 0.0, "mean": [0.0] * 4, "scale": [1.0] * 4}
 """A calibration that reads the logit alone: P = σ(logit)."""
 
 
