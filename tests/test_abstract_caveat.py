@@ -10,6 +10,7 @@ from tests.fake_openai import FakeOpenAI
 
 OMNIMOE = "000_12a0d7b1c5c902c5#13"
 HYPER = "What learning rate did OmniMoE use?"
+NOT_GIVEN = "The question names OmniMoE, but its abstract does not appear to give this."
 CAVEAT = ("Abstracts rarely give exact hyper-parameters: this answer is limited to what the abstracts say. "
           "For them, see the full text of the cited paper: [1] OmniMoE.")
 
@@ -17,12 +18,12 @@ CAVEAT = ("Abstracts rarely give exact hyper-parameters: this answer is limited 
 def test_extractive_answer_says_it_is_limited_to_abstracts(assistant):
     ans = assistant.ask(HYPER)
     assert ans.sources[0].paper_id == OMNIMOE and len(ans.sources) == 1
-    assert ans.caveat == CAVEAT and ans.note == CAVEAT
-    assert answer_text(ans).startswith(f"Note: {CAVEAT}\n")  # the CLI's text
+    assert ans.caveat == CAVEAT and ans.note == f"{NOT_GIVEN} {CAVEAT}"
+    assert answer_text(ans).startswith(f"Note: {NOT_GIVEN} {CAVEAT}\n")  # the CLI's text
 
     from app import answer_markdown
 
-    assert f"⚠ {CAVEAT}" in answer_markdown(ans)  # the chat
+    assert f"⚠ {NOT_GIVEN} {CAVEAT}" in answer_markdown(ans)  # the chat
     plain = assistant.ask("What is OmniMoE?")
     assert plain.caveat == "" and "Abstracts rarely" not in plain.note
 

@@ -152,7 +152,7 @@ class Generator:
     def extractive_text(self, prep: Prepared, cited: list[ScoredPaper], numbers: list[int] | None = None) -> str:
         """Answer composed from each cited paper's best sentence, marked [n] (``numbers``, default 1..)."""
         if not cited:
-            return prep.headline or VERDICT_TEXT[Verdict.none]
+            return f"{prep.headline} {VERDICT_TEXT[Verdict.none]}" if prep.headline else VERDICT_TEXT[Verdict.none]
         numbers = numbers or list(range(1, len(cited) + 1))
         lines = []
         if prep.verdict == Verdict.weak:  # a list question too: no paper cleared the bar, so no count

@@ -21,24 +21,21 @@ from assistant.answer.followup import Anchor, FollowUp, FollowUps, quoted_before
 from assistant.answer.generate import Generator
 from assistant.answer.listed import listed_from
 from assistant.answer.llm import ChatModel, OpenAIChat
+from assistant.answer.notes import annotate, grounded_verdict
 from assistant.answer.prepared import Prepared
 from assistant.evidence import (Cues, RelevanceEvidence, SentenceCache, question_cues, relevance_evidence,
                                 sentence_features)
-from assistant.question import FOREIGN_NOTE, FRAMING_TERMS, Question, analyze, code_request, coverage, looks_foreign, validate_question
+from assistant.question import Question, analyze, code_request, coverage, looks_foreign, validate_question
 from assistant.relevance import (AbstentionRule, CrossEncoderJudge, Judge, LOOSE_NOTE, LearnedJudge, ListBar, NameCheck,
-                                 check_names, checked_names, vocabulary,
-                                 ListResult, code_list, judge_features, load_model, load_relevance, passage,
+                                 ListResult, check_question, code_list, list_judges, title_leads, judge_features, load_model, load_relevance, passage,
                                  relevance_query, retrieved_signals, token_counts)
-from assistant.retrieval import (Filters, HybridRetriever, ScoredPaper, absent_variant, filtered_note, filters_scope,
+from assistant.retrieval import (Filters, HybridRetriever, ScoredPaper, absent_variant, filters_scope,
                                  resolve_filters)
 from assistant.settings import Settings
 from assistant.trace import step
 from assistant.types import CitedAnswer, History, Verdict
 from vectorstore.index import Index
 
-NAMED_NOT_GIVEN = "The question names {label}, but its abstract does not appear to give this."  # found, no answer
-NO_PAPER_ABOUT = "No indexed paper is about “{topic}”."  # a list question whose best paper the judge rejects
-NO_SUCH_VARIANT = "No indexed paper names {name}; the closest is {label}."  # "ZebraNet Pro" asked, ZebraNet found
 NO_EARLIER_ANSWER = "“{words}” refers to an earlier answer, and there is none yet; answering the question as asked."
 
 
@@ -77,9 +74,8 @@ class Assistant:
             self.judge: Judge = rule or LearnedJudge(judge_model, cal.abstention.follow_up_coverage)
         else:
             self.judge = rule or AbstentionRule(**cal.abstention.model_dump(exclude={"learned"}))
-        # A list lists a paper on the model's own probability: the veto (a closest match the embeddings
-        # find close) would list every near paper of an absent topic.
-        self.list_judge = dataclasses.replace(self.judge, veto=0.0) if isinstance(self.judge, CrossEncoderJudge) else self.judge
+        topic = rc.topic if rc.topic is not None or self.relevance_model is None else self.relevance_model.cutoffs.get("topic")
+        self.list_judge, self.topic_judge = list_judges(self.judge, topic, AbstentionRule(**cal.abstention.model_dump(exclude={"learned"})))
         self.list_bar = ListBar(**cal.listing.model_dump())
         self.follow_ups = FollowUps(settings, index)
         llm = chat_model or (OpenAIChat(settings.llm) if settings.llm.configured else None)
@@ -132,10 +128,11 @@ class Assistant:
         evidence, relevance, cues = self.score_evidence(analysis, qvec, tvec, papers, shown)
         if self.relevance_model is not None:
             probabilities = self.rerank(analysis, tvec, papers, relevance)
-            relevance = {pid: dataclasses.replace(ev, probability=probabilities.get(pid, 0.0))
+            relevance = {pid: dataclasses.replace(ev, probability=probabilities.get(pid, 0.0), definition=analysis.definition)
                          for pid, ev in relevance.items()}
             if reranked:
-                papers = sorted(papers, key=lambda p: -probabilities.get(p.id, 0.0))[:k]
+                # A paper the question names stays first ("… of Romberg-ZOGE?"; retrieval.hybrid.names_first).
+                papers = sorted(papers, key=lambda p: (not relevance[p.id].named_hit, -probabilities.get(p.id, 0.0)))[:k]
                 evidence = {p.id: evidence[p.id] for p in papers if p.id in evidence}
                 relevance = {p.id: relevance[p.id] for p in papers if p.id in relevance}
         pinned = self.follow_ups.evidence(asked, follow.anchor, papers, relevance) if follow.anchor else []
@@ -143,30 +140,16 @@ class Assistant:
         variant = absent_variant(analysis, papers) if not analysis.is_list else ""  # "ZebraNet Pro": ZebraNet found
         verdict = Verdict.weak if variant and verdict == Verdict.answered else verdict
         names = self.check_names(analysis, papers)
-        if names.refuses:  # "What accuracy does FlashPrune reach?": no indexed abstract holds FlashPrune
-            verdict = Verdict.none
-        elif names.flags and not analysis.is_list and verdict == Verdict.answered:
-            verdict = Verdict.weak  # "… OmniMoE … on ImageNet?": OmniMoE's abstract never says ImageNet
+        verdict = grounded_verdict(verdict, names, analysis.is_list)
         prep = Prepared(asked.text, follow.query, qvec, papers, evidence, relevance, verdict,
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
                         note=follow.anchor.note if follow.anchor else unanchored, topic_vec=tvec, analysis=analysis,
                         scope=filters_scope(filters), cues=cues)
-        label = (papers[0].paper.label or papers[0].paper.display()) if papers else ""
-        prep.headline = names.headline() or (NO_PAPER_ABOUT.format(topic=analysis.topic)
-                                             if analysis.is_list and verdict == Verdict.none and papers else "")
-        if variant:
-            prep.add_note(NO_SUCH_VARIANT.format(name=variant, label=label))
-        elif names.flags and not names.refuses and not analysis.is_list and papers:
-            prep.add_note(names.note(label))
-        elif (self.relevance_model is not None and verdict != Verdict.answered and not analysis.is_list and papers
-              and papers[0].id in relevance and self.judge.named(relevance[papers[0].id])):
-            # "What image resolution does CacheEdit evaluate at?": the paper is found, the detail is not in it.
-            prep.add_note(NAMED_NOT_GIVEN.format(label=label))
-        if verdict != Verdict.answered and looks_foreign(asked.text, asked.terms, self.index.lexical().retriever.vocab_dict):
-            prep.add_note(FOREIGN_NOTE)
-        if verdict == Verdict.none and filters is not None and filters.active():
-            # The paper that answers may be one the filters leave out: say so, or "nothing found" misleads.
-            prep.add_note(filtered_note(filters))
+        named_top = (self.relevance_model is not None and bool(papers) and papers[0].id in relevance
+                     and self.judge.named(relevance[papers[0].id]))
+        foreign = verdict != Verdict.answered and looks_foreign(asked.text, asked.terms,
+                                                                self.index.lexical().retriever.vocab_dict)
+        annotate(prep, names, variant, named_top, foreign, filters)
         if prep.multi and verdict != Verdict.none:
             prep.listing = self.listing(prep)
             if prep.listing.loose:
@@ -175,14 +158,9 @@ class Assistant:
 
     @step
     def check_names(self, question: Question, papers: list[ScoredPaper]) -> NameCheck:
-        """The question's names looked up in the index and in the top paper (assistant.relevance.names);
-        an empty check with ``calibration.relevance.name_check`` off."""
-        rc = self.calibration.relevance
-        if not rc.name_check:
-            return NameCheck()
-        own = [t for t in question.terms if t not in question.name_terms and t not in FRAMING_TERMS]
-        return check_names(checked_names(question.names), vocabulary(self.index.lexical()),
-                           papers[0].paper.searchable() if papers else None, len(own), rc.name_subject_terms)
+        """The question's names in the index and the top paper (relevance.names); none if ``name_check`` is off."""
+        rc, top = self.calibration.relevance, papers[0].paper.searchable() if papers else None
+        return check_question(question, self.index.lexical(), top, rc.name_subject_terms) if rc.name_check else NameCheck()
 
     @step
     def rerank(self, question: Question, tvec: np.ndarray, papers: list[ScoredPaper],
@@ -208,7 +186,7 @@ class Assistant:
     def analyze(self, question: str) -> Question:
         """The question analysed once; names typed in any case ("omnimoe") spelled as the corpus does."""
         return analyze(validate_question(question), self.index.lexical().names,
-                       self.calibration.question.max_own_terms)
+                       self.calibration.question.max_own_terms, title_leads(self.index))
 
     @step
     def resolve(self, filters: Filters | None) -> Filters | None:
@@ -294,13 +272,14 @@ class Assistant:
 
     @step
     def decide(self, papers: list[ScoredPaper], relevance: dict[str, RelevanceEvidence], listing: bool = False) -> Verdict:
-        """The judge's verdict on the top paper: the answer's verdict. With the cross-encoder, on the
-        paper it rates highest (its calibration reads that paper's probability: assistant.learning.crossencoder_fit)."""
+        """The judge's verdict on the top paper: the answer's verdict. With the cross-encoder, on the paper it
+        rates highest (its calibration reads that paper's probability), or on the top paper the question names."""
         if not papers:
             return Verdict.none
-        judge = self.list_judge if listing else self.judge
-        return judge.decide(relevance[papers[0].id] if self.relevance_model is None else
-                                 max((relevance[p.id] for p in papers), key=lambda ev: ev.probability or 0.0))
+        judge, top = self.topic_judge if listing else self.judge, relevance[papers[0].id]
+        if self.relevance_model is not None and not top.named_hit:
+            top = max((relevance[p.id] for p in papers), key=lambda ev: ev.probability or 0.0)
+        return judge.decide(top)
 
     @step
     def code_papers(self, asked: Question, filters: Filters) -> Prepared:
@@ -322,8 +301,7 @@ class Assistant:
     @step
     def listing(self, prep: Prepared) -> ListResult:
         """A list question's papers: every one above list mode's bar (assistant.relevance.listing)."""
-        return listed_from(prep, self.sentences, self.index.encoder, self.index.store.counts()[0], self.list_judge,
-                           self.list_bar)
+        return listed_from(prep, self.sentences, self.index.encoder, self.index.store.counts()[0], self.list_judge, self.list_bar)
 
     # --- cite → generate → check (assistant.answer.generate) ----------------------------------------------
     def cited_candidates(self, prep: Prepared) -> list[ScoredPaper]:
@@ -335,7 +313,6 @@ class Assistant:
     def stream_text(self, prep: Prepared, cited: list[ScoredPaper], run, hold: bool = False) -> Iterator[str]:
         return self.generator.stream_text(prep, cited, run, hold)
 
-    # --- follow-up helpers kept on the Assistant ------------------------------------------------------
     def bounded_history(self, history: History) -> History:
         return self.follow_ups.bounded_history(history)
 

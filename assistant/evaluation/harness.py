@@ -143,11 +143,10 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
             m = ranking_metrics([p.id for p in prep.papers], q["gold"], q["kind"])
             per_mode[RERANKED][q["kind"]].append(m)
             per_mode[RERANKED]["overall"].append(m)
-        if prep.multi and prep.listing is not None:
-            listed = {c.id for c in prep.listing.papers}
-            if q["gold"] and q["kind"] == "multi":
-                precision.append(len(listed & set(q["gold"])) / len(listed) if listed else 0.0)
-                recall.append(len(listed & set(q["gold"])) / len(q["gold"]))
+        if q["gold"] and q["kind"] == "multi":  # a refused list recalls nothing; precision is of lists listing any
+            listed = {c.id for c in prep.listing.papers} if prep.multi and prep.listing is not None else set()
+            precision += [len(listed & set(q["gold"])) / len(listed)] if listed else []
+            recall.append(len(listed & set(q["gold"])) / len(q["gold"]))
         if not q["gold"] and prep.analysis is not None and prep.analysis.is_list:
             absent += 1
             absent_empty += prep.verdict == Verdict.none or (prep.listing is not None and not prep.listing.papers)
@@ -166,8 +165,9 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
             progress()
     for mode in (*MODES, RERANKED):
         report.ranking[mode] = {kind: _mean(rows) for kind, rows in per_mode[mode].items()}
-    if precision:
-        report.lists.update(precision=sum(precision) / len(precision), recall=sum(recall) / len(recall), n=len(precision))
+    if recall:
+        report.lists.update(precision=sum(precision) / len(precision) if precision else 0.0,
+                            recall=sum(recall) / len(recall), n=len(recall))
     if absent:
         report.lists.update(absent=absent, absent_empty=absent_empty)
     report.abstention = abstention_report(answerable, nones)
@@ -262,16 +262,14 @@ def abstention_report(answerable: list[tuple[Verdict, float]], nones: list[tuple
 
 
 def honesty_lines(rep: EvalReport) -> list[str]:
-    """The figures an honest answer is held to, first: unanswerable questions answered with no hedge (neither
-    refused nor flagged), answerable ones refused, answerable ones refused or flagged, absent-topic lists that
-    list nothing, and list precision and recall ('multi' questions)."""
+    """The honesty figures: unanswerable questions answered with no hedge, answerable ones refused, and refused or
+    flagged, absent-topic lists listing nothing, list precision and recall ('multi' questions)."""
     a = rep.abstention
     lines = ["honesty (verdicts of the answer path as configured):"]
     if a.none_questions:
         lines.append(f"  unanswerable answered with no hedge: {1 - a.none_flagged:.1%} of {a.none_questions}")
     if a.answerable_questions:
-        lines.append(f"  answerable refused: {a.answerable_abstained:.1%}; refused or flagged: "
-                     f"{a.answerable_flagged:.1%} (of {a.answerable_questions})")
+        lines.append(f"  answerable refused: {a.answerable_abstained:.1%}; refused or flagged: {a.answerable_flagged:.1%} (of {a.answerable_questions})")
     if rep.lists.get("absent"):
         lines.append(f"  absent-topic lists with zero papers: {int(rep.lists['absent_empty'])} of {int(rep.lists['absent'])}")
     if rep.lists.get("n"):

@@ -187,7 +187,8 @@ def list_text(result) -> str:
 
 def _list_text(result) -> str:
     n = result.count
-    lines = [f"Found {counted(n, 'paper')} matching “{result.topic}”{_scope(result)}" + (":" if n else ".")]
+    lines = [f"Found {counted(n, 'paper')} matching “{result.topic}”{_scope(result)}:" if n else
+             f"No indexed paper is about “{result.topic}”{_scope(result)}."]
     if result.weak:
         lines.insert(0, f"({VERDICT_TEXT[Verdict.weak]})")
     for p in result.papers:
@@ -212,7 +213,7 @@ def list_markdown(result) -> str:
     """A list result for a chat bubble: the count, then one line with its evidence sentence per paper."""
     n = result.count
     if not n:
-        return f"**0 papers** match “{inert(result.topic)}”{inert(_scope(result))}.\n\n_{inert(result.note)}_"
+        return f"**No indexed paper** is about “{inert(result.topic)}”{inert(_scope(result))}.\n\n_{inert(result.note)}_"
     lines = [f"**{n} paper{'s' if n != 1 else ''}** match{'es' if n == 1 else ''} “{inert(result.topic)}”"
              f"{inert(_scope(result))}:", ""]
     if result.weak:

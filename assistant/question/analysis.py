@@ -50,6 +50,8 @@ _WORD = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z][A-Za-z0-9_-]*[A-Za-z0-9](?![A-Za
 COMMON_NAMES = frozenset({"LLM", "LLMs", "AI", "RL", "ML", "NLP", "GPU", "GPUs", "CPU", "API", "QA", "MoE", "VLM",
                           "VLMs", "LoRA", "ASR", "RAG", "3D", "2D", "CNN", "CNNs", "GAN", "GANs", "I", "II"})
 """Name-like tokens too common in the field to say which paper is meant ("LLM", "MoE")."""
+_CAPITALIZED = re.compile(r"(?<![A-Za-z0-9_-])[A-Z][a-z][A-Za-z0-9+]*(?![A-Za-z0-9_-])")
+_HYPHENATED = re.compile(r"(?<![A-Za-z0-9_-])[A-Z][a-z0-9]+(?:-[A-Za-z0-9]+)+(?![A-Za-z0-9_-])")
 # "Compare CacheEdit and World Shaper": a run of capitalized words is a several-word name.
 _TITLE_RUN = re.compile(r"(?<![\w-])(?:[A-Z][a-z]+ )+[A-Z][a-z]+(?![\w-])")
 _OPENERS = {"What", "Which", "How", "Why", "When", "Where", "Who", "Is", "Are", "Do", "Does", "Can", "Could", "Compare",
@@ -80,10 +82,18 @@ def spell_names(question: str, names: dict[str, str]) -> str:
     return _WORD.sub(spelled, question)
 
 
-def question_names(question: str) -> list[str]:
+def question_names(question: str, title_names: frozenset[str] = frozenset()) -> list[str]:
     """Name-like tokens of a question (:data:`NAME`), generic ones dropped, and runs of capitalized
-    words inside it ("Compare CacheEdit and World Shaper" → CacheEdit, World Shaper)."""
+    words inside it ("Compare CacheEdit and World Shaper" → CacheEdit, World Shaper). ``title_names``:
+    the names indexed titles lead with, lower case ("falcon" for "Falcon: Fast Spectral Inference …"): a
+    capitalized word of the question that is one of them is a name too ("What is Falcon?")."""
     found = [n.strip("-") for n in NAME.findall(question) if n.strip("-") not in COMMON_NAMES and len(n) > 1]
+    if title_names:
+        found += [w for w in _CAPITALIZED.findall(question)
+                  if w.lower() in title_names and w not in _OPENERS and w not in found]
+    # "Romberg-ZOGE": a capitalized word hyphenated to a name is one name (NAME alone finds neither part).
+    found += [h for h in _HYPHENATED.findall(question)
+              if h not in found and any(NAME.fullmatch(part) for part in h.split("-")[1:])]
     for run in _TITLE_RUN.findall(question):
         words = run.split()
         while words and words[0] in _OPENERS:  # "Compare World Shaper" → World Shaper
@@ -295,13 +305,14 @@ class Question:
         return "lookup"
 
 
-def analyze(text: str, corpus_names: dict[str, str] | None = None, max_own_terms: int = MAX_OWN_TERMS) -> Question:
+def analyze(text: str, corpus_names: dict[str, str] | None = None, max_own_terms: int = MAX_OWN_TERMS,
+            title_names: frozenset[str] = frozenset()) -> Question:
     """The :class:`Question` for ``text``. With ``corpus_names`` (lower case → spelling), names typed
-    in any case are first spelled as the corpus spells them (:func:`spell_names`). No validation:
-    see :func:`validate_question`."""
+    in any case are first spelled as the corpus spells them (:func:`spell_names`); ``title_names``: see
+    :func:`question_names`. No validation: see :func:`validate_question`."""
     if corpus_names is not None:
         text = spell_names(text, corpus_names)
-    names = question_names(text)
+    names = question_names(text, title_names)
     terms = tokenize(text)
     list_cue = "words" if LIST_QUESTION.search(text) else "lead-in" if LIST_LEAD.match(text) else ""
     is_list = bool(list_cue)

@@ -12,9 +12,9 @@ __getattr__, __dir__, __all__ = public_face(__name__, {
     "crossencoder": ("CrossEncoder", "CrossEncoderError", "MAX_LENGTH", "cut_question", "load_relevance", "model_files", "passage",
         "relevance_query", "token_counts"),
     "features": ("JUDGE_FEATURES", "judge_features", "retrieved_signals"),
-    "judge": ("AbstentionRule", "CrossEncoderJudge", "JUDGE_RULES", "Judge", "LearnedJudge"),
+    "judge": ("AbstentionRule", "CrossEncoderJudge", "JUDGE_RULES", "Judge", "LearnedJudge", "list_judges"),
     "learned": ("BoostedJudge", "cutoff_for", "fit_evidence", "load_model", "model_path", "tradeoff"),
-    "names": ("NameCheck", "check_names", "checked_names", "vocabulary"),
+    "names": ("NameCheck", "check_names", "check_question", "checked_names", "title_leads", "vocabulary"),
     "listing": ("LOOSE_NOTE", "ListBar", "ListResult", "ListedPaper", "as_answer", "bar_note", "bar_scores",
         "code_list", "select"),
 })

@@ -5,7 +5,7 @@ answers" on the cross-encoder's logit and four pair features (:data:`STACK_FEATU
 (Platt 1999) generalised to several inputs); the verdict
 cutoffs on the best paper's probability within a refusal budget, their k-fold cross-validation, and the
 list cutoff (best F1 on held-out lists). Rows are ``{"logits", "dense", "sentence", "named", "labels", "answerable"}`` dicts as
-:func:`assistant.learning.crossencoder_fit.candidate_logits` writes them.
+:func:`assistant.learning.crossencoder_calibrate.candidate_logits` writes them.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def top_support(row: dict, stack: dict) -> float:
 
 
 def variant(row: dict) -> str:
-    """Which index a row was asked over (assistant.learning.crossencoder_fit.calibration_rows); "whole" if untagged."""
+    """Which index a row was asked over (assistant.learning.crossencoder_calibrate.calibration_rows); "whole" if untagged."""
     return row.get("variant", "whole")
 
 
@@ -70,7 +70,9 @@ def choose_cutoffs(rows: list[dict], stack: dict, cfg) -> dict:
     probability, ``answered`` at the ``flag_rate`` one; ``veto`` at the ``veto_rate`` quantile of the
     answerable rows' :func:`top_support`: below ``weak`` a paper the bi-encoder finds at least that close
     is a closest match, not nothing (the cross-encoder misreads questions worded far from their abstract);
-    ``listed`` 0.5 (a calibrated probability: even odds) unless that is below ``weak``."""
+    ``topic`` (a list question's topic is present when its best paper reaches it) at the ``absent_list_rate``
+    quantile of the unanswerable list questions' top probability, so that share of absent-topic lists list
+    nothing; ``listed`` 0.5 (a calibrated probability: even odds) unless that is below ``weak``."""
     ans = [r for r in rows if r["answerable"]]
     if not ans:
         return {"weak": 0.5, "answered": 0.5, "listed": 0.5, "veto": 0.0}
@@ -85,15 +87,19 @@ def choose_cutoffs(rows: list[dict], stack: dict, cfg) -> dict:
     weak = min(quantile(p, cfg.refuse_rate) for p in by.values())
     answered = max(weak, min(quantile(p, cfg.flag_rate) for p in by.values()))
     veto = quantile([top_support(r, stack) for r in ans], getattr(cfg, "veto_rate", 0.0))
+    absent = [top_probability(r, stack) for r in rows if not r["answerable"] and r.get("list") and "hidden" not in variant(r)]
+    topic = max(weak, quantile(absent, getattr(cfg, "absent_list_rate", 0.9)) + 2e-6) if absent else weak
     return {"weak": round(weak, 6), "answered": round(answered, 6), "listed": round(max(0.5, weak), 6),
-            "veto": round(veto, 6)}
+            "veto": round(veto, 6), "topic": round(topic, 6)}
 
 
 def verdict_of(row: dict, stack: dict, cut: dict) -> str:
     """The verdict the answer path gives a row under ``cut`` (assistant.relevance.judge.CrossEncoderJudge)."""
     p = top_probability(row, stack)
     if p < cut["weak"]:
-        return "weak" if top_support(row, stack) >= cut.get("veto", 0.0) and cut.get("veto", 0.0) > 0 else "none"
+        j = int(np.argmax(probabilities(row, stack)))
+        close = top_support(row, stack) >= cut.get("veto", 0.0) > 0
+        return "weak" if close or row["named"][j] else "none"
     return "weak" if p < cut["answered"] else "answered"
 
 
@@ -146,7 +152,7 @@ def calibrate(rows: list[dict], cfg) -> tuple[dict, dict, dict]:
 
 def list_cutoff(rows: list[dict], stack: dict, cfg) -> tuple[float, dict]:
     """The list cutoff on the calibrated probability (:func:`stack_probability`): the one with the best F1 of list
-    membership on the held-out list rows (:func:`assistant.learning.crossencoder_fit.list_rows`); and its cross-validated precision and
+    membership on the held-out list rows (:func:`assistant.learning.crossencoder_calibrate.list_rows`); and its cross-validated precision and
     recall (chosen on k−1 folds of phrases, counted on the k-th). The rows' labels are weak (a paper
     about the topic in other words counts as off it), so the precision is a lower bound."""
     def probs(rs):

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assistant.evidence import Sentence, SentenceCache
-from assistant.relevance.judge import AbstentionRule, CrossEncoderJudge, Judge, RelevanceEvidence, Verdict
+from assistant.relevance.judge import AbstentionRule, Judge, RelevanceEvidence, Verdict
 from assistant.settings import ListCalibration
 from assistant.types import CitedAnswer, Source
 from vectorstore.papers import Paper
@@ -158,8 +158,12 @@ def select(candidates: list[ListedPaper], bar: ListBar, top_verdict: Verdict,
         for c in candidates:
             c.score = float(c.relevance.probability or 0.0)
     ranked = sorted(candidates, key=lambda c: -c.score)
+    # With the relevance model, the figure shown beside a paper is its own calibrated P(about the topic), not a
+    # share of the best paper's evidence.
+    shown = {c.id: float(c.relevance.probability) for c in candidates if c.relevance.probability is not None}
+    show = bool(candidates) and len(shown) == len(candidates)
     if not ranked or top_verdict == Verdict.none:
-        return [], ranked[: bar.near_misses]
+        return [], (_shown(ranked, shown) if show else ranked)[: bar.near_misses]
     if absolute is not None:
         listed = [c for c in ranked if absolute(c.relevance)]
     else:
@@ -167,16 +171,19 @@ def select(candidates: list[ListedPaper], bar: ListBar, top_verdict: Verdict,
                   if judge.decide(dataclasses.replace(c.relevance, list_share=c.score, list_bar=bar.relative_bar))
                   != Verdict.none]
     kept = {c.id for c in listed}
-    if isinstance(judge, CrossEncoderJudge):
-        # The figure shown beside a paper is its own calibrated P(about the topic), not a share of the best's.
-        for c in candidates:
-            c.score = float(c.relevance.probability or 0.0)
-        listed.sort(key=lambda c: -c.score)
-        ranked = sorted(candidates, key=lambda c: -c.score)
+    if show:
+        listed, ranked = _shown(listed, shown), _shown(ranked, shown)
     near = [c for c in ranked if c.id not in kept][: bar.near_misses]
     for i, c in enumerate(listed, 1):
         c.rank = i
     return listed, near
+
+
+def _shown(papers: list[ListedPaper], probability: dict[str, float]) -> list[ListedPaper]:
+    """``papers`` with their shown score set to ``probability`` (paper id → P), best first."""
+    for c in papers:
+        c.score = probability[c.id]
+    return sorted(papers, key=lambda c: -c.score)
 
 
 def bar_note(result: ListResult) -> str:

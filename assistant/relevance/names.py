@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from assistant.question import COMMON_NAMES, names_in
+from assistant.question import COMMON_NAMES, FRAMING_TERMS, names_in
 from vectorstore.lexical import NAME, tokenize
 
 VENUES = frozenset({"NeurIPS", "NIPS", "ICLR", "ICML", "CVPR", "ICCV", "ECCV", "ACL", "EMNLP", "NAACL", "AAAI", "IJCAI",
@@ -65,14 +65,15 @@ class NameCheck:
         return ABSENT_TEXT.format(names=joined(self.absent)) if self.refuses else ""
 
     def note(self, label: str) -> str:
-        """What the answer's note says of the names: "No indexed abstract mentions NIPS." for absent ones,
-        "OmniMoE's abstract does not mention ImageNet." for the others the top paper ``label`` lacks; "" when
-        every name is in the top paper."""
-        elsewhere = [n for n in self.unmentioned if n not in self.absent]
-        parts = [ABSENT_TEXT.format(names=joined(self.absent))] if self.absent else []
-        if elsewhere:
-            parts.append(UNMENTIONED_TEXT.format(label=label, names=joined(elsewhere)))
-        return " ".join(parts)
+        """What the answer's note says of the names the top paper ``label`` lacks: "OmniMoE's abstract does not
+        mention ImageNet." (and, when no indexed abstract does, "… (nor does any other indexed abstract)");
+        "" when it holds every name."""
+        if not self.unmentioned:
+            return ""
+        text = UNMENTIONED_TEXT.format(label=label, names=joined(self.unmentioned))
+        if set(self.unmentioned) <= set(self.absent):
+            text = text[:-1] + " (nor does any other indexed abstract)."
+        return text
 
 
 def joined(names) -> str:
@@ -113,6 +114,22 @@ def indexed(name: str, vocab: frozenset) -> bool:
 
 
 _VOCABS: dict[int, tuple[object, frozenset]] = {}
+_LEADS: dict[int, tuple[object, frozenset]] = {}
+_LEAD = re.compile(r"^\s*([A-Z][\w+-]*(?: [A-Z][\w+-]*){0,2})\s*:")
+
+
+def title_leads(index) -> frozenset[str]:
+    """Lower-case names that indexed titles lead with ("falcon" for "Falcon: Fast Spectral Inference on
+    Encrypted Data"; one to three capitalized words before a colon), made once per lexical index (an ingest
+    makes a new one). A question naming one names that paper (assistant.question.analysis.question_names)."""
+    lexical = index.lexical()
+    hit = _LEADS.get(id(index))
+    if hit is None or hit[0] is not lexical:
+        leads = {m.group(1).lower() for t in index.store.titles().values() if (m := _LEAD.match(t))}
+        hit = (lexical, frozenset(leads))
+        _LEADS.clear()
+        _LEADS[id(index)] = hit
+    return hit[1]
 
 
 def vocabulary(lexical) -> frozenset:
@@ -147,3 +164,11 @@ def _spelled_in(name: str, text: str) -> bool:
     """``name`` in ``text`` with its hyphens optional ("Flash-Prune" ~ "FlashPrune"), any case, maybe plural."""
     core = r"-?".join(re.escape(c) for c in name.replace("-", ""))
     return re.search(rf"(?<![A-Za-z0-9_]){core}(?:s|es)?(?![A-Za-z0-9_])", text, re.I) is not None
+
+
+def check_question(question, lexical, top_text: str | None, subject_terms: int = 11) -> NameCheck:
+    """:func:`check_names` of an analysed question (assistant.question.Question) against a lexical index
+    (vectorstore.lexical.LexicalIndex) and the top paper's ``top_text``; the question's own terms are its
+    content terms outside its names and framing words."""
+    own = [t for t in question.terms if t not in question.name_terms and t not in FRAMING_TERMS]
+    return check_names(checked_names(question.names), vocabulary(lexical), top_text, len(own), subject_terms)

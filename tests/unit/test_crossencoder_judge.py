@@ -7,7 +7,7 @@ import math
 import pytest
 
 from assistant.relevance.crossencoder import STACK_FEATURES, stack_probability
-from assistant.relevance.calibration import calibrate, choose_cutoffs, fit_stack, list_cutoff, top_probability
+from assistant.relevance.calibration import verdict_of, calibrate, choose_cutoffs, fit_stack, list_cutoff, top_probability
 from assistant.learning.crossencoder_fit import FitSettings
 from assistant.relevance.judge import CrossEncoderJudge, RelevanceEvidence, Verdict
 
@@ -63,9 +63,13 @@ LOGIT_ONLY = {"coef": [1.0, 0.0, 0.0, 0.0], "intercept": 0.0, "mean": [0.0] * 4,
 """A calibration that reads the logit alone: P = σ(logit)."""
 
 
+_FAR = {"dense": [0.2, 0.2], "sentence": [0.2, 0.2], "named": [0, 0]}
+"""Bi-encoder evidence of an unanswerable question's papers: far below the answerable ones' 0.5."""
+
+
 def _rows(answerable: list[float], none: list[float]) -> list[dict]:
     return ([{"logits": [z, z - 3], "labels": [1, 0], "answerable": True, **_PAIR} for z in answerable]
-            + [{"logits": [z, z - 3], "labels": [0, 0], "answerable": False, **_PAIR} for z in none])
+            + [{"logits": [z, z - 3], "labels": [0, 0], "answerable": False, **_FAR} for z in none])
 
 
 def test_cutoffs_refuse_at_most_the_budget_of_answerable_questions():
@@ -75,6 +79,11 @@ def test_cutoffs_refuse_at_most_the_budget_of_answerable_questions():
     refused = [r for r in rows if r["answerable"] and top_probability(r, LOGIT_ONLY) < cut["weak"]]
     flagged = [r for r in rows if r["answerable"] and top_probability(r, LOGIT_ONLY) < cut["answered"]]
     assert len(refused) <= 2 and len(flagged) <= 8 and cut["weak"] <= cut["answered"]
+    # The veto is the answerable questions' bi-encoder evidence (all 0.5 here): below 'weak', a paper the
+    # embeddings find that close is a closest match, one far from the question nothing found.
+    assert abs(cut["veto"] - 0.5) < 1e-3
+    low = {"logits": [-9.0, -12.0], "labels": [0, 0], "answerable": False}
+    assert verdict_of({**low, **_FAR}, LOGIT_ONLY, cut) == "none" and verdict_of({**low, **_PAIR}, LOGIT_ONLY, cut) == "weak"
     stack, cut, cv = calibrate(rows, cfg)
     # Out of fold the budget holds within a question or two of each fold's 30; most 'none' are refused.
     assert cv["answerable_refused"] <= 0.07 and cv["none_refused"] > 0.5
