@@ -6,8 +6,10 @@
    from spawn until the page answers HTTP 200; then the first question through the app's /ask API
    (it loads the BM25 index and the exact-search matrix from their caches) and 10 more; the app's
    resident memory (VmRSS, and the peak VmHWM) is read from /proc after them.
-2. Extractive answer latency, warm, in-process: Assistant.ask for the dev.jsonl questions and
-   seeded random paper titles (~120), after 5 warm-up questions; p50/p95.
+2. Extractive answer latency, warm, in-process, with the default answer path (the relevance model and the
+   name check on): Assistant.ask for the dev.jsonl questions and seeded random paper titles (~120), after 5
+   warm-up questions; p50/p95. Then "Which papers …?" list questions apart (dev's list questions and
+   "Which papers study <topic>?" for title phrases): the list path judges a pool of 20 papers, not 10.
 Writes results/answer.json and results/answer.png.
 """
 
@@ -122,7 +124,22 @@ def main() -> None:
     res["extractive"] = {"papers": papers, "questions": len(lat), "open_s": open_s,
                          "p50_ms": percentile(lat, 50) * 1000, "p95_ms": percentile(lat, 95) * 1000,
                          "max_ms": max(lat) * 1000}
-    res["targets"] = {"answer_p95_ms": res["extractive"]["p95_ms"], "answer_p95_target_ms": 300,
+    topics = ["reinforcement learning", "graph neural networks", "federated learning", "diffusion models",
+              "adversarial robustness", "causal inference", "meta-learning", "knowledge distillation",
+              "contrastive learning", "neural architecture search", "bayesian optimization", "object detection",
+              "machine translation", "speech recognition", "time series forecasting", "protein design",
+              "differential privacy", "continual learning", "sparse attention", "model compression"]
+    lists = [q for q in dev if q.lower().startswith("which papers")] + [f"Which papers study {t}?" for t in topics]
+    list_lat = []
+    for q in lists:
+        t = time.perf_counter()
+        assistant.ask(q)
+        list_lat.append(time.perf_counter() - t)
+    res["lists"] = {"questions": len(list_lat), "p50_ms": percentile(list_lat, 50) * 1000,
+                    "p95_ms": percentile(list_lat, 95) * 1000, "max_ms": max(list_lat) * 1000}
+    print(json.dumps(res["lists"]), flush=True)
+    res["targets"] = {"answer_p95_ms": res["extractive"]["p95_ms"], "answer_p95_target_ms": 500,
+                      "list_p95_ms": res["lists"]["p95_ms"], "list_p95_target_ms": 1000,
                       "app_ready_s": res["app"]["ready_s"], "app_ready_target_s": 8,
                       "app_rss_mb": res["app"]["rss_mb"], "app_rss_target_mb": 1536}
     write_json("answer", res)
@@ -131,7 +148,7 @@ def main() -> None:
     fig, (a, b) = pyplot.subplots(1, 2, figsize=(10, 4))
     a.hist([x * 1000 for x in lat], bins=30)
     a.axvline(res["extractive"]["p95_ms"], color="k", ls="--", label=f"p95 {res['extractive']['p95_ms']:.0f} ms")
-    a.axvline(300, color="red", ls=":", label="target p95 300 ms")
+    a.axvline(500, color="red", ls=":", label="target p95 500 ms")
     a.set_xlabel("ms")
     a.set_title(f"Extractive answer latency, warm ({papers:,} papers)")
     a.legend(fontsize=8)
