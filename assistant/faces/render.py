@@ -239,7 +239,9 @@ def list_html(result) -> str:
 
     n = result.count
     parts = [f'<div class="pa-list"><p class="pa-list-count"><b>{n}</b> paper{"s" if n != 1 else ""} found '
-             f'for “{_html.escape(result.topic)}”{_html.escape(_scope(result))}.</p>']
+             f'for “{_html.escape(result.topic)}”{_html.escape(_scope(result))}.</p>' if n else
+             f'<div class="pa-list"><p class="pa-list-count"><b>No indexed paper</b> is about '
+             f'“{_html.escape(result.topic)}”{_html.escape(_scope(result))}.</p>']
     if result.weak:
         parts.append(f'<p class="pa-list-weak"><i>{_html.escape(VERDICT_TEXT[Verdict.weak])}</i></p>')
     for p in result.papers:
