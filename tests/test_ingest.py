@@ -350,3 +350,33 @@ def test_a_cache_file_swapped_for_a_special_file_is_named_by_doctor_and_rebuilt_
     assert [idx.lexical().paper_ids[i] for i, _ in idx.lexical().search("diffusion", 2)] == ["l#2"]
     assert dense.is_file() and not dense.is_symlink() and keywords.is_file() and not keywords.is_symlink()
     assert LexicalIndex.inspect(keywords.parent)[1] is None and next(run_doctor(load_settings(index=tmp_path / "i")))[0]
+
+
+def test_an_unreadable_file_in_a_folder_is_skipped_and_named_and_keeps_its_papers(tmp_path, encoder, monkeypatch):
+    """Hostile round (#35, medium 3): a file the system will not let us read (PermissionError) aborted the whole
+    ingest with "unexpected PermissionError"; the readable new file beside it was not ingested. The test runs
+    as root, which reads any file, so the refusal is made at the one call that reads it."""
+    import json
+    from pathlib import Path
+
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    locked, fresh = folder / "a.jsonl", folder / "b.jsonl"
+    locked.write_text(json.dumps({"id": "x", "abstract": "Alpha paper about graph kernels."}) + "\n")
+    idx = open_index(tmp_path / "idx", encoder)
+    ingest([folder], idx)
+    fresh.write_text(json.dumps({"id": "y", "abstract": "Beta paper on diffusion samplers."}) + "\n")
+    with locked.open("a") as f:  # changed since, so it must be read again
+        f.write(json.dumps({"id": "z", "abstract": "Gamma paper on protein folding."}) + "\n")
+    real_read = Path.read_bytes
+
+    def refusing_read(self):
+        if str(self) == str(locked):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refusing_read)
+    res = ingest([folder], idx)
+    assert res.added == 1 and len(res.skipped) == 1
+    assert res.skipped[0] == f"{locked}: cannot be read (permission denied): skipped; its indexed papers are kept"
+    assert set(idx.store.get_papers(["x", "y"])) == {"x", "y"}  # the locked file's paper stays

@@ -45,8 +45,17 @@ def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
 
 
 def load_file(path: Path) -> list[Paper]:
-    """Papers of one ``.jsonl`` file or ``.txt`` paper list (extension in any case); raises CorpusError."""
-    return load_jsonl(path) if Path(path).suffix.lower() == ".jsonl" else load_paper_list(path)
+    """Papers of one ``.jsonl`` file or ``.txt`` paper list (extension in any case); raises CorpusError, also for
+    a file the operating system will not let us read (permissions, a folder in its place): the ingest skips and
+    reports it, and its indexed papers stay, instead of stopping the run (hostile round #35)."""
+    try:
+        return load_jsonl(path) if Path(path).suffix.lower() == ".jsonl" else load_paper_list(path)
+    except PermissionError as exc:
+        raise CorpusError(f"{path}: cannot be read (permission denied): skipped; its indexed papers are kept") from exc
+    except IsADirectoryError as exc:
+        raise CorpusError(f"{path}: is a folder, not a paper file: skipped") from exc
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot be read ({exc.strerror or exc}): skipped; its indexed papers are kept") from exc
 
 
 def load_papers(paths: Iterable[str | Path]) -> list[Paper]:
