@@ -44,6 +44,8 @@ class FitSettings:
     warmup: float = 0.1
     max_length: int = MAX_LENGTH
     threads: int = 2
+    device: str = "auto"
+    """"auto": a CUDA GPU when torch sees one, else the CPU; "cpu": the CPU always."""
     title_limit: int | None = 800
     """Titled papers used as ``title`` queries (None: every one not held out)."""
     title_negatives: int = 2
@@ -162,7 +164,9 @@ class _Scorer:
 def fine_tune(queries: list[str], passages: list[str], labels: list[int], weights: list[float],
               cfg: FitSettings, log=print):
     """The fine-tuned scorer (a ``torch.nn.Module``: ``(input_ids, attention_mask, token_type_ids)`` →
-    logits of shape ``(batch,)``), on CPU. Deterministic for a given ``cfg.seed`` and thread count."""
+    logits of shape ``(batch,)``), returned on the CPU. Trains on a CUDA GPU when torch sees one (``cfg.device``
+    "auto"; "cpu" forces the CPU): the same recipe, so the same model within the eval's tolerance, not bit for
+    bit. On the CPU deterministic for a given ``cfg.seed`` and thread count."""
     import torch
     from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -173,7 +177,8 @@ def fine_tune(queries: list[str], passages: list[str], labels: list[int], weight
     torch.set_num_threads(cfg.threads)
     path = base_model_dir()
     tok = AutoTokenizer.from_pretrained(path)
-    model = _Scorer.build(path)
+    device = "cuda" if cfg.device == "auto" and torch.cuda.is_available() else "cpu"
+    model = _Scorer.build(path).to(device)
     model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     body = [p for p in model.bert.parameters() if p.requires_grad]
     opt = torch.optim.AdamW([{"params": body, "lr": cfg.lr}, {"params": model.head.parameters(), "lr": cfg.head_lr}],
@@ -195,9 +200,10 @@ def fine_tune(queries: list[str], passages: list[str], labels: list[int], weight
             idx = order[s:s + cfg.batch]
             enc = tok([qs[i] for i in idx], [passages[i] for i in idx], truncation="only_second",
                       max_length=cfg.max_length, padding=True, return_tensors="pt")
+            enc = {k: v.to(device) for k, v in enc.items()}
             logits = model(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
-            y = torch.tensor([float(labels[i]) for i in idx])
-            w = torch.tensor([float(weights[i]) for i in idx])
+            y = torch.tensor([float(labels[i]) for i in idx], device=device)
+            w = torch.tensor([float(weights[i]) for i in idx], device=device)
             loss = (loss_fn(logits, y) * w).sum() / w.sum()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -212,7 +218,8 @@ def fine_tune(queries: list[str], passages: list[str], labels: list[int], weight
                 log(f"step {step}/{steps}  loss {run_loss:.3f}  {rate:.1f} pairs/s  "
                     f"eta {(steps - step) * cfg.batch / rate / 60:.0f} min")
     model.eval()
-    return model
+    log(f"fine-tuned on {device}")
+    return model.to("cpu")
 
 
 def export_int8(model, out: Path) -> Path:
