@@ -5,17 +5,20 @@ check outright: either some indexed title or abstract holds it or none does. No 
 than the index's own vocabulary, so this is a lookup, not a learned score:
 
 - *absent*: the name is in no indexed title or abstract. When the question's first name (what it is about)
-  is absent, nothing indexed answers it: the verdict is ``none`` and the answer opens with
-  :data:`ABSENT_TEXT` ("No indexed abstract mentions FlashPrune.").
+  is absent and the question says little else (at most ``calibration.relevance.name_subject_terms`` content
+  terms of its own), nothing indexed answers it: the verdict is ``none`` and the answer opens with
+  :data:`ABSENT_TEXT` ("No indexed abstract mentions FlashPrune."). A longer question may name it in passing
+  ("… with BLEU-style rewards"): it is flagged instead.
 - *unmentioned*: the name is indexed somewhere (or absent) but not in the paper the answer quotes. The
   answer is at most ``weak`` and says :data:`UNMENTIONED_TEXT` ("OmniMoE's abstract does not mention
   ImageNet."), still quoting what the abstract does say.
 
-A name is a name-like token of the question (:data:`vectorstore.lexical.NAME`: an acronym, CamelCase or a
-digit-bearing word) that is not one of the field's generic ones (``COMMON_NAMES``: LLM, MoE, GPU, …);
-capitalised plain words ("Which", "Falcon") are not checked. Spelling variants count as the same name:
-case, hyphens ("Flash-Prune"), a plural ("PINNs"), the stemmer's other endings; the index's terms are
-compared the same way (:func:`name_terms`).
+The names are the question's (assistant.question.analysis.question_names: acronyms, CamelCase and
+digit-bearing words, a capitalized word hyphenated to one, "Romberg-ZOGE", and a word an indexed title leads
+with, "Falcon: …", :func:`title_leads`), less the field's generic ones (``COMMON_NAMES``, :data:`VENUES`,
+:data:`GENERIC`) and several-word runs; a hyphenated name loses its lower-case parts ("GRPO-style" → GRPO).
+Spelling variants count as the same name: case, hyphens ("Flash-Prune"), a plural ("PINNs"), the stemmer's
+other endings; the index's terms are compared the same way (:func:`name_terms`).
 """
 
 from __future__ import annotations
