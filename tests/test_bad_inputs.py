@@ -225,6 +225,28 @@ def test_export_refuses_an_existing_file_unless_forced(index, index_dir, monkeyp
     assert code == 0 and err == f"exported 1 paper to {out_file}\n" and SYPE in out_file.read_text()
 
 
+def test_export_and_map_never_write_through_a_link_or_into_a_folder(index, index_dir, monkeypatch, capsys, tmp_path):
+    """Hostile round (#35, low 10): `--export` and `map --out` followed a dangling symbolic link and created its
+    target elsewhere; `--export DIR --force` on a folder was "unexpected IsADirectoryError"."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link, png_link, folder = tmp_path / "sources.md", tmp_path / "map.png", tmp_path / "notes.md"
+    link.symlink_to(elsewhere / "target.md")  # dangling
+    png_link.symlink_to(elsewhere / "target.png")
+    folder.mkdir()
+    code, out, err = run_main(monkeypatch, capsys, "ask", "What is SyPE?", "--export", str(link), "--force",
+                              "--index", str(index_dir))
+    assert (code, out) == (2, "") and err == (f"error: {link} is a symbolic link: --export writes only a plain file, "
+                                              "never through a link; name another file\n")
+    code, out, err = run_main(monkeypatch, capsys, "map", "--out", str(png_link), "--force", "--index", str(index_dir))
+    assert code == 2 and err.startswith(f"error: {png_link} is a symbolic link: --out writes only a plain file")
+    assert list(elsewhere.iterdir()) == []  # nothing created at either link's target
+    code, out, err = run_main(monkeypatch, capsys, "list", "Which papers study personality in large language models?",
+                              "--export", str(folder), "--force", "--index", str(index_dir))
+    assert (code, err) == (2, f"error: {folder} is a folder: name a file for --export, e.g. {folder / 'papers.md'}\n")
+    assert list(folder.iterdir()) == []
+
+
 @pytest.mark.parametrize("first_line, venue", [
     ("We study penguins.", None), ("Is attention all you need?", None), ("我们研究企鹅。", None),
     ("NeurIPS accepted papers", "NeurIPS accepted papers"), ("ICML 2026.", "ICML"),

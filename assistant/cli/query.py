@@ -120,14 +120,14 @@ def related(
 def _check_export(path: Path | None, force: bool = False) -> None:
     """Before any work: the export's format, and no existing file overwritten unless ``force``."""
     if path is not None:
-        from assistant.research import export_format
+        from assistant.research import export_format, output_problem
 
         try:
             export_format(path)
         except ValueError as exc:
             fail(str(exc))
-        if path.exists() and not force:
-            fail(f"{path} already exists: pass --force to overwrite it, or choose another file name")
+        if problem := output_problem(path, force):
+            fail(problem)
 
 
 def _write_export(path: Path | None, items, heading: str) -> None:
@@ -197,8 +197,11 @@ def map_cmd(
         out = Path("map.png")
     if out is not None and out.suffix.lower() != ".png":
         fail(f"--out must be a .png file, not {out.name!r}")
-    if out is not None and out.exists() and not force:  # as --export: never overwrite silently; missing folders are created
-        fail(f"{out} already exists: pass --force to overwrite it, or choose another file name")
+    if out is not None:  # as --export: never overwrite silently, never through a link; missing folders are created
+        from assistant.research import output_problem
+
+        if problem := output_problem(out, force, "--out"):
+            fail(problem)
     a = get_assistant(settings_for(ctx, index))
     require_papers(a.index)
     pmap = index_map(a.index.store, clusters)

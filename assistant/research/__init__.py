@@ -7,7 +7,7 @@ Imports: ``answer`` and what is before it."""
 from assistant import public_face
 
 __getattr__, __dir__, __all__ = public_face(__name__, {
-    "export": ("export_format", "items_from_answer", "items_from_list", "write_export"),
+    "export": ("export_format", "items_from_answer", "items_from_list", "output_problem", "write_export"),
     "lists": ("list_papers",),
     "paper_map": ("index_map", "is_cached", "map_figure", "save_png"),
     "related": ("FACET_NAMES", "RelatedPaper", "facet_scores", "related_work", "unknown_paper"),

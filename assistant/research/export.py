@@ -222,9 +222,28 @@ def render(items: list[ExportItem], fmt: str, heading: str = "Papers") -> str:
     return to_bibtex(items) if fmt == "bibtex" else to_markdown(items, heading)
 
 
-def write_export(path: str | Path, items: list[ExportItem], heading: str = "Papers") -> Path:
-    """Write ``items`` to ``path`` as BibTeX (.bib) or Markdown (.md); returns the path."""
+def output_problem(path: Path, force: bool = False, flag: str = "--export") -> str:
+    """Why an output file (``--export``, ``map --out``) may not be written, in one line, or "": a symbolic link
+    (dangling or not: writing through it would create or change a file elsewhere), a folder, or an existing
+    file without ``force`` (hostile round #35: both followed a dangling link; a folder was "unexpected
+    IsADirectoryError")."""
     path = Path(path)
+    if path.is_symlink():
+        return f"{path} is a symbolic link: {flag} writes only a plain file, never through a link; name another file"
+    if path.is_dir():
+        return f"{path} is a folder: name a file for {flag}, e.g. {path / ('map.png' if flag == '--out' else 'papers.md')}"
+    if path.exists() and not force:
+        return f"{path} already exists: pass --force to overwrite it, or choose another file name"
+    return ""
+
+
+def write_export(path: str | Path, items: list[ExportItem], heading: str = "Papers") -> Path:
+    """Write ``items`` to ``path`` as BibTeX (.bib) or Markdown (.md); returns the path. Raises ValueError for a
+    symbolic link or a folder at ``path`` (:func:`output_problem`)."""
+    path = Path(path)
+    problem = output_problem(path, force=True)
+    if problem:
+        raise ValueError(problem)
     text = render(items, export_format(path), heading)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
