@@ -4,6 +4,7 @@ format (:func:`load_file`: ``.jsonl`` records or a ``.txt`` paper list), or all 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -20,7 +21,8 @@ def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
     files (sorted within a folder), each file once
     however often it is named (``data/x.txt``, ``./data/x.txt`` and ``data/`` are one file).
 
-    Raises CorpusError for a path that does not exist or a file of an unsupported type.
+    Raises CorpusError for a path that does not exist, a dangling or looping symbolic link, a FIFO or
+    device, or a file of an unsupported type, each named as what it is.
     """
     seen: set[Path] = set()
 
@@ -40,6 +42,10 @@ def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             if p.suffix.lower() not in SUPPORTED_SUFFIXES:
                 raise CorpusError(f"{p}: unsupported file type {p.suffix!r} (use .txt paper lists or .jsonl)")
             yield from once([p])
+        elif os.path.lexists(p) and not p.exists():
+            raise CorpusError(f"{p}: a symbolic link that leads nowhere (dangling, or a loop): point it at a paper file")
+        elif os.path.lexists(p):
+            raise CorpusError(f"{p}: not a regular file (a FIFO, socket or device): give a .txt or .jsonl file")
         else:
             raise CorpusError(f"{p}: no such file or folder")
 
