@@ -66,14 +66,23 @@ def test_the_name_check_can_be_switched_off(settings, index):
     assert not off.ask("What is FlashPrune?").answer.startswith("No indexed abstract mentions")
 
 
-@pytest.fixture(scope="module")
-def zorblax(tmp_path_factory, encoder):
-    """Two papers proposing Zorblax and one on Zorblax++, beside a paper on something else."""
+def _assistant_over(path, rows: list[dict]):
+    """An Assistant over a real index of ``rows`` (written to ``path`` as JSONL, ingested beside it)."""
     from assistant.answer.pipeline import Assistant
     from assistant.answer.service import get_index
     from assistant.settings import load_settings
     from vectorstore.ingest import ingest
 
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    settings = load_settings(index=path.parent / "index", corpus=[path])
+    idx = get_index(settings, create=True)
+    ingest([path], idx)
+    return Assistant(settings, idx)
+
+
+@pytest.fixture(scope="module")
+def zorblax(tmp_path_factory, encoder):
+    """Two papers proposing Zorblax and one on Zorblax++, beside a paper on something else."""
     root = tmp_path_factory.mktemp("zorblax")
     rows = [
         {"id": "z1", "title": "Zorblax: sparse attention for long documents",
@@ -88,12 +97,7 @@ def zorblax(tmp_path_factory, encoder):
         {"id": "o1", "title": "Protein folding with diffusion",
          "abstract": "We train a diffusion model over protein backbones and report structure accuracy on CASP14."},
     ]
-    path = root / "zorblax.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    settings = load_settings(index=root / "index", corpus=[path])
-    idx = get_index(settings, create=True)
-    ingest([path], idx)
-    return Assistant(settings, idx)
+    return _assistant_over(root / "zorblax.jsonl", rows)
 
 
 def test_a_whole_name_beats_a_longer_name_that_contains_it(zorblax):
@@ -108,23 +112,13 @@ def corpus2k_slice(tmp_path_factory, encoder):
     Falcon, Ouroboros, experts, jailbreak, attack, sign, video), with 120 others drawn at random: a real index of a few
     hundred papers, built in seconds."""
     needs_shared(CORPUS2K)
-    from assistant.answer.pipeline import Assistant
-    from assistant.answer.service import get_index
-    from assistant.settings import load_settings
-    from vectorstore.ingest import ingest
-
     rows = [json.loads(line) for line in CORPUS2K.read_text().splitlines() if line.strip()]
     words = ("falcon", "ouroboros", "experts", "jailbreak", "adversarial attack", "sign language", "video")
     near = [r for r in rows if any(w in (r["title"] + " " + r["abstract"]).lower() for w in words)]
     rest = [r for r in rows if r not in near]
     chosen = near + random.Random(31).sample(rest, 120)
     root = tmp_path_factory.mktemp("corpus2k-slice")
-    path = root / "slice.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in chosen))
-    settings = load_settings(index=root / "index", corpus=[path])
-    idx = get_index(settings, create=True)
-    ingest([path], idx)
-    return Assistant(settings, idx)
+    return _assistant_over(root / "slice.jsonl", chosen)
 
 
 def test_corpus2k_an_invented_method_is_refused_not_answered_from_a_mixture_of_experts_paper(corpus2k_slice):
