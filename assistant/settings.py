@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from vectorstore.chunking import ChunkingConfig
+from vectorstore.chunks import ChunkingConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = PROJECT_ROOT / "data" / "icml2026"

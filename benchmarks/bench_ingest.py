@@ -5,7 +5,7 @@
 
 For each size, in a fresh subprocess (so peak RSS is that run's own): the first N papers of
 ../shared/corpora/ml_abstracts_23k.jsonl are ingested into a new index with the public
-``vectorstore.ingest.ingest`` (load, chunk, embed, Chroma writes, BM25 build), timed without the
+``vectorstore.ingest.run.ingest`` (load, chunk, embed, Chroma writes, BM25 build), timed without the
 one-off model load. In the same run the raw encoder rate is measured on the same chunks (a seeded
 random sample of up to --raw-sample of them, sorted by length, one ``encode`` call: the upper limit
 of any pipeline using this encoder). On 1k papers it also runs the naive LangChain pipeline:
@@ -30,11 +30,11 @@ from common import CORPUS_23K, WORK, corpus_slice, count_lines, machine, peak_rs
 
 
 def child_ours(n: int, backend: str, index_dir: Path, raw_sample: int) -> dict:
-    from vectorstore.chunking import Chunker
-    from vectorstore.encoder import Encoder
+    from vectorstore.chunks import Chunker
+    from vectorstore.encoding import Encoder
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
-    from vectorstore.loader_jsonl import load_jsonl
+    from vectorstore.papers import load_jsonl
 
     shutil.rmtree(index_dir, ignore_errors=True)
     src = corpus_slice(n, index_dir.parent / f"papers-{n}.jsonl")
@@ -80,7 +80,7 @@ def child_naive(n: int, work: Path) -> dict:
     from langchain_core.embeddings import Embeddings
     from sentence_transformers import SentenceTransformer
 
-    from vectorstore.embedding import resolve_model_path
+    from vectorstore.encoding import resolve_model_path
 
     class HFEmbeddings(Embeddings):  # what langchain_huggingface.HuggingFaceEmbeddings does
         def __init__(self, path: str):

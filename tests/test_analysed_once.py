@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-import vectorstore.lexical
+import vectorstore.store.lexical
 
 LOOKUP = ("Which work makes an extremely fine-grained sparse-expert layer roughly eleven times faster at inference "
           "than an earlier fine-grained design, and what latencies does it report?")
@@ -28,10 +28,10 @@ def _assistant(settings, index, judge: str):
 
 
 def _count_tokenize(monkeypatch) -> collections.Counter:
-    """The texts :func:`vectorstore.lexical.tokenize` is called on, counted through every loaded module that
+    """The texts :func:`vectorstore.store.lexical.tokenize` is called on, counted through every loaded module that
     imported it (call after the answer path is loaded, so none imports the counter itself)."""
     calls = collections.Counter()
-    tokenize = vectorstore.lexical.tokenize
+    tokenize = vectorstore.store.lexical.tokenize
 
     def counted(text):
         calls[text] += 1

@@ -250,7 +250,7 @@ def test_a_spelled_out_name_answers_what_it_stands_for(assistant, question, open
 
 def test_names_typed_in_lower_case_are_spelled_as_the_corpus_spells_them(assistant):
     from assistant.question.analysis import spell_names
-    from vectorstore.lexical import corpus_names
+    from vectorstore.store import corpus_names
 
     names = corpus_names(["We propose OmniMoE and U2A, beating PEER.", "A peer-to-peer CABS system."])
     assert names["omnimoe"] == "OmniMoE" and "peer" not in names  # "peer" also occurs as a plain word

@@ -150,7 +150,7 @@ def test_a_start_refreshes_only_the_corpus_files_an_own_index_holds(settings, en
     a corpus file the index holds is refreshed."""
     from assistant.answer.service import corpus_to_refresh
     from vectorstore.index import open_index
-    from vectorstore.loaders import iter_paper_files
+    from vectorstore.papers import iter_paper_files
     from vectorstore.ingest import ingest
 
     own = tmp_path / "own.txt"

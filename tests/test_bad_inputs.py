@@ -78,7 +78,7 @@ def test_after_skipping_bad_years_every_command_works(scratch, ingested, monkeyp
 
 
 def test_year_validation_at_load():
-    from vectorstore.loader_jsonl import _as_year
+    from vectorstore.papers.format_jsonl import _as_year
     from vectorstore.papers import CorpusError
 
     assert [_as_year(v, "f:1") for v in (2026, 2026.0, "2026", " 1999 ", None, "", "n/a", True)] == \
@@ -252,8 +252,7 @@ def test_export_and_map_never_write_through_a_link_or_into_a_folder(index, index
     ("NeurIPS accepted papers", "NeurIPS accepted papers"), ("ICML 2026.", "ICML"),
 ])
 def test_a_short_sentence_is_not_taken_for_a_heading(tmp_path, first_line, venue):
-    from vectorstore.loader_txt import load_paper_list
-    from vectorstore.papers import CorpusError
+    from vectorstore.papers import CorpusError, load_paper_list
 
     f = tmp_path / "list.txt"
     f.write_text(f"{first_line}\n\nWe present OmegaBench, a benchmark for symbolic regression.\n")

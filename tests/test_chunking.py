@@ -1,6 +1,6 @@
 import pytest
 
-from vectorstore.chunking import Chunker, sentence_spans
+from vectorstore.chunks import Chunker, sentence_spans
 from vectorstore.papers import Paper
 
 
@@ -39,7 +39,7 @@ def test_sentence_spans_keep_abbreviations():
 @pytest.mark.parametrize("text", ["Sparse attention is fast. " * 300, "模型" * 3000 + "。", "a " * 8000,
                                   "We propose a new method for graph learning. " * 112])
 def test_periodic_text_gets_offsets_that_tile_the_abstract(encoder, text):
-    from vectorstore.chunking import Chunker
+    from vectorstore.chunks import Chunker
     from vectorstore.papers import Paper
 
     paper = Paper(id="rep#1", text=text.strip())
@@ -51,7 +51,7 @@ def test_periodic_text_gets_offsets_that_tile_the_abstract(encoder, text):
 
 
 def test_chinese_sentences_split_at_full_width_stops_and_labels_stay_short():
-    from vectorstore.chunking import split_sentences
+    from vectorstore.chunks import split_sentences
     from vectorstore.papers import derive_label
 
     text = "我们提出了一种新的方法。该方法在三个基准上取得了最好的结果！我们还发布了代码？"
@@ -61,7 +61,7 @@ def test_chinese_sentences_split_at_full_width_stops_and_labels_stay_short():
 
 
 def test_glued_sentence_ends_split_but_abbreviations_links_and_initials_do_not():
-    from vectorstore.chunking import split_sentences
+    from vectorstore.chunks import split_sentences
 
     text = ("Intelligence relies on what we know.This capability is rare.In the U.S. Census, see e.g.The table "
             "of 3.5 points (K.Tanaka, 2020) and version v1.2 of Infer.NET at https://127.0.0.1/x/FactorGCN.PyTorch "
@@ -73,7 +73,7 @@ def test_glued_sentence_ends_split_but_abbreviations_links_and_initials_do_not()
 
 
 def test_a_link_sentence_after_a_capital_is_its_own_sentence():
-    from vectorstore.chunking import split_sentences
+    from vectorstore.chunks import split_sentences
 
     text = "Our method learns to drive in Grand Theft Auto V. Demo video and code are available at: https://127.0.0.1/pvp."
     assert split_sentences(text) == ["Our method learns to drive in Grand Theft Auto V.",

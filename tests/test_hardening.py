@@ -127,8 +127,7 @@ def test_blank_and_whitespace_abstracts_are_skipped_without_using_an_id(scratch)
 
 
 def test_200kb_abstract_is_refused_with_the_limit_and_a_hint(scratch):
-    from vectorstore.loader_checks import MAX_ABSTRACT_CHARS
-    from vectorstore.loader_txt import load_paper_list
+    from vectorstore.papers import MAX_ABSTRACT_CHARS, load_paper_list
 
     root, idx = scratch
     huge = " ".join(f"Sentence {i} reports result {i % 97} on a benchmark." for i in range(5000))[:200_000]
@@ -231,7 +230,7 @@ def test_a_full_disk_during_an_update_keeps_the_old_chunks_and_says_the_disk_is_
     usage = shutil_mod.disk_usage(root)
     with monkeypatch.context() as m:
         m.setattr(type(idx.store.chunks), "upsert", full)  # every handle: the store re-fetches its collection
-        m.setattr("vectorstore.store.shutil.disk_usage", lambda _: usage._replace(free=2**20))
+        m.setattr("vectorstore.store.client.shutil.disk_usage", lambda _: usage._replace(free=2**20))
         with pytest.raises(StoreError) as err:
             ingest([f], idx)
     assert str(err.value).startswith(f"the disk holding the index ({idx.directory}) is full (1 MB free): free some "
@@ -512,7 +511,7 @@ def test_a_list_whose_heading_was_deleted_is_skipped_and_keeps_its_venue_and_yea
 def test_deleted_hnsw_folders_are_found_on_open_and_the_remedy_named(tmp_path, monkeypatch, capsys, encoder):
     """With Chroma's HNSW segment folders deleted (and its log already trimmed, as in any index past a few
     thousand chunks), ingest said "38 unchanged", exited 0, and dense search found 1 chunk of 58."""
-    import vectorstore.chunk_store as store_module
+    import vectorstore.store.chunk_store as store_module
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 
@@ -580,7 +579,7 @@ def test_a_cut_short_hnsw_data_file_is_found_on_open_and_doctor_says_so(tmp_path
     """data_level0.bin (each vector with its links) cut to half: doctor said ok and search failed ("Error
     finding id") or returned wrong chunks, since hnswlib fills what a short file lacks from memory. A cut
     into the file's preallocated, unused tail harms nothing and must still open."""
-    import vectorstore.chunk_store as store_module
+    import vectorstore.store.chunk_store as store_module
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 
@@ -1104,7 +1103,7 @@ def test_heading_loss_is_seen_in_any_case_of_extension_and_when_the_title_line_h
 
 def test_crlf_converted_twice_is_one_line_break(tmp_path):
     """Break-it: with "\\r\\r\\n" line ends each title line became a paper of its own (20 papers → 40)."""
-    from vectorstore.loader_txt import load_paper_list
+    from vectorstore.papers import load_paper_list
 
     f = tmp_path / "twice.txt"
     f.write_bytes(b"ICML 2026\r\r\n\r\r\nTitle One\r\r\nWe study one.\r\r\n\r\r\nTitle Two\r\r\nWe study two.\r\r\n")
@@ -1182,7 +1181,7 @@ def test_a_re_export_without_years_is_skipped_when_only_later_papers_had_one(scr
 
 def test_a_zero_width_space_in_a_heading_keeps_its_venue(tmp_path):
     """Fourth break-it run: "Neur\\u200bIPS 2016" made the venue "IPS", and a venue filter missed the papers."""
-    from vectorstore.loader_txt import load_paper_list
+    from vectorstore.papers import load_paper_list
 
     f = tmp_path / "zw.txt"
     f.write_text("Neur\u200bIPS 2016\n\nWe study ZeroNet.\n")
@@ -1192,8 +1191,7 @@ def test_a_zero_width_space_in_a_heading_keeps_its_venue(tmp_path):
 def test_remove_given_a_path_does_not_remove_a_same_named_file_from_another_folder(scratch):
     """Fourth break-it run: `remove sub/t1.txt` removed the papers ingested from t1.txt in another folder,
     which still exists."""
-    from vectorstore.ingest import ingest
-    from vectorstore.source_removal import remove_sources
+    from vectorstore.ingest import ingest, remove_sources
     from vectorstore.papers import CorpusError
 
     root, idx = scratch
@@ -1216,8 +1214,7 @@ def test_remove_with_an_extension_matches_that_file_only_and_an_overlong_name_is
     """Seventh break-it run: `remove notes.txt` removed the papers of notes.txt.jsonl (its stem), and a
     5,000-character name stopped with "unexpected OSError: File name too long" (#74, #73)."""
     from vectorstore.index import open_index
-    from vectorstore.ingest import ingest
-    from vectorstore.source_removal import remove_sources
+    from vectorstore.ingest import ingest, remove_sources
     from vectorstore.papers import CorpusError
 
     f = tmp_path / "notes.txt.jsonl"
@@ -1240,11 +1237,8 @@ def test_invisible_marks_in_a_heading_nan_fields_and_remove_run_beside_a_same_na
     """Fifth break-it run: a soft hyphen or a left-to-right mark in "NeurIPS" cut the venue to "IPS"; NaN
     in a JSONL title or authors was stored as "nan"; `remove t1.txt` run in a folder holding another
     t1.txt removed the indexed one's papers."""
-    from vectorstore.ingest import ingest
-    from vectorstore.source_removal import remove_sources
-    from vectorstore.loader_jsonl import load_jsonl
-    from vectorstore.loader_txt import parse_heading
-    from vectorstore.papers import CorpusError
+    from vectorstore.ingest import ingest, remove_sources
+    from vectorstore.papers import CorpusError, load_jsonl, parse_heading
 
     for mark in ("\u00ad", "\u200e", "\u200f", "\u2066"):
         assert parse_heading(f"Neur{mark}IPS 2016") == ("NeurIPS", 2016)

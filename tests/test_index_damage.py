@@ -35,7 +35,7 @@ def remedy(folder) -> str:
 @pytest.fixture
 def synced(tmp_path, monkeypatch, encoder):
     """An index of the bundled corpus whose vectors all left Chroma's log for the HNSW files."""
-    import vectorstore.chunk_store as store_module
+    import vectorstore.store.chunk_store as store_module
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 
@@ -71,7 +71,7 @@ def test_doctor_reads_every_hnsw_link_list_where_opening_reads_a_sample(synced, 
     doctor reads them all, from the files, before Chroma loads them."""
     import numpy as np
 
-    import vectorstore.integrity as integrity
+    import vectorstore.integrity.vectors as integrity
 
     folder, chunks = synced
     monkeypatch.setattr(integrity, "SAMPLE", 2)  # opening looks at the first two link lists (and the entry point's)
@@ -98,7 +98,7 @@ def test_doctor_reads_every_hnsw_link_list_where_opening_reads_a_sample(synced, 
 CHROMA_GUARD = """
 import sys
 import chromadb
-import vectorstore.integrity as integrity
+import vectorstore.integrity.vectors as integrity
 
 integrity.SAMPLE = int(sys.argv.pop(1))
 opened = chromadb.PersistentClient
@@ -183,8 +183,7 @@ def test_an_older_database_restored_beside_newer_vector_files_is_found(tmp_path,
     """chroma.sqlite3 copied back from a backup, the HNSW folders kept: doctor said ok, and searches returned
     chunks the database does not know (or missed ones it does)."""
     from vectorstore.index import open_index
-    from vectorstore.ingest import ingest
-    from vectorstore.source_removal import remove_sources
+    from vectorstore.ingest import ingest, remove_sources
 
     folder = tmp_path / "idx"
     assert ingest([LIST], open_index(folder, encoder)).added == 19

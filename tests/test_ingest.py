@@ -80,7 +80,7 @@ def test_opening_with_another_model_names_both(tmp_path, encoder):
 def test_a_renamed_file_ingested_again_leaves_the_old_papers_until_removed(tmp_path, encoder):
     from assistant.retrieval.hybrid import HybridRetriever
     from tests.conftest import CORPUS
-    from vectorstore.source_removal import remove_sources
+    from vectorstore.ingest import remove_sources
     from vectorstore.papers import CorpusError
 
     folder = tmp_path / "lists"
@@ -200,7 +200,7 @@ def test_a_changed_chunk_overlap_re_chunks_the_papers_and_the_default_keeps_stor
     a long abstract (new chunk ids), while the default configuration hashes as before it was a setting."""
     import json
 
-    from vectorstore.chunking import ChunkingConfig
+    from vectorstore.chunks import ChunkingConfig
     from vectorstore.ingest import content_hash
     from vectorstore.papers import Paper
 
@@ -252,7 +252,7 @@ def test_a_damaged_bm25_cache_with_its_stamp_intact_is_named_by_doctor_and_rebui
 
     from assistant.faces.doctor import run_doctor
     from assistant.settings import load_settings
-    from vectorstore.lexical import LexicalIndex
+    from vectorstore.store import LexicalIndex
 
     f = tmp_path / "l.txt"
     f.write_text("ICML 2026\nAlpha transformers route tokens.\n\nGamma diffusion denoises images.\n", encoding="utf-8")
@@ -329,7 +329,7 @@ def test_a_cache_file_swapped_for_a_special_file_is_named_by_doctor_and_rebuilt_
 
     from assistant.faces.doctor import run_doctor
     from assistant.settings import load_settings
-    from vectorstore.lexical import LexicalIndex
+    from vectorstore.store import LexicalIndex
 
     f = tmp_path / "l.txt"
     f.write_text("ICML 2026\nAlpha transformers route tokens.\n\nGamma diffusion denoises images.\n", encoding="utf-8")

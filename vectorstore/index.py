@@ -2,7 +2,7 @@
 
 Opened once per process (see :func:`open_index`) and shared by the CLI, the UI and the tests. The
 writer lock is a file lock in the local index folder and, when the store is a Chroma server, also
-a lease kept on the server (:mod:`vectorstore.lease`), so writers on other machines are kept out too.
+a lease kept on the server (:mod:`vectorstore.store.lease`), so writers on other machines are kept out too.
 """
 
 from __future__ import annotations
@@ -15,13 +15,10 @@ from typing import Self
 
 from filelock import FileLock, Timeout
 
-from vectorstore.chunk_store import ChunkStore
-from vectorstore.chunking import Chunker, ChunkingConfig
-from vectorstore.encoder import Encoder
+from vectorstore.store import ChunkStore, IndexInUseError, LEASE_TTL, LexicalIndex, StoreError, WriterLease, make_client
+from vectorstore.chunks import Chunker, ChunkingConfig
+from vectorstore.encoding import Encoder
 from vectorstore.integrity import hnsw_problem, lock_file_problem, older_database, rebuild
-from vectorstore.lease import LEASE_TTL, IndexInUseError, WriterLease
-from vectorstore.lexical import LexicalIndex
-from vectorstore.store import StoreError, make_client
 
 __all__ = ["Index", "IndexInUseError", "WriterLock", "open_index"]
 
@@ -63,7 +60,7 @@ class Index:
     remote: bool = False
     """True when ``store`` talks to a Chroma server (``open_index(host=...)``), not a local folder."""
     lease_ttl: float = LEASE_TTL
-    """Seconds the server-mode writer lease outlives its holder (see :mod:`vectorstore.lease`)."""
+    """Seconds the server-mode writer lease outlives its holder (see :mod:`vectorstore.store.lease`)."""
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     """How ingest cuts papers into chunks; the answer path cuts papers it must embed itself the same way."""
 
@@ -109,7 +106,7 @@ class Index:
         """Who is writing this index now (``"another process on this machine"``, or the server lease's
         holder), or None. Takes the file lock for an instant to find out (an ingest starting in that
         instant is refused as "index in use"); reads the server lease without taking it. StoreError
-        when ``ingest.lock`` is no file (:func:`vectorstore.integrity.lock_file_problem`)."""
+        when ``ingest.lock`` is no file (:func:`vectorstore.integrity.database.lock_file_problem`)."""
         _check_lock_file(self.directory)
         lock_file = self.directory / "ingest.lock"
         if lock_file.exists():
@@ -171,7 +168,7 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
 
     Raises IndexNotFoundError (create=False and nothing there), EmbeddingMismatchError (built with
     another model) or StoreError (server unreachable, files unreadable or damaged: see
-    :func:`check_vector_files` and :func:`vectorstore.store.make_client`).
+    :func:`check_vector_files` and :func:`vectorstore.store.client.make_client`).
     """
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
@@ -247,7 +244,7 @@ def check_vector_files(directory: Path, store: ChunkStore) -> None:
 
 
 def _check_lock_file(directory: Path) -> None:
-    """Raise StoreError with :func:`vectorstore.integrity.lock_file_problem`'s line, if it has one."""
+    """Raise StoreError with :func:`vectorstore.integrity.database.lock_file_problem`'s line, if it has one."""
     problem = lock_file_problem(directory)
     if problem:
         raise StoreError(problem)

@@ -147,7 +147,7 @@ def claims_with_citations(text: str) -> list[tuple[str, list[int]]]:
     Lines are split first (list items are claims of their own), then sentences. Markers that open
     a sentence ("… is fast. [1] It also …") belong to the sentence before them.
     """
-    from vectorstore.chunking import split_sentences
+    from vectorstore.chunks import split_sentences
 
     sentences: list[tuple[str, list[int]]] = []
     for line in text.splitlines():

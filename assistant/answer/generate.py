@@ -26,7 +26,7 @@ from assistant.retrieval import ScoredPaper
 from assistant.settings import Settings
 from assistant.trace import step
 from assistant.types import CitedAnswer, Claim, Source, VERDICT_TEXT, Verdict
-from vectorstore.encoder import Encoder
+from vectorstore.encoding import Encoder
 from vectorstore.papers import counted
 
 INCOMPLETE_MARK = " … [incomplete]"

@@ -9,7 +9,7 @@ from assistant.answer.prepared import Prepared
 from assistant.evidence import Sentence, SentenceCache
 from assistant.relevance import Judge, ListBar, ListResult, ListedPaper, bar_note, bar_scores, select
 from assistant.types import Verdict
-from vectorstore.encoder import Encoder
+from vectorstore.encoding import Encoder
 
 
 def listed_from(prep: Prepared, sentences: SentenceCache, encoder: Encoder, indexed: int, judge: Judge,

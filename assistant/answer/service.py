@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from assistant.settings import Settings
-from vectorstore.encoder import get_encoder, resolve_backend
+from vectorstore.encoding import get_encoder, resolve_backend
 from vectorstore.index import Index, open_index
 from vectorstore.store import built_with, make_client
 
@@ -85,7 +85,7 @@ def corpus_to_refresh(settings: Settings, index: Index, was_new: bool) -> list:
     index only the corpus files it already holds (refreshed when edited). So a start never adds the
     bundled papers to a user's own index, nor undoes a ``remove`` there. Returns paths."""
     from assistant.settings import DEFAULT_INDEX
-    from vectorstore.loaders import iter_paper_files
+    from vectorstore.papers import iter_paper_files
 
     files = list(iter_paper_files(settings.corpus))
     if was_new or settings.index.resolve() == DEFAULT_INDEX.resolve():

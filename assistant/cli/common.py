@@ -145,7 +145,7 @@ def main_options(
 @contextmanager
 def embedding_bar():
     """A progress bar for papers being embedded, on stderr when it is a terminal; yields the
-    ``on_total`` / ``progress`` callbacks of :func:`vectorstore.ingest.ingest`."""
+    ``on_total`` / ``progress`` callbacks of :func:`vectorstore.ingest.run.ingest`."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 

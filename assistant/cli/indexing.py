@@ -43,7 +43,7 @@ def remove(
 ):
     """Remove every paper ingested from these files (say, after renaming one and ingesting it again)."""
     from assistant.answer import get_index
-    from vectorstore.source_removal import remove_sources
+    from vectorstore.ingest import remove_sources
 
     idx = get_index(settings_for(ctx, index))
     from vectorstore.papers import counted

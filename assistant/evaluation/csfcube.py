@@ -35,7 +35,7 @@ def run_csfcube(encoder, folder: Path) -> dict:
     guidance for fine-grained scientific document similarity"), here with the packaged MiniLM.
     """
     from assistant.research import facet_scores
-    from vectorstore.chunking import split_sentences
+    from vectorstore.chunks import split_sentences
 
     folder = Path(folder)
     for need in ("corpus.jsonl", "queries.jsonl"):

@@ -98,7 +98,7 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
     """Evaluate ``questions`` (a file or several: :func:`load_question_files`) on the configured index (or corpus + distractors).
 
     ``ingest_callbacks``: ``on_total`` / ``progress`` for building that index (see
-    vectorstore.ingest.ingest); ``progress()`` is called after each question. ``cv`` ≥ 2 adds
+    vectorstore.ingest.run.ingest); ``progress()`` is called after each question. ``cv`` ≥ 2 adds
     ``cv``-fold cross-validated evidence and abstention figures (the models refitted per fold).
     Raises ValueError for ``cv`` = 1 or a question file the models cannot be fitted on."""
     from assistant.answer import Assistant
@@ -335,7 +335,7 @@ def eval_command(settings: Settings, questions: Path | list[Path] | None, distra
     """``paper-assistant eval``: the CSFCube re-ranking figures, or the report on a question file
     (:func:`run_eval`), as text or JSON. Raises ValueError when neither is given."""
     if csfcube is not None:
-        from vectorstore.encoder import get_encoder, resolve_backend
+        from vectorstore.encoding import get_encoder, resolve_backend
 
         e = settings.embedding
         from assistant.evaluation.csfcube import format_csfcube, run_csfcube

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from assistant.question import Question, URL, figures, names_in
-from vectorstore.lexical import NAME
+from vectorstore.store import NAME
 
 # What a sentence can answer, per answer type (assistant.question.analysis.ANSWER_TYPES).
 # A share, ratio or speed-up ("4.75$\\times$", "10x", "60%").

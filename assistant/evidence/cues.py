@@ -4,7 +4,7 @@ analysed question's terms and the index's idf). The term coverage they share is
 
 Both models (:mod:`assistant.relevance.learned`) read only these numbers, computed the same way at training
 (:mod:`assistant.learning.train`) and at answer time, from what the index already stores: the contextual
-sentence vectors (vectorstore.sentences), the chunk cosine and BM25 score of retrieval, and the
+sentence vectors (vectorstore.chunks.sentences), the chunk cosine and BM25 score of retrieval, and the
 BM25 index's document frequencies. The regular expressions below are *cues*: each is one named
 feature the evidence model weighs (or ignores); none decides anything on its own. The evidence
 ranker is the only sentence chooser (the hand-weighted rules it replaced are gone); its per-sentence
@@ -20,8 +20,8 @@ import numpy as np
 
 from assistant.question import FRAMING_TERMS, Question, content_weights, term_weights
 from assistant.settings import SentenceCalibration
-from vectorstore.encoder import Encoder
-from vectorstore.lexical import LexicalIndex
+from vectorstore.encoding import Encoder
+from vectorstore.store import LexicalIndex
 
 _DEFAULTS = SentenceCalibration()
 

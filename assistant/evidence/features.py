@@ -1,7 +1,7 @@
 """The evidence ranker's features: one row per sentence of an abstract for a question (:data:`SENTENCE_FEATURES`).
 
 Read by the ranker (assistant.evidence.ranker, assistant.relevance.learned) at training (:mod:`assistant.learning.train`) and at answer
-time, from what the index already stores: the contextual sentence vectors (vectorstore.sentences) and the
+time, from what the index already stores: the contextual sentence vectors (vectorstore.chunks.sentences) and the
 BM25 index's idf (through :class:`assistant.evidence.cues.Cues`). The regular expressions are *cues*: each is
 one named feature the ranker weighs (or ignores); none decides anything on its own.
 

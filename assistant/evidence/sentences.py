@@ -4,7 +4,7 @@ Which sentence is quoted is the learned evidence ranker's choice (assistant.rele
 assistant.evidence.features.SENTENCE_FEATURES; the cues below are some of its features). This module gives
 it the sentences and their embeddings, and the rules judge its :func:`relevance_evidence`.
 Sentence embeddings are contextual (pooled from the chunk's forward pass, see
-vectorstore.sentences): read from the index, where ingest stored them, and computed only for papers
+vectorstore.chunks.sentences): read from the index, where ingest stored them, and computed only for papers
 stored without them; either way cached in-process.
 """
 
@@ -21,11 +21,10 @@ import numpy as np
 from assistant.evidence.cues import Cues
 from assistant.evidence.types import RelevanceEvidence
 from assistant.question import URL as _URL, figures, has_name_or_number, lexical_coverage, names_in
-from vectorstore.chunking import Chunker, sentence_spans
-from vectorstore.encoder import Encoder
-from vectorstore.lexical import tokenize
+from vectorstore.chunks import Chunker, embed_chunks, merge_paper, sentence_spans, spans_by_chunk, unpack
+from vectorstore.encoding import Encoder
+from vectorstore.store import tokenize
 from vectorstore.papers import Paper
-from vectorstore.sentences import embed_chunks, merge_paper, spans_by_chunk, unpack
 
 
 # A claim every abstract makes ("We validate the proposed method through extensive experiments, with
@@ -56,7 +55,7 @@ class Sentence:
 
     @cached_property
     def tokens(self) -> tuple[str, ...]:
-        """Its BM25 terms (:func:`vectorstore.lexical.tokenize`), in order, repeats kept."""
+        """Its BM25 terms (:func:`vectorstore.store.lexical.tokenize`), in order, repeats kept."""
         return tuple(tokenize(self.text))
 
     @cached_property

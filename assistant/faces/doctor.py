@@ -97,9 +97,8 @@ def _health_problems(settings: Settings) -> list[str]:
     index that cannot be searched, a damaged keyword cache (the next question rebuilds it); and a writer's lock
     that is no file (questions work, every ingest stops)."""
     from assistant.answer import get_index
-    from vectorstore.cachedir import not_a_file
+    from vectorstore.store import LexicalIndex, not_a_file
     from vectorstore.integrity import foreign_folders, lock_file_problem, rebuild
-    from vectorstore.lexical import LexicalIndex
     from vectorstore.papers import counted
 
     idx = get_index(settings)

@@ -13,8 +13,8 @@ import sys
 # modules instead of importing them (tests/unit/test_startup.py checks every name resolves).
 _USER_ERROR_CLASSES = (
     ("assistant.question.analysis", "QuestionError"), ("assistant.research.related", "UnknownPaperError"),
-    ("vectorstore.papers", "CorpusError"), ("vectorstore.store", "StoreError"),
-    ("vectorstore.embedding", "EmbeddingModelError"), ("pydantic_core", "ValidationError"),
+    ("vectorstore.papers.records", "CorpusError"), ("vectorstore.store.client", "StoreError"),
+    ("vectorstore.encoding.contract", "EmbeddingModelError"), ("pydantic_core", "ValidationError"),
     ("assistant.answer.service", "EmptyIndexError"),
 )
 

@@ -127,7 +127,7 @@ def build_pairs(assistant, written: list[dict], held_out: list[dict], others: Pa
 
 
 def base_model_dir() -> str:
-    from vectorstore.embedding import PACKAGED_MODEL, resolve_model_path
+    from vectorstore.encoding import PACKAGED_MODEL, resolve_model_path
 
     return resolve_model_path(PACKAGED_MODEL)
 

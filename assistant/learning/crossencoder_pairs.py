@@ -240,7 +240,7 @@ def described_pairs(assistant, papers: dict, exclude: set[str], limit: int = 120
     that says what "we" do, as "Is there work that introduces …?", half the time after the abstract's
     opening sentence as context; coined names, acronyms, numbers and words found in at most two
     abstracts left out. 1 for its paper; the retriever's next best papers for it 0."""
-    from vectorstore.chunking import split_sentences
+    from vectorstore.chunks import split_sentences
 
     df = Counter(w for p in papers.values() for w in set(_WORD.findall(p.text.lower())))
     rare = {w for w, n in df.items() if n <= 2}

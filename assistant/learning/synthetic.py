@@ -17,7 +17,7 @@ import re
 from collections import Counter
 
 from assistant.question import COMMON_NAMES, analyze
-from vectorstore.chunking import sentence_spans
+from vectorstore.chunks import sentence_spans
 from vectorstore.papers import Paper
 
 # "the multinomial logit (MNL) model": up to eight words, then an acronym in parentheses.

@@ -103,7 +103,7 @@ class SubsetIndex:
     Training's simulated indexes (:func:`collect_variants`); nothing is written."""
 
     def __init__(self, index, allowed: set[str], chunks: list[tuple[str, str, str]] | None = None):
-        from vectorstore.lexical import LexicalIndex
+        from vectorstore.store import LexicalIndex
 
         self._index, self.store = index, _SubsetStore(index.store, allowed)
         self._lexical = (_SubsetLexical(index.lexical(), allowed) if chunks is None

@@ -172,7 +172,7 @@ class Backend:
 
         if self.ingest_default:
             from vectorstore.ingest import ingest
-            from vectorstore.lease import IndexInUseError
+            from vectorstore.store import IndexInUseError
 
             was_new = not self.settings.index.exists()
             index = get_index(self.settings, create=True)

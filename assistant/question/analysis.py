@@ -6,7 +6,7 @@ figures it states, and what it points back at in an earlier turn). Downstream co
 fields and never parses the question again. Pure: no model, no index (the corpus' names are an
 argument), so ``tests/unit/test_question.py`` checks a table of questions in milliseconds.
 
-A *name* has one definition, :data:`vectorstore.lexical.NAME` (an acronym, CamelCase or
+A *name* has one definition, :data:`vectorstore.store.lexical.NAME` (an acronym, CamelCase or
 digit-bearing token), plus runs of capitalized words inside a question ("World Shaper").
 """
 
@@ -19,7 +19,7 @@ from assistant.question.answer_types import QUANTITY_CUE, answer_type, asking_cl
 from assistant.question.lists import LIST_LEAD, LIST_QUESTION, question_topic
 from assistant.settings import QuestionCalibration
 from assistant.text import valid_text, without_pictographs
-from vectorstore.lexical import NAME, tokenize
+from vectorstore.store import NAME, tokenize
 
 MAX_QUESTION_CHARS = 4000
 
@@ -62,7 +62,7 @@ NUMBER_TOKEN = re.compile(r"\w*\d\w*")
 
 def spell_names(question: str, names: dict[str, str]) -> str:
     """``question`` with each word that is one of the corpus' names (``names``, lower case → spelling,
-    from vectorstore.lexical.corpus_names) spelled as the corpus spells it: "what is omnimoe?" →
+    from vectorstore.store.lexical.corpus_names) spelled as the corpus spells it: "what is omnimoe?" →
     "what is OmniMoE?", so the name rules apply to questions typed in any case. An all-capitals name
     is recognized in lower case only when it holds a digit ("u2a"), since "peer" or "cabs" typed in
     lower case are more often words; "Cabs" or "Peer" capitalized are taken for the names."""
@@ -258,7 +258,7 @@ class Question:
     whole_names: tuple[str, ...] = ()
     """Names of several words that begin with one of ``names`` ("FlashMoE Lite"; :func:`whole_names`)."""
     terms: tuple[str, ...] = ()
-    """Stemmed BM25 terms of ``text`` (vectorstore.lexical.tokenize), in order, repeats kept."""
+    """Stemmed BM25 terms of ``text`` (vectorstore.store.lexical.tokenize), in order, repeats kept."""
     name_terms: frozenset[str] = frozenset()
     """Terms that come from names or digit-bearing tokens ("PEER", "73ms"): weighted double."""
     is_list: bool = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from vectorstore.lexical import NAME
+from vectorstore.store import NAME
 
 # "What is FlashMoE Lite?": a name followed by capitalized words ("Lite", "XL", "V2") or a version
 # ("ZebraNet 2", "v1.5") names, as a whole, a longer name than its first word.
@@ -176,7 +176,7 @@ _FUNCTION_WORDS = frozenset(
 
 def looks_foreign(text: str, terms, vocabulary) -> bool:
     """True when ``text`` reads as another language than the abstracts: fewer than half of its BM25
-    ``terms`` (``Question.terms``, from vectorstore.lexical.tokenize) occur in ``vocabulary`` (the index's
+    ``terms`` (``Question.terms``, from vectorstore.store.lexical.tokenize) occur in ``vocabulary`` (the index's
     terms), and it holds a non-ASCII letter ("¿Qué método…", "注意力…") or two function words of another
     language ("Welche Methode reduziert die Kosten"). A terse English query ("V4D Kinetics-400 top-1
     accuracy") has neither."""

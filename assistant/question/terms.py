@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from assistant.question.analysis import FRAMING_TERMS, Question
 from assistant.settings import SentenceCalibration
-from vectorstore.lexical import LexicalIndex, tokenize
+from vectorstore.store import LexicalIndex, tokenize
 
 _DEFAULTS = SentenceCalibration()
 
@@ -31,7 +31,7 @@ def question_weights(question: Question, lexical: LexicalIndex | None,
 
 @lru_cache(maxsize=4096)
 def text_terms(text: str) -> frozenset[str]:
-    """The terms of ``text`` (:func:`vectorstore.lexical.tokenize`), cached: a paper's title and abstract
+    """The terms of ``text`` (:func:`vectorstore.store.lexical.tokenize`), cached: a paper's title and abstract
     (``Paper.searchable()``) come back question after question, and retrieval, the judge and follow-ups
     all read them."""
     return frozenset(tokenize(text))

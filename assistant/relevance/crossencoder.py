@@ -57,7 +57,7 @@ class CrossEncoderError(RuntimeError):
 @lru_cache(maxsize=1)
 def tokenizer_path() -> Path:
     """The packaged MiniLM's ``tokenizer.json`` (the cross-encoder shares its vocabulary)."""
-    from vectorstore.embedding import PACKAGED_MODEL, resolve_model_path
+    from vectorstore.encoding import PACKAGED_MODEL, resolve_model_path
 
     path = Path(resolve_model_path(PACKAGED_MODEL)) / "tokenizer.json"
     if not path.is_file():

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 
 from assistant.question import COMMON_NAMES, FRAMING_TERMS, names_in
-from vectorstore.lexical import NAME, tokenize
+from vectorstore.store import NAME, tokenize
 
 VENUES = frozenset({"NeurIPS", "NIPS", "ICLR", "ICML", "CVPR", "ICCV", "ECCV", "ACL", "EMNLP", "NAACL", "AAAI", "IJCAI",
                     "KDD", "AISTATS", "UAI", "COLT", "TMLR", "JMLR", "SIGIR", "WWW", "arXiv", "OpenReview"})
@@ -104,7 +104,7 @@ def _squash(term: str) -> str:
 
 
 def name_terms(name: str) -> tuple[str, ...]:
-    """The index terms (:func:`vectorstore.lexical.tokenize`, hyphens dropped) a name is looked up by:
+    """The index terms (:func:`vectorstore.store.lexical.tokenize`, hyphens dropped) a name is looked up by:
     "Flash-Prune", "FlashPrune" and "flashprunes" give the same."""
     return tuple(_squash(t) for t in tokenize(name.replace("-", "")) if t)
 
@@ -136,7 +136,7 @@ def title_leads(index) -> frozenset[str]:
 
 
 def vocabulary(lexical) -> frozenset:
-    """The terms of a lexical index (vectorstore.lexical.LexicalIndex) with hyphens dropped, made once per
+    """The terms of a lexical index (vectorstore.store.lexical.LexicalIndex) with hyphens dropped, made once per
     index object (an ingest builds a new one)."""
     key = id(lexical)
     hit = _VOCABS.get(key)
@@ -171,7 +171,7 @@ def _spelled_in(name: str, text: str) -> bool:
 
 def check_question(question, lexical, top_text: str | None, subject_terms: int = 11) -> NameCheck:
     """:func:`check_names` of an analysed question (assistant.question.Question) against a lexical index
-    (vectorstore.lexical.LexicalIndex) and the top paper's ``top_text``; the question's own terms are its
+    (vectorstore.store.lexical.LexicalIndex) and the top paper's ``top_text``; the question's own terms are its
     content terms outside its names and framing words."""
     own = [t for t in question.terms if t not in question.name_terms and t not in FRAMING_TERMS]
     return check_names(checked_names(question.names), vocabulary(lexical), top_text, len(own), subject_terms)

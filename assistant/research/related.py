@@ -17,7 +17,7 @@ from assistant.research.related_list import (MAX_TEXT_CHARS, NEAREST_SHOWN, NEAR
 from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
 from assistant.settings import RelatedCalibration
 from assistant.text import valid_text
-from vectorstore.chunking import split_sentences
+from vectorstore.chunks import split_sentences
 from vectorstore.papers import Paper
 
 _CAL = RelatedCalibration()
@@ -328,7 +328,7 @@ def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str
     supply cached sentence embeddings. Weights: the middle of the plateau of a sweep on CSFCube
     (0.5–0.7 × 0.1–0.2 all score NDCG@20 0.60–0.62). Returns one float per candidate.
     """
-    from vectorstore.lexical import LexicalIndex
+    from vectorstore.store import LexicalIndex
 
     def sent_vecs(text: str) -> np.ndarray:
         return encoder.encode(split_sentences(text) or [text])

@@ -11,7 +11,7 @@ import re
 
 from assistant.answer import related_prompt
 from assistant.research.related import RelatedPaper
-from vectorstore.chunking import split_sentences
+from vectorstore.chunks import split_sentences
 
 _CITE = re.compile(r"\[([QP])(\d+)\]")
 # Answer-style numeric citations ("[7]", "[2, 9]") point at nothing in this prompt's numbering.

@@ -67,7 +67,7 @@ class Filters:
         return not self.has_code or bool(paper.links)
 
     def where(self) -> dict | None:
-        """The store's filter for these values (vectorstore.store.where_clause), None for no filter."""
+        """The store's filter for these values (vectorstore.store.client.where_clause), None for no filter."""
         return where_clause({"venue": self.venue, "year": self.year, "source": self.source,
                              "has_code": True if self.has_code else None})
 
@@ -185,7 +185,7 @@ def names_first(ids: list[str], scores: list[float], texts: list[str], names: li
     one of ``whole``, the query's several-word names that begin with a name (assistant.question.analysis.
     whole_names: "FlashMoE Lite"), come first of all: "What is FlashMoE Lite?" asks for that paper,
     not for the FlashMoE one. Within each group, a paper whose ``labels[i]`` (the name it introduces,
-    vectorstore.papers.derive_label) is the asked name comes first: "What is FlashMoE?" asks for the
+    vectorstore.papers.records.derive_label) is the asked name comes first: "What is FlashMoE?" asks for the
     paper labelled FlashMoE, not the one labelled FlashMoE Lite that also names FlashMoE on its own.
 
     A name is the most specific thing a question can say: for "What do CABS and U2A have in common?"

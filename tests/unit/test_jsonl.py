@@ -49,8 +49,7 @@ def test_a_line_that_is_no_object_is_an_error(tmp_path, line, kind):
 
 
 def test_papers_keep_a_line_break_character_and_name_a_bad_line_as_corpus_errors(tmp_path):
-    from vectorstore.loader_jsonl import load_jsonl
-    from vectorstore.papers import CorpusError
+    from vectorstore.papers import CorpusError, load_jsonl
 
     f = write_lines(tmp_path / "p.jsonl", json.dumps({"id": "p1", "abstract": f"One {BREAKS} abstract."},
                                                      ensure_ascii=False))

@@ -1,10 +1,10 @@
-"""Paper labels (vectorstore.papers.derive_label) against a hand-checked table of the 38 bundled papers:
+"""Paper labels (vectorstore.papers.records.derive_label) against a hand-checked table of the 38 bundled papers:
 the name the abstract introduces ("we propose X", "We therefore propose X", "we reformulate … and
 present X"), else its acronym, else its opening words. No model needed."""
 
 from pathlib import Path
 
-from vectorstore.loaders import load_papers
+from vectorstore.papers import load_papers
 
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "icml2026"
 

@@ -49,9 +49,27 @@ def stage_of(module: str) -> int:
     return 0
 
 
+def _store_packages() -> tuple[str, ...]:
+    """The sub-packages of ``vectorstore`` (each folder with an ``__init__.py``)."""
+    return tuple(sorted(p.parent.name for p in ROOT.glob("vectorstore/*/__init__.py")))
+
+
+STORE_PACKAGES = _store_packages()
+
+
 def package_of(module: str) -> str:
+    """The package whose face a module is reached through: ``assistant.<stage>`` or ``vectorstore.<sub-package>``
+    for their modules, else the module itself."""
     parts = module.split(".")
-    return ".".join(parts[:2]) if parts[0] == "assistant" and len(parts) >= 2 and parts[1] in STAGES else module
+    if len(parts) >= 2 and ((parts[0] == "assistant" and parts[1] in STAGES)
+                            or (parts[0] == "vectorstore" and parts[1] in STORE_PACKAGES)):
+        return ".".join(parts[:2])
+    return module
+
+
+def faces() -> list[str]:
+    """Every package with a public face: the stages of ``assistant`` and the sub-packages of ``vectorstore``."""
+    return [f"assistant.{s}" for s in STAGES] + [f"vectorstore.{s}" for s in STORE_PACKAGES]
 
 
 def _exports(package_path: Path) -> dict[str, str]:
@@ -77,7 +95,7 @@ def _edges() -> dict[str, set[tuple[str, str]]]:
             elif isinstance(node, ast.ImportFrom) and node.module in mods:
                 for a in node.names:
                     sub = f"{node.module}.{a.name}"
-                    face = package_of(node.module) == node.module and node.module.startswith("assistant.")
+                    face = package_of(node.module) == node.module and node.module.count(".") == 1
                     found.add((sub, "") if sub in mods and not face else (node.module, a.name))
         edges[mod] = {e for e in found if e[0] != mod}
     return edges
@@ -110,7 +128,7 @@ def test_another_stage_is_imported_only_through_the_names_its_package_exports():
         for dep, name in deps:
             pkg = package_of(dep)
             same_stage, bare_package = pkg == package_of(mod), pkg == dep and not name
-            if same_stage or bare_package or stage_of(dep) <= 0 or (mod in ENTRY and dep == "assistant.cli"):
+            if same_stage or bare_package or pkg not in faces() or (mod in ENTRY and dep == "assistant.cli"):
                 continue
             exported = _exports(mods[pkg])
             if dep != pkg or name not in exported:
@@ -133,11 +151,11 @@ def _defined(path: Path) -> set[str]:
 def test_each_exported_name_is_defined_where_its_package_says():
     mods = _modules()
     missing = []
-    for stage in STAGES:
-        for name, module in _exports(mods[f"assistant.{stage}"]).items():
-            path = mods.get(f"assistant.{stage}.{module}")
+    for pkg in faces():
+        for name, module in _exports(mods[pkg]).items():
+            path = mods.get(f"{pkg}.{module}")
             if path is None or (name != module and name not in _defined(path)):
-                missing.append((stage, module, name))
+                missing.append((pkg, module, name))
     assert missing == []
 
 
@@ -145,8 +163,8 @@ def test_no_import_cycle():
     """Over modules, a package's face counting as importing the modules it exports from."""
     mods = _modules()
     graph = {mod: {d for d, _ in deps} for mod, deps in _edges().items()}
-    for stage in STAGES:
-        graph[f"assistant.{stage}"] |= {f"assistant.{stage}.{m}" for m in set(_exports(mods[f"assistant.{stage}"]).values())}
+    for pkg in faces():
+        graph[pkg] |= {f"{pkg}.{m}" for m in set(_exports(mods[pkg]).values())}
     state: dict[str, int] = {}
     cycles = []
 
@@ -169,3 +187,24 @@ def test_no_module_in_assistant_or_vectorstore_is_over_350_lines():
     long = {str(p.relative_to(ROOT)): n for p in [*ROOT.glob("assistant/**/*.py"), *ROOT.glob("vectorstore/**/*.py")]
             if (n := len(p.read_text().splitlines())) > 350}
     assert long == {}
+
+
+def test_vectorstore_is_grouped_by_concern_each_group_with_a_public_face():
+    """At most 6 modules directly in ``vectorstore/``, at least 4 sub-packages, and each sub-package's
+    ``__init__`` says what it holds (a docstring) and exports its names; no exported name is also the name
+    of one of its modules (importing the module would replace the name on the package)."""
+    mods = _modules()
+    assert len(list(ROOT.glob("vectorstore/*.py"))) <= 6
+    assert len(STORE_PACKAGES) >= 4
+    for sub in STORE_PACKAGES:
+        init = ROOT / "vectorstore" / sub / "__init__.py"
+        exports = _exports(init)
+        assert ast.get_docstring(ast.parse(init.read_text())), sub
+        assert exports, sub
+        assert not {n for n, m in exports.items() if n != m and f"vectorstore.{sub}.{n}" in mods}, sub
+
+
+def test_no_module_name_marks_half_of_a_split():
+    private = [str(p.relative_to(ROOT)) for p in [*ROOT.glob("assistant/**/*.py"), *ROOT.glob("vectorstore/**/*.py")]
+               if p.name.startswith("_") and p.name not in ("__init__.py", "__main__.py")]
+    assert private == []

@@ -1,4 +1,4 @@
-"""The saved BM25 index (vectorstore.lexical.LexicalIndex.inspect): a damaged cache is found on load, not used."""
+"""The saved BM25 index (vectorstore.store.lexical.LexicalIndex.inspect): a damaged cache is found on load, not used."""
 
 import json
 import os
@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from vectorstore.lexical import LexicalIndex
+from vectorstore.store import LexicalIndex
 
 CHUNKS = [(f"c{i}", f"p{i}", text) for i, text in enumerate([
     "Graph coloring with spectral message passing.", "Diffusion models denoise images step by step.",

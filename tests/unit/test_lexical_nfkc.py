@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from vectorstore.lexical import LexicalIndex, tokenize
+from vectorstore.store import LexicalIndex, tokenize
 
 
 @pytest.mark.parametrize("pdf, plain", [
@@ -19,7 +19,7 @@ def test_ligatures_and_full_width_letters_give_the_plain_terms(pdf, plain):
 
 
 def test_ascii_text_is_returned_as_it_is():
-    from vectorstore.lexical import nfkc
+    from vectorstore.store import nfkc
 
     text = "An efficient fine-tuning method."
     assert nfkc(text) is text

@@ -3,7 +3,7 @@ count, and what the check says. Pure: a vocabulary and texts, no model, no index
 
 from assistant.question import analyze
 from assistant.relevance.names import check_names, checked_names, indexed, joined, name_terms
-from vectorstore.lexical import tokenize
+from vectorstore.store import tokenize
 
 
 def _vocab(*texts: str) -> frozenset:

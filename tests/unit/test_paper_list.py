@@ -1,9 +1,8 @@
-"""The .txt paper list's blank lines (vectorstore.loader_txt.load_paper_list): a line that shows nothing is blank."""
+"""The .txt paper list's blank lines (vectorstore.papers.format_txt.load_paper_list): a line that shows nothing is blank."""
 
 import pytest
 
-from vectorstore.loader_checks import visible
-from vectorstore.loader_txt import load_paper_list
+from vectorstore.papers import load_paper_list, visible
 
 INVISIBLE = {"zero-width space": "\u200b", "zero-width non-joiner": "\u200c", "zero-width joiner": "\u200d",
              "BOM": "\ufeff", "word joiner": "\u2060", "soft hyphen": "\u00ad", "left-to-right mark": "\u200e",

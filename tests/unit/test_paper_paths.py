@@ -5,8 +5,7 @@ import os
 
 import pytest
 
-from vectorstore.loaders import iter_paper_files
-from vectorstore.papers import CorpusError
+from vectorstore.papers import CorpusError, iter_paper_files
 
 
 def _error(path) -> str:

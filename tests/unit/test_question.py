@@ -182,7 +182,7 @@ def test_names_in_matches_all_capitals_names_only_in_capitals(names, text, found
 def test_a_question_in_another_language_is_told_so_instead_of_a_bare_none(text, foreign):
     """Non-English questions got "No relevant abstract found" with no note saying why."""
     from assistant.question.answer_types import looks_foreign
-    from vectorstore.lexical import tokenize
+    from vectorstore.store import tokenize
 
     vocabulary = set(tokenize("We reduce the cost of attention in transformers with sparse attention methods "
                               "and measure accuracy on benchmarks papers"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vectorstore.cachedir import not_a_file, replace_folder
+from vectorstore.store.cachedir import not_a_file, replace_folder
 
 
 EXACT_MAX_CHUNKS = 300_000
@@ -44,7 +44,7 @@ class DenseMatrix:
     @classmethod
     def load(cls, folder: Path) -> "DenseMatrix | None":
         """The saved matrix, or None when missing, unreadable, of the wrong shape or holding anything but
-        plain files (:func:`vectorstore.cachedir.not_a_file`; rebuilt by the caller)."""
+        plain files (:func:`vectorstore.store.cachedir.not_a_file`; rebuilt by the caller)."""
         if not_a_file(folder):
             return None
         try:

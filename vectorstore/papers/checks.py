@@ -1,6 +1,6 @@
 """What every paper loader checks of a file's text: that it is UTF-8 (:func:`read_text`), that a field
 holds something one can see (:func:`visible`), and that an abstract is no longer than
-:data:`MAX_ABSTRACT_CHARS` (:func:`check_length`). Each failure raises :class:`~vectorstore.papers.CorpusError`
+:data:`MAX_ABSTRACT_CHARS` (:func:`check_length`). Each failure raises :class:`~vectorstore.papers.records.CorpusError`
 naming the file (and line or abstract).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from vectorstore.papers import CorpusError
+from vectorstore.papers.records import CorpusError
 
 
 MAX_ABSTRACT_CHARS = 50_000

@@ -15,8 +15,8 @@ import json
 
 import numpy as np
 
-from vectorstore.chunking import Chunk, sentence_spans
-from vectorstore.encoder import Encoder
+from vectorstore.chunks.splitting import Chunk, sentence_spans
+from vectorstore.encoding import Encoder
 from vectorstore.papers import Paper
 
 SPANS_KEY, VECS_KEY = "sentence_spans", "sentence_vecs"

@@ -1,6 +1,6 @@
 """Chroma, embedded (``PersistentClient``) or a server (``HttpClient``), behind a small typed API
-(:class:`ChunkStore`; its reads and queries are in :mod:`vectorstore._store_reads` and
-:mod:`vectorstore._store_queries`).
+(:class:`ChunkStore`; its reads and queries are in :mod:`vectorstore.store.reads` and
+:mod:`vectorstore.store.queries`).
 
 Two collections per index: ``<name>_chunks`` (one record per chunk, the dense index) and
 ``<name>_papers`` (one record per paper: the abstract, its metadata, a content hash that marks the
@@ -18,14 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from vectorstore._dense_matrix import EXACT_MAX_CHUNKS, DenseMatrix
-from vectorstore._store_queries import StoreQueries
-from vectorstore._store_reads import GET_PAGE, StoreReads
-from vectorstore._store_records import PAPER_HASH_KEY, PATH_KEY, TEXT_KEY, paper_metadata, text_key
-from vectorstore.chunking import Chunk
+from vectorstore.store.dense_matrix import EXACT_MAX_CHUNKS, DenseMatrix
+from vectorstore.store.queries import StoreQueries
+from vectorstore.store.reads import GET_PAGE, StoreReads
+from vectorstore.store.records import PAPER_HASH_KEY, PATH_KEY, TEXT_KEY, paper_metadata, text_key
+from vectorstore.chunks import Chunk
 from vectorstore.integrity import record_generation
 from vectorstore.papers import Paper
-from vectorstore.store import EmbeddingMismatchError, IndexNotFoundError, fresh_client, writing_to
+from vectorstore.store.client import EmbeddingMismatchError, IndexNotFoundError, fresh_client, writing_to
 
 
 HNSW_CONFIG = {"hnsw": {"space": "cosine", "ef_search": 400}}
@@ -90,7 +90,7 @@ class ChunkStore(StoreReads, StoreQueries):
         """Insert or replace chunks (``embeddings``: shape ``(len(chunks), dim)``).
 
         ``sentences[k]``: extra metadata for chunk ``k`` (its packed sentence vectors, see
-        vectorstore.sentences.pack). ``hashes``: ``{paper id: content hash}`` of the version being written,
+        vectorstore.chunks.sentences.pack). ``hashes``: ``{paper id: content hash}`` of the version being written,
         stored with each of its chunks (:data:`PAPER_HASH_KEY`, read back by :meth:`chunk_paper_hashes`).
         """
         self._changed()

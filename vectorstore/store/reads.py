@@ -1,4 +1,4 @@
-"""The record reads of :class:`vectorstore.chunk_store.ChunkStore` (a mixin): papers and chunks, their
+"""The record reads of :class:`vectorstore.store.chunk_store.ChunkStore` (a mixin): papers and chunks, their
 hashes, metadata and stored embeddings, paged through Chroma :data:`GET_PAGE` records at a time."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from vectorstore._store_records import PAPER_HASH_KEY, PATH_KEY, TEXT_KEY, paper_from
+from vectorstore.store.records import PAPER_HASH_KEY, PATH_KEY, TEXT_KEY, paper_from
 from vectorstore.papers import Paper
 
 
@@ -147,7 +147,7 @@ class StoreReads:
         return {pid: np.asarray(e, dtype=np.float32) for pid, e in zip(page["ids"], page["embeddings"])}
 
     def paper_ids_where(self, where: dict | None) -> set[str] | None:
-        """Ids of the papers whose metadata pass ``where`` (:func:`vectorstore.store.where_clause`); None when
+        """Ids of the papers whose metadata pass ``where`` (:func:`vectorstore.store.client.where_clause`); None when
         ``where`` is None."""
         if where is None:
             return None

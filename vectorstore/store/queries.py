@@ -1,5 +1,5 @@
-"""Dense search of :class:`vectorstore.chunk_store.ChunkStore` (a mixin): nearest chunks and papers to a
-query embedding, exact over the in-memory :class:`~vectorstore._dense_matrix.DenseMatrix` while the index
+"""Dense search of :class:`vectorstore.store.chunk_store.ChunkStore` (a mixin): nearest chunks and papers to a
+query embedding, exact over the in-memory :class:`~vectorstore.store.dense_matrix.DenseMatrix` while the index
 is small enough, through Chroma's HNSW index otherwise. Similarities are cosines in [-1, 1]."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vectorstore._dense_matrix import DenseMatrix
+from vectorstore.store.dense_matrix import DenseMatrix
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from vectorstore.loader_jsonl import load_jsonl
-from vectorstore.loader_txt import load_paper_list
-from vectorstore.papers import CorpusError, Paper
+from vectorstore.papers.format_jsonl import load_jsonl
+from vectorstore.papers.format_txt import load_paper_list
+from vectorstore.papers.records import CorpusError, Paper
 
 
 SUPPORTED_SUFFIXES = (".txt", ".jsonl")

@@ -2,7 +2,7 @@
 
 Format: one object per line with ``id`` and ``abstract`` (required) and optionally ``title``,
 ``authors`` (list or string), ``year``, ``venue``, ``url``. Every problem is a
-:class:`~vectorstore.papers.CorpusError` naming the file and line.
+:class:`~vectorstore.papers.records.CorpusError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from vectorstore.jsonl import JsonlError, iter_jsonl
-from vectorstore.loader_checks import check_length, read_text, visible
-from vectorstore.papers import CorpusError, Paper, derive_label
+from vectorstore.papers.checks import check_length, read_text, visible
+from vectorstore.papers.records import CorpusError, Paper, derive_label
 
 
 def _as_authors(value) -> list[str]:

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vectorstore._store_records import text_key
-from vectorstore.chunking import Chunk, Chunker
+from vectorstore.store import text_key
+from vectorstore.chunks import Chunk, Chunker, SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
 from vectorstore.index import Index
 from vectorstore.papers import Paper
-from vectorstore.sentences import SPANS_KEY, VECS_KEY, embed_chunks, pack, spans_by_chunk, unpack
 
 
 @dataclass

@@ -7,9 +7,9 @@ upserts the same records) and replaces edited papers' chunks. Each chunk carries
 version it was written for, so a paper whose chunks are of another version than its record (a run
 killed between an edit's chunks and its record, the file then reverted) is redone too. A re-read
 file that would lose or hide indexed papers is skipped whole, its papers kept
-(vectorstore.ingest_guards), unless ingest is told to take files as they are now (``replace``).
+(vectorstore.ingest.guards), unless ingest is told to take files as they are now (``replace``).
 Only one writer at a time (a file lock); readers are never blocked. Each batch of papers is embedded
-and written by :mod:`vectorstore._ingest_batch`; ``paper-assistant remove`` is :mod:`vectorstore.source_removal`.
+and written by :mod:`vectorstore.ingest.batch`; ``paper-assistant remove`` is :mod:`vectorstore.ingest.removal`.
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vectorstore import ingest_guards as guards
-from vectorstore._ingest_batch import embed_batch, store_batch, stored_by_text
-from vectorstore.chunking import SENTENCE_SPLITTER, Chunker, ChunkingConfig
+import vectorstore.ingest.guards as guards
+from vectorstore.ingest.batch import embed_batch, store_batch, stored_by_text
+from vectorstore.chunks import SENTENCE_SPLITTER, Chunker, ChunkingConfig
 from vectorstore.index import Index
-from vectorstore.loaders import iter_paper_files, load_file
-from vectorstore.papers import CorpusError, Paper, counted
+from vectorstore.papers import CorpusError, Paper, counted, iter_paper_files, load_file
 
 
 @dataclass
@@ -136,7 +135,7 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     ``build_lexical`` the BM25 index is brought up to date before returning, so the first question
     does not pay for it.
 
-    A re-read file that would lose or hide indexed papers (see :mod:`vectorstore.ingest_guards`: fewer
+    A re-read file that would lose or hide indexed papers (see :mod:`vectorstore.ingest.guards`: fewer
     papers, an abstract deleted from a list while another was added, a lost heading, a last abstract cut
     off, a same-named file from another folder) is skipped
     with its papers kept, unless ``replace``: then every file is taken as it is now.

@@ -12,7 +12,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from vectorstore.embedding import EmbeddingModelError
+from vectorstore.encoding.contract import EmbeddingModelError
 
 
 def default_onnx_cache() -> Path:

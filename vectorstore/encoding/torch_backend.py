@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from vectorstore.embedding import EmbeddingModelError, pool_spans
+from vectorstore.encoding.contract import EmbeddingModelError, pool_spans
 
 
 class TorchBackend:
-    """The torch half of :class:`vectorstore.encoder.Encoder` (a mixin): :meth:`_init_torch` sets ``model``,
+    """The torch half of :class:`vectorstore.encoding.encoder.Encoder` (a mixin): :meth:`_init_torch` sets ``model``,
     ``tokenizer``, ``dim`` and ``max_seq_length``; :meth:`_torch_encode_spans` reads them."""
 
     def _init_torch(self, name: str, path: str) -> None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Self
 
-from vectorstore.store import StoreError
+from vectorstore.store.client import StoreError
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """The ``onnx`` and ``onnx-int8`` encoder backends: the model's local ONNX export
-(:mod:`vectorstore._onnx_export`) run with onnxruntime, its tokenizer read with ``tokenizers`` alone.
+(:mod:`vectorstore.encoding.onnx_export`) run with onnxruntime, its tokenizer read with ``tokenizers`` alone.
 Mean-pooling models only (:func:`check_mean_pooling`); onnxruntime is imported on first use."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
-from vectorstore._onnx_export import export_onnx
-from vectorstore.embedding import EmbeddingModelError, pool_spans
+from vectorstore.encoding.onnx_export import export_onnx
+from vectorstore.encoding.contract import EmbeddingModelError, pool_spans
 
 
 class OnnxBackend:
-    """The ONNX half of :class:`vectorstore.encoder.Encoder` (a mixin): :meth:`_init_onnx` sets
+    """The ONNX half of :class:`vectorstore.encoding.encoder.Encoder` (a mixin): :meth:`_init_onnx` sets
     ``tokenizer``, ``dim``, ``max_seq_length`` and the onnxruntime session; :meth:`_onnx_encode` reads them."""
 
     def _init_onnx(self, name: str, path: str, quantized: bool, cache) -> None:

@@ -36,7 +36,7 @@ _INITIAL = re.compile(r"\b[A-Z]\.$")
 
 SENTENCE_SPLITTER = 2
 """Version of :func:`sentence_spans`' rules (2: glued sentence ends, a link sentence after a capital).
-Part of each paper's content hash (vectorstore.ingest.content_hash): the stored sentence spans and
+Part of each paper's content hash (vectorstore.ingest.run.content_hash): the stored sentence spans and
 vectors follow the splitter, so a new version re-ingests (re-embedding only chunks whose sentences moved)."""
 
 

@@ -2,8 +2,8 @@
 (:func:`resolve_model_path`), the backend names, the error a model that cannot load raises
 (:class:`EmbeddingModelError`), and the pooling of token embeddings over character spans (:func:`pool_spans`).
 
-The encoder itself is :class:`vectorstore.encoder.Encoder`; its backends are
-:mod:`vectorstore._encoder_torch` (sentence-transformers) and :mod:`vectorstore._encoder_onnx` (onnxruntime).
+The encoder itself is :class:`vectorstore.encoding.encoder.Encoder`; its backends are
+:mod:`vectorstore.encoding.torch_backend` (sentence-transformers) and :mod:`vectorstore.encoding.onnx_backend` (onnxruntime).
 """
 
 from __future__ import annotations

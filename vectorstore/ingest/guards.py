@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vectorstore.loader_checks import visible
-from vectorstore.loaders import iter_paper_files
-from vectorstore.papers import Paper, counted
+from vectorstore.papers import Paper, counted, iter_paper_files, visible
 
 REPLACE_HINT = "paper-assistant ingest --replace {name}"
 
@@ -160,7 +158,7 @@ def _lost_first_line(old: str, new: str) -> bool:
 def taken_ids(by_file: dict[str, list[Paper]], owners: dict[str, str], store, replace: bool) -> list[str]:
     """Skip reasons for the files of ``by_file`` holding a paper id indexed under another file (``owners``:
     ``{paper id: file name}``). Ingest takes that as a paper moved between files read together
-    (vectorstore.ingest.load_files has refused ids whose owner was not read, or still holds them), but
+    (vectorstore.ingest.run.load_files has refused ids whose owner was not read, or still holds them), but
     only while the owner is taken too (not skipped by a guard: its papers are kept, so its ids stay its
     own) and, unless ``replace``, the paper's text is the indexed one (another text under the same id is
     another paper). Repeated until no file is skipped, since each skip keeps more ids."""

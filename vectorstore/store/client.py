@@ -2,7 +2,7 @@
 :func:`fresh_client`), the store's errors, its ``where`` dialect (:func:`where_clause`) and the reading of a
 failed write as a full disk (:func:`writing_to`).
 
-The index's two collections, behind a small typed API, are :class:`vectorstore.chunk_store.ChunkStore`.
+The index's two collections, behind a small typed API, are :class:`vectorstore.store.chunk_store.ChunkStore`.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
 
     Telemetry is off. Raises StoreError when the server is unreachable or speaks another version
     (the message names both versions when the server tells its own), or when a local index's
-    ``chroma.sqlite3`` is damaged (:func:`vectorstore.integrity.database_problem`) or its HNSW files are
-    (:func:`vectorstore.integrity.vector_files_problem`: a sample of their records, every one with
+    ``chroma.sqlite3`` is damaged (:func:`vectorstore.integrity.database.database_problem`) or its HNSW files are
+    (:func:`vectorstore.integrity.vectors.vector_files_problem`: a sample of their records, every one with
     ``full_check``), both judged from the files before Chroma reads them.
     """
     import chromadb

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vectorstore.cachedir import not_a_file, replace_folder
+from vectorstore.store.cachedir import not_a_file, replace_folder
 
 FORMAT = 7
 """Version of the saved layout and the tokenizer (4: CJK bigrams; 5: chunks with titles; 6: the

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from vectorstore.loader_checks import INVISIBLE_CHARS, check_length, read_text, visible
-from vectorstore.papers import CorpusError, Paper, derive_label
+from vectorstore.papers.checks import INVISIBLE_CHARS, check_length, read_text, visible
+from vectorstore.papers.records import CorpusError, Paper, derive_label
 
 
 _VENUE_YEAR = re.compile(r"(?P<venue>[A-Za-z][A-Za-z&\-]*?)[\s\-]*'?(?P<year>(?:19|20)\d{2})\b")

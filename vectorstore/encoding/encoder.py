@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from vectorstore._encoder_onnx import OnnxBackend, check_mean_pooling
-from vectorstore._encoder_torch import TorchBackend
-from vectorstore.embedding import BACKENDS, INT8_SUFFIX, EmbeddingModelError, resolve_model_path
+from vectorstore.encoding.onnx_backend import OnnxBackend, check_mean_pooling
+from vectorstore.encoding.torch_backend import TorchBackend
+from vectorstore.encoding.contract import BACKENDS, INT8_SUFFIX, EmbeddingModelError, resolve_model_path
 
 
 def _offline_env() -> None:

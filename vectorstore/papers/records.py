@@ -2,8 +2,8 @@
 label, :func:`derive_label`; the code and project links, :func:`code_links`), the loaders' error
 (:class:`CorpusError`) and the wording of counts.
 
-The loaders, one module per format: :mod:`vectorstore.loader_txt` (paper-list text files),
-:mod:`vectorstore.loader_jsonl` (JSONL records), :mod:`vectorstore.loaders` (files and folders, by suffix).
+The loaders, one module per format: :mod:`vectorstore.papers.format_txt` (paper-list text files),
+:mod:`vectorstore.papers.format_jsonl` (JSONL records), :mod:`vectorstore.papers.files` (files and folders, by suffix).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``paper-assistant remove``: the papers (and chunks) of named paper files taken out of the index, the
-counterpart of :func:`vectorstore.ingest.ingest` for a file renamed or no longer wanted."""
+counterpart of :func:`vectorstore.ingest.run.ingest` for a file renamed or no longer wanted."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from vectorstore.index import Index
-from vectorstore.loaders import SUPPORTED_SUFFIXES
-from vectorstore.papers import CorpusError
+from vectorstore.papers import CorpusError, SUPPORTED_SUFFIXES
 
 
 def remove_sources(names: Iterable[str], index: Index) -> dict[str, int]:

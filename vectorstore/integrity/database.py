@@ -1,0 +1,150 @@
+"""Cheap looks at Chroma's SQLite database, the age of the database against the vector files, and the
+writer's lock file; and the remedy every damaged-index error ends with (:func:`rebuild`).
+
+Each finds damage that Chroma reports late or not at all and says what it found naming the file
+(None: nothing); the caller raises a line ending with the remedy. Nothing is deleted or repaired here."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+SETTLE_S = 0.25
+"""Seconds to wait before looking again at a file that seems cut short: a writer in another process
+(an ingest) writes a header before the data it counts, so a reader may catch the two out of step for a
+few milliseconds. Damage is reported only when the second look agrees."""
+
+
+def rebuild(directory: Path) -> str:
+    """The remedy for an index whose files are damaged (the words every such error ends with)."""
+    return f"delete {directory} and run `paper-assistant ingest` again (the paper files are not touched)"
+
+
+def settled(look: Callable[[], str | None]) -> str | None:
+    """``look()``, and if it finds a problem, its second opinion after :data:`SETTLE_S` (see there)."""
+    if look() is None:
+        return None
+    time.sleep(SETTLE_S)
+    return look()
+
+
+# --- Chroma's SQLite database ---------------------------------------------------------------------
+def database_damage(db: Path) -> str | None:
+    """Why the SQLite file ``db`` cannot be a sound Chroma database, or None (sound, absent, or being
+    written). Judged from its size and its 100-byte header: an empty file while HNSW folders remain
+    beside it, a file not starting with SQLite's magic (overwritten), or one shorter than its header's
+    page count times page size (truncated). A hot journal or WAL beside it (a crash, or a writer
+    mid-commit) is SQLite's to resolve: not judged."""
+    try:
+        size = db.stat().st_size
+        with open(db, "rb") as fh:
+            head = fh.read(100)
+    except FileNotFoundError:  # no index yet (Chroma creates it), unless its HNSW folders remain: deleted
+        held = db.parent.is_dir() and any((d / "header.bin").is_file() for d in db.parent.iterdir() if d.is_dir())
+        return MISSING if held else None
+    except (IsADirectoryError, NotADirectoryError):
+        return None  # a folder there fails in Chroma, with its own line
+    if size == 0:
+        return "empty, while its HNSW folders remain" if any(p.is_dir() for p in db.parent.iterdir()) else None
+    if not head.startswith(SQLITE_MAGIC):
+        return "its first bytes are not an SQLite header: overwritten"
+    if len(head) < 100:
+        return f"cut short to {size:,} bytes"
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(head[28:32], "big")
+    # The page count is valid only while the header's "version-valid-for" equals its change counter.
+    if not pages or head[92:96] != head[24:28] or size >= pages * page_size:
+        return None
+    if any(Path(f"{db}{suffix}").exists() for suffix in ("-journal", "-wal")):
+        return None
+    return f"cut short: {size:,} of its {pages * page_size:,} bytes"
+
+
+MISSING = "missing, while its HNSW folders remain"
+
+
+def database_problem(directory: Path) -> str | None:
+    """The one-line error for a damaged ``<directory>/chroma/chroma.sqlite3`` (:func:`database_damage`,
+    :func:`settled`), or None. Chroma would stop with "file is not a database" or "database disk image
+    is malformed" and no remedy, and read an emptied file as "no index yet"."""
+    why = settled(lambda: database_damage(directory / "chroma" / "chroma.sqlite3"))
+    return database_damaged(directory, why) if why else None
+
+
+def database_damaged(directory: Path, why: str) -> str:
+    """The one-line error for a damaged ``chroma.sqlite3`` in ``directory``; ``why`` says how."""
+    if why == MISSING:  # Chroma would start an empty database and say "no index yet"
+        return (f"the index database {directory / 'chroma' / 'chroma.sqlite3'} is missing (deleted?) while the "
+                f"index's vector folders remain beside it, so the index cannot be read: {rebuild(directory)}")
+    return (f"the index database {directory / 'chroma' / 'chroma.sqlite3'} is damaged ({why}), so the index "
+            f"cannot be read: {rebuild(directory)}")
+
+
+SQLITE_CORRUPT = ("database disk image is malformed", "file is not a database")
+"""SQLite's own words for a damaged database (codes 11 and 26), as Chroma passes them on."""
+
+
+# --- the database's age -----------------------------------------------------------------------------
+WRITTEN = "written.json"
+"""Beside ``chroma.sqlite3``: the chunks collection's id and generation at the last completed write
+(:meth:`vectorstore.store.chunk_store.ChunkStore.bump_generation`). The HNSW files carry no generation of their own,
+so a database older than they are (a ``chroma.sqlite3`` restored from a backup, the folder kept) is
+told by its generation being below the recorded one; doctor said ok and searches returned wrong papers."""
+
+
+def record_generation(root: Path, collection: str, generation: int) -> None:
+    """Record a completed write in ``<root>/written.json`` (``root``: an index's ``chroma/``); best effort
+    (a read-only or full disk leaves the older record, which never gives a false alarm)."""
+    import json
+    import os
+
+    tmp = root / f".{WRITTEN}.{os.getpid()}"
+    try:
+        tmp.write_text(json.dumps({"collection": collection, "generation": generation}))
+        os.replace(tmp, root / WRITTEN)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def older_database(directory: Path, collection: str, generation: Callable[[bool], int]) -> str | None:
+    """The one-line error when the database of the index in ``directory`` (its chunks collection
+    ``collection``, whose generation ``generation(fresh)`` reads, afresh when ``fresh``) is older than the
+    last write recorded beside it (:func:`record_generation`), or None. Another collection id (made anew)
+    or no record: not judged; a higher generation is a write under way, or one killed before its record.
+    A generation read before a writer's last bump is read again after the record (written after that bump)."""
+    import json
+
+    then = None
+    for fresh in (False, True):
+        try:
+            rec = json.loads((directory / "chroma" / WRITTEN).read_text())
+            then = int(rec["generation"]) if rec.get("collection") == collection else None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None
+        if then is None or generation(fresh) >= then:
+            return None
+    return (f"the index database {directory / 'chroma' / 'chroma.sqlite3'} is older than the index's vector files "
+            f"(its last write is not in it: an older copy restored?), so search would return "
+            f"wrong papers: {rebuild(directory)}")
+
+
+# --- the writer's lock file -------------------------------------------------------------------------
+def lock_file_problem(directory: Path) -> str | None:
+    """Why ``<directory>/ingest.lock`` cannot serve as the writer's lock file (a folder, a symbolic link,
+    a pipe…: the lock library would raise IsADirectoryError or the like), or None (absent or a file)."""
+    path = directory / "ingest.lock"
+    if path.is_symlink():  # whatever it points to: the lock library never follows one (O_NOFOLLOW: ELOOP)
+        try:
+            target = f" to {path.readlink()}"
+        except OSError:
+            target = ""
+        what = f"a symbolic link{target}" if path.exists() else f"a broken symbolic link{target}"
+    elif path.is_file() or not path.exists():
+        return None
+    else:
+        what = "a folder" if path.is_dir() else "not a regular file"
+    return (f"the writer's lock {path} is {what}, so no ingest can run: remove or rename it (it holds no index "
+            "data; the lock file is made anew), then run the command again")
