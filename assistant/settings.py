@@ -207,7 +207,8 @@ class LLMSettings(BaseModel):
     base_url: str | None = None
     model: str | None = None
     temperature: float = 0.0
-    max_tokens: int = 512
+    max_tokens: int = Field(512, ge=1)
+    reply_chars_per_token: float = Field(8.0, gt=0, description="a reply is read to max_tokens × this many characters, then cut (an endpoint ignoring max_tokens); English averages 4")
     timeout: float = Field(30.0, gt=0, description="seconds to wait for each next piece of a reply (and the model list)")
     first_token_timeout: float = Field(120.0, gt=0, description="seconds to wait for a reply's first text, retries "
                                        "included: a CPU server reads a 1,500-token prompt for 10-30 s first")
@@ -324,9 +325,8 @@ def load_settings(**overrides) -> Settings:
     base = Settings()
     env = _OpenAIEnv()  # the environment and .env files
     process_env = _OpenAIEnv(_env_file=None)  # the environment alone
-    # Where a field is set both ways, the environment beats a .env file whatever the name
-    # (OPENAI_MODEL in the environment over PAPER_ASSISTANT_LLM__MODEL in .env); within one source
-    # the PAPER_ASSISTANT_LLM__ name wins.
+    # Where a field is set both ways, the environment beats a .env file whatever the name (OPENAI_MODEL in
+    # the environment over PAPER_ASSISTANT_LLM__MODEL in .env); within one source the PAPER_ASSISTANT_LLM__ name wins.
     prefixed_in_env = {k for k in LLMSettings.model_fields
                        if any(n.upper() == f"PAPER_ASSISTANT_LLM__{k.upper()}" for n in os.environ)}
     update = {}

@@ -64,6 +64,8 @@ class Reply:
     - ``chunk_delay``: seconds to sleep between SSE chunks (slow-stream tests).
     - ``error_message``: overrides the default message of an error reply.
     - ``headers``: extra response headers, e.g. ``{"retry-after-ms": "10"}`` for fast retries.
+    - ``repeat``: the reply is ``text`` this many times over (streamed piece by piece, never built whole): an
+      endpoint that ignores ``max_tokens`` and sends megabytes.
     - ``finish_reason``: of the last SSE chunk (``"length"``: the budget ran out); None sends no
       finish chunk. ``done``: False leaves out ``data: [DONE]`` (the body still ends cleanly).
     """
@@ -80,6 +82,7 @@ class Reply:
     headers: dict[str, str] = dataclasses.field(default_factory=dict)
     finish_reason: str | None = "stop"
     done: bool = True
+    repeat: int = 1
 
     def __post_init__(self) -> None:
         if self.chunk_size < 1:
@@ -229,7 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- answers --------------------------------------------------------------------
 
     def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, int]:
-        prompt, completion = _prompt_tokens(body), _count_tokens(reply.text)
+        prompt, completion = _prompt_tokens(body), _count_tokens(reply.text) * reply.repeat
         return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
     def _complete(self, body: dict[str, Any], reply: Reply) -> None:
@@ -242,7 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply.text, "refusal": None},
+                    "message": {"role": "assistant", "content": reply.text * reply.repeat, "refusal": None},
                     "logprobs": None,
                     "finish_reason": reply.finish_reason,
                 }
@@ -288,7 +291,7 @@ class _Handler(BaseHTTPRequestHandler):
 
         event(choice({"role": "assistant", "content": "", "refusal": None}))
         pieces = [reply.text[i : i + reply.chunk_size] for i in range(0, len(reply.text), reply.chunk_size)]
-        for n, piece in enumerate(pieces):
+        for n, piece in enumerate(p for _ in range(reply.repeat) for p in pieces):
             if reply.cut_after is not None and n >= reply.cut_after:
                 break
             event(choice({"content": piece}))

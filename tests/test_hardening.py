@@ -840,6 +840,18 @@ def test_question_wholly_in_another_script_abstains_instead_of_citing_at_random(
     assert ans.answer == "No relevant abstract found in the indexed papers."
 
 
+@pytest.mark.parametrize("question", ["Comment accélérer le mixture-of-experts ?", "什么是 mixture-of-experts？"])
+def test_a_french_or_chinese_question_on_an_indexed_topic_is_told_questions_are_matched_in_english(assistant, question):
+    """Hostile round (#35, 12): these said "No relevant abstract found" and nothing else (their terms are in the
+    index, so they were not taken for another language). The answer is the same; a note says why."""
+    from assistant.question import FOREIGN_NOTE
+
+    ans = assistant.ask(question)
+    assert ans.answer == "No relevant abstract found in the indexed papers." and ans.sources == []
+    assert ans.note == FOREIGN_NOTE == ("Questions are matched against English abstracts; this one does not read "
+                                        "as English.")
+
+
 def test_cjk_question_naming_a_method_finds_it(assistant):
     ans = assistant.ask("什么是SyPE？")
     assert ans.sources and ans.sources[0].paper_id == SYPE

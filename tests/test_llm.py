@@ -286,6 +286,26 @@ def test_stream_ending_without_a_finish_is_an_incomplete_answer(fake, make_assis
     assert why in ans.note and ans.note.endswith("the extractive answer follows.")
 
 
+@pytest.mark.parametrize("hold", [False, True], ids=["chat", "terminal"])
+def test_a_reply_that_ignores_the_token_budget_is_cut_at_it(fake, make_assistant, extractive, hold):
+    """Hostile round (#35, 4): an endpoint ignoring max_tokens streamed 50 MB and kept `ask` busy for over 300 s
+    at 1.24 GB with no output; a 200 kB reply was accepted whole as the answer. The answer keeps what came
+    within the budget (512 tokens: 4,096 characters), marked incomplete, and says why, streamed (the page)
+    or held (the CLI)."""
+    claim = f"{GOOD_CLAIM} [1]. "
+    fake.script(Reply(text=claim * 4, chunk_size=100, repeat=1_000))  # 400 kB, finished with "stop"
+    started = time.monotonic()
+    pieces, ans = collect(make_assistant(fake.base_url).ask_stream(OMNIMOE_Q, hold=hold))
+    assert time.monotonic() - started < 10
+    assert ans.incomplete and ans.mode == "extractive"
+    kept = ans.answer.split(INCOMPLETE_MARK)[0]
+    assert kept == (claim * 50)[:4096].rstrip() and ans.answer.endswith(extractive.answer)
+    assert "".join(pieces) == ans.answer
+    assert ans.note == ("The LLM's answer ran past the reply budget of 512 tokens and was cut at 4,096 characters "
+                        f"(the endpoint {fake.base_url} does not stop at max_tokens). The text received before the "
+                        "cut is kept and marked incomplete; the extractive answer follows.")
+
+
 def test_first_token_and_between_pieces_timeouts_are_separate_and_named(fake, make_assistant):
     """The first wait (prompt processing on a local server) has its own, longer timeout; the role
     chunk some servers send at once does not end it. A stall after text arrived is the between-pieces

@@ -119,7 +119,7 @@ def test_the_system_prompt_reaches_the_model_only_when_folded(llama_server):
     from langchain_core.messages import HumanMessage, SystemMessage
     from langchain_openai.chat_models.base import _convert_message_to_dict
 
-    from assistant.answer.llm import fold_system, fold_system_messages, system_role_kept
+    from assistant.answer.system_role import fold_system, fold_system_messages, system_role_kept
 
     cfg = llm_cfg(llama_server, system_role="auto")
     assert system_role_kept(cfg) is False

@@ -335,6 +335,48 @@ def test_raw_stdio_answers_every_unreadable_line_and_keeps_serving(index, index_
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
 
 
+def test_raw_stdio_answers_a_request_whose_id_is_no_string_or_integer(index, index_dir, tmp_path):
+    """Hostile round (#35, 11): a request whose id was null, an object, a list, a fraction or a boolean got no
+    reply at all (the SDK read it as a notification), so the client waited forever. JSON-RPC 2.0 allows a
+    request a string or an integer id: anything else is an invalid request, answered with id null."""
+    import queue
+    import threading
+
+    proc = subprocess.Popen([sys.executable, *server_args(index_dir)], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=open(tmp_path / "stderr.log", "w"))
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in iter(proc.stdout.readline, b"")], daemon=True).start()
+
+    def reply() -> dict:
+        try:
+            return json.loads(lines.get(timeout=60))
+        except queue.Empty:
+            raise AssertionError("no reply: " + (tmp_path / "stderr.log").read_text()[-2000:]) from None
+
+    try:
+        _rpc(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "raw-test", "version": "0"}}})
+        assert reply()["id"] == 0
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for n, bad in enumerate([None, {"n": 1}, [1], 1.5, 2.0, True, False]):
+            _rpc(proc, {"jsonrpc": "2.0", "id": bad, "method": "tools/list"})
+            got = reply()
+            assert got == {"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32600, "message": "Invalid request: a request's id must be a string or an integer"}}, (bad, got)
+            _rpc(proc, {"jsonrpc": "2.0", "id": f"ok{n}", "method": "tools/call",
+                        "params": {"name": "get_paper", "arguments": {"paper_id": OMNIMOE}}})
+            got = reply()
+            assert got["id"] == f"ok{n}" and got["result"]["structuredContent"]["label"] == "OmniMoE", (bad, got)
+        _rpc(proc, {"jsonrpc": "2.0", "id": -7, "method": "tools/list"})  # integers and strings stay ids
+        assert reply()["id"] == -7
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    assert proc.returncode == 0 and lines.empty()
+    assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+
+
 def _readme_config() -> dict:
     text = (ROOT / "docs" / "api.md").read_text()
     block = re.search(r"```json\n(\{\s*\"mcpServers\".*?)```", text, re.S)

@@ -31,8 +31,8 @@ def annotate(prep: Prepared, names: NameCheck, variant: str, named_top: bool, fo
              filters: Filters | None) -> None:
     """Set ``prep``'s headline and notes: the absent name or absent topic first, then at most one of the
     missing variant ("ZebraNet Pro"), the names the top paper lacks, or a named paper that does not give the
-    detail (``named_top``); a question that does not look like English (``foreign``); the active filters of
-    a refusal."""
+    detail (``named_top``); a question that does not read as English (``foreign``, any verdict); the active
+    filters of a refusal."""
     a, papers, verdict = prep.analysis, prep.papers, prep.verdict
     is_list = a is not None and a.is_list
     label = (papers[0].paper.label or papers[0].paper.display()) if papers else ""

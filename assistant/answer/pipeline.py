@@ -25,7 +25,7 @@ from assistant.answer.notes import annotate, grounded_verdict
 from assistant.answer.prepared import Prepared
 from assistant.evidence import (Cues, RelevanceEvidence, SentenceCache, question_cues, relevance_evidence,
                                 sentence_features)
-from assistant.question import Question, analyze, code_request, coverage, looks_foreign, validate_question
+from assistant.question import Question, analyze, code_request, coverage, reads_as_english, validate_question
 from assistant.relevance import (AbstentionRule, CrossEncoderJudge, Judge, LOOSE_NOTE, LearnedJudge, ListBar, NameCheck,
                                  ListResult, check_question, code_list, list_judges, title_leads, judge_features, load_model, load_relevance, passage,
                                  relevance_query, retrieved_signals, token_counts)
@@ -147,8 +147,7 @@ class Assistant:
                         scope=filters_scope(filters), cues=cues)
         named_top = (self.relevance_model is not None and bool(papers) and papers[0].id in relevance
                      and self.judge.named(relevance[papers[0].id]))
-        foreign = verdict != Verdict.answered and looks_foreign(asked.text, asked.terms,
-                                                                self.index.lexical().retriever.vocab_dict)
+        foreign = not reads_as_english(asked.text)  # a note only: ranking and verdict stay as they are
         annotate(prep, names, variant, named_top, foreign, filters)
         if prep.multi and verdict != Verdict.none:
             prep.listing = self.listing(prep)

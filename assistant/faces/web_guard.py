@@ -1,5 +1,5 @@
-"""What stands between the page's HTTP server and a stranger: a login that slows guessing down, and
-a bound on every request body.
+"""What stands between the page's HTTP server and a stranger: a login that slows guessing down, a
+bound on every request body, and no route the page does not use (uploads, unknown API calls).
 
 Gradio checks a password as often as it is asked (100 guesses took 1.2 s) and reads any request
 body whole (a 3.5 MB malformed chat history came back as a 17.8 MB error and 35 MB of log). The
@@ -18,7 +18,7 @@ MAX_REQUEST_BYTES = 2 * 2**20
 """Largest request body the server reads (bytes). The whole chat travels with every question, and
 30 shown turns with their sources stay far below this."""
 MAX_UPLOAD = "1kb"
-"""The page has no upload: Gradio's upload route accepts nothing bigger than this."""
+"""The page has no upload: its route is closed (:class:`ClosedRoutes`), and Gradio's own cap stays behind it."""
 
 
 class LoginGuard:
@@ -125,7 +125,10 @@ THROTTLES: list[LoginThrottle] = []
 
 class BodyLimit:
     """ASGI middleware answering 413 to a request whose body is over ``max_bytes``: by its
-    Content-Length before reading, else once the streamed body passes the limit."""
+    Content-Length before reading, else (a chunked body) as soon as the body read passes the limit. Then
+    the app is told the client left (``http.disconnect``), no more of the body is read, and what the app
+    answers after that is dropped: a chunked 3 MB body got Gradio's 400 "error parsing the body", since
+    the app swallowed the error that stopped its reading."""
 
     def __init__(self, app, max_bytes: int = MAX_REQUEST_BYTES):
         self.app, self.max_bytes = app, max_bytes
@@ -136,31 +139,76 @@ class BodyLimit:
         length = dict(scope.get("headers") or []).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_bytes:
             return await self._refuse(send)
-        seen = 0
+        seen, refused, started = 0, False, False
 
         async def limited():
-            nonlocal seen
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise _TooLarge
+                    refused = True
+                    if not started:
+                        await self._refuse(send)
+                    return {"type": "http.disconnect"}
             return message
 
+        async def watched(message):
+            nonlocal started
+            if refused:
+                return  # the 413 was the answer
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await self._refuse(send)
+            await self.app(scope, limited, watched)
+        except Exception:
+            if not refused:  # the app failing on a body it was refused is not the app's error
+                raise
 
     async def _refuse(self, send) -> None:
         body = f"request body over {self.max_bytes // 2**20} MB: refused".encode()
         await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]})
+                    "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
+class ClosedRoutes:
+    """ASGI middleware answering 404 (short, nothing logged) to Gradio routes the page does not offer: the
+    upload route (the page takes no file; 200 uploads of 1 kB in 3 s were each kept on disk) and an API
+    call naming no endpoint of the app (``POST …/gradio_api/call/nosuch`` was a 500 with a 50-line
+    traceback in the log, each time). The app's endpoints are read from the Gradio app serving the
+    request (``scope["app"].get_blocks()``), so one built later or elsewhere is seen as it is."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and self._closed(scope):
+            body = b"not found"
+            await send({"type": "http.response.start", "status": 404,
+                        "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]})
+            return await send({"type": "http.response.body", "body": body})
+        return await self.app(scope, receive, send)
+
+    @staticmethod
+    def _closed(scope) -> bool:
+        parts = [p for p in scope.get("path", "").split("/") if p]
+        if "gradio_api" not in parts:
+            return False
+        route = parts[len(parts) - parts[::-1].index("gradio_api"):]  # after the last "gradio_api"
+        if route[:1] == ["upload"]:
+            return True
+        if route[:1] != ["call"] or len(route) < 2:
+            return False
+        # POST call/[v2/]NAME[/], GET call/[v2/]NAME/EVENT
+        name = route[2] if route[1] == "v2" and len(route) > 2 else route[1]
+        blocks = getattr(scope.get("app"), "get_blocks", lambda: None)()
+        fns = getattr(blocks, "fns", None)
+        return fns is not None and name not in {f.api_name for f in fns.values() if isinstance(f.api_name, str)}
 
 
 TRUSTED_PROXIES = "FORWARDED_ALLOW_IPS"
@@ -200,7 +248,8 @@ class _BoundedTraceback:
 
 
 def launch_options() -> dict:
-    """``demo.launch`` keyword arguments: the body limit, the login throttle and no uploads (the login
+    """``demo.launch`` keyword arguments: the body limit, the login throttle, no uploads and no unknown API
+    routes (:class:`ClosedRoutes`; the login
     itself is ``LoginGuard``), and no error text but our own (``gr.Error``) to clients: Gradio's own
     (a pydantic report of every malformed message, component reprs with addresses) stays in the log,
     bounded (:class:`_BoundedTraceback`). Also makes the server trust no proxy's forwarded headers unless
@@ -216,4 +265,4 @@ def launch_options() -> dict:
     gradio.queueing.traceback = _BoundedTraceback()  # the queue's only use of the module is print_exc
 
     return {"max_file_size": MAX_UPLOAD, "show_error": False,
-            "app_kwargs": {"middleware": [Middleware(BodyLimit), Middleware(LoginThrottle)]}}
+            "app_kwargs": {"middleware": [Middleware(BodyLimit), Middleware(ClosedRoutes), Middleware(LoginThrottle)]}}

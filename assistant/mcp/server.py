@@ -10,7 +10,7 @@ Transports: stdio (the default; what desktop clients launch) or streamable HTTP 
 serves (so a stray print or a native library's output cannot corrupt a message), and our logs go
 to stderr. A stdio line the SDK cannot read (no JSON, no JSON-RPC message, a lone surrogate escape)
 is answered with a JSON-RPC error (:func:`unreadable_reply`; the SDK answers nothing, and the client
-waited forever). The model and the index load in a background thread started once the first message
+waited forever), and so is a request whose id is no string or integer (:class:`_CheckedLines`). The model and the index load in a background thread started once the first message
 (the handshake) is answered; a tool called before they are ready waits for them.
 """
 
@@ -141,7 +141,7 @@ def unreadable_reply(exc: Exception):
     ValidationError) and answers nothing, so a client waits forever for the reply to that request.
 
     Not JSON: -32700 (parse error), id null. JSON that is no JSON-RPC message: -32600 (invalid request),
-    with its id when it has a readable one. JSON holding a lone surrogate escape ("\\ud800", which
+    with its id when it has a readable one; id null when the id is no string or integer. JSON holding a lone surrogate escape ("\\ud800", which
     Python reads but no UTF-8 text can hold, so the SDK's parser refuses the line): -32602 (invalid
     params) with its id. JSON nested too deeply to read back (hundreds of brackets): -32700, id null.
     A notification (no id), a reply of the client's and a blank line get nothing."""
@@ -175,14 +175,22 @@ def _reply_to(exc: Exception):
     if isinstance(message, dict) and "id" not in message and "method" in message:
         return None  # a notification is never answered
     pid = message.get("id") if isinstance(message, dict) else None
-    if not (isinstance(pid, int) and not isinstance(pid, bool) or isinstance(pid, str) and _unicode(pid)):
+    if not (_id_type(pid) and _unicode(pid)):
         pid = None
+    if isinstance(message, dict) and "id" in message and not _id_type(message["id"]):
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
+            code=INVALID_REQUEST, message="Invalid request: a request's id must be a string or an integer"))
     if isinstance(line, str) and not _unicode(message):
         return JSONRPCError(jsonrpc="2.0", id=pid, error=ErrorData(
             code=INVALID_PARAMS, message="Invalid params: the request holds a lone surrogate escape (such as "
                                          "\\ud800), which is no Unicode text; send text as valid UTF-16 pairs"))
     return JSONRPCError(jsonrpc="2.0", id=pid, error=ErrorData(
         code=INVALID_REQUEST, message="Invalid request: not a JSON-RPC 2.0 request of this protocol"))
+
+
+def _id_type(value) -> bool:
+    """True for an id JSON-RPC 2.0 allows a request (a string or an integer; null only in replies)."""
+    return isinstance(value, str) or isinstance(value, int) and not isinstance(value, bool)
 
 
 def _unicode(value) -> bool:
@@ -251,16 +259,45 @@ class _Answering:
         await self.aclose()
 
 
+def without_bad_id(line: str) -> str:
+    """``line`` as the SDK should read it: a request whose ``id`` is no string or integer (null, an object, a
+    list, a fraction, a boolean) without its ``"jsonrpc"`` member, so that the SDK refuses it and
+    :func:`unreadable_reply` answers -32600 with id null. The SDK reads such a line as a notification (it
+    drops the id) and answers nothing: the client waited forever. Any other line is returned as is."""
+    if '"id"' not in line:
+        return line
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return line  # the SDK refuses it too, and the reply is unreadable_reply's
+    if not isinstance(message, dict) or "method" not in message or "id" not in message or _id_type(message["id"]):
+        return line
+    return json.dumps({k: v for k, v in message.items() if k != "jsonrpc"}) + "\n"
+
+
 async def _serve_stdio(server) -> None:
     """``server.run("stdio")`` (:class:`MCPServer`'s ``run_stdio_async``: the SDK's stdio transport, which
-    claims fd 0 and 1), its read stream wrapped in :class:`_Answering`. The SDK gives no hook for unreadable
-    lines, so this reaches its low-level server (``_lowlevel_server``, mcp 2.3)."""
-    from mcp.server.stdio import stdio_server
+    claims fd 0 and 1), its read stream wrapped in :class:`_Answering` and each line it reads passed through
+    :func:`without_bad_id`. The SDK gives no hook for either, so this reaches its low-level server
+    (``_lowlevel_server``) and claims fd 0 with its own ``_claim_fd`` (fd 0 then reads the null device, as the
+    SDK leaves it), giving the transport the wire as text lines (mcp 2.3)."""
+    import anyio
+    from mcp.server import stdio
+
+    class CheckedLines(stdio._UnownedTextWrapper):
+        def readline(self, size: int = -1) -> str:
+            return without_bad_id(super().readline(size))
 
     lowlevel = server._lowlevel_server
-    async with stdio_server() as (read_stream, write_stream):
-        await lowlevel.run(_Answering(read_stream, write_stream), write_stream,
-                           lowlevel.create_initialization_options())
+    buffer, release = stdio._claim_fd(0, sys.stdin, "rb", stdio._open_stdin_diversion)
+    try:
+        lines = anyio.wrap_file(CheckedLines(buffer, encoding="utf-8", errors="replace"))
+        async with stdio.stdio_server(stdin=lines) as (read_stream, write_stream):
+            await lowlevel.run(_Answering(read_stream, write_stream), write_stream,
+                               lowlevel.create_initialization_options())
+    finally:
+        if release is not None:
+            release()
 
 
 def port_in_use(host: str, port: int) -> str | None:

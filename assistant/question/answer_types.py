@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from vectorstore.store import NAME
+from vectorstore.lexical import NAME
 
 # "What is FlashMoE Lite?": a name followed by capitalized words ("Lite", "XL", "V2") or a version
 # ("ZebraNet 2", "v1.5") names, as a whole, a longer name than its first word.
@@ -162,28 +162,6 @@ def answer_type(text: str) -> str:
     if QUANTITY_CUE.search(ask) or re.search(rf"\b{_QUANTITY_NOUN}\b", ask, re.I):
         return "quantity"
     return "name" if _NAME_NOUN.search(ask) else "other"
-
-
-FOREIGN_NOTE = ("Few of the question's words occur in the indexed abstracts, and it does not look like English, "
-                "the abstracts' language: asking in English may find what it asks for.")
-
-
-_FUNCTION_WORDS = frozenset(
-    "der die das und ist mit von welche wie werden el los las una por para qué cómo es del le les des une est "
-    "quelle quels sont pour dans il della che di per sono gli een het van zijn voor och att som för".split())
-"""Frequent function words of German, Spanish, French, Italian, Dutch and Swedish (none of them English)."""
-
-
-def looks_foreign(text: str, terms, vocabulary) -> bool:
-    """True when ``text`` reads as another language than the abstracts: fewer than half of its BM25
-    ``terms`` (``Question.terms``, from vectorstore.store.lexical.tokenize) occur in ``vocabulary`` (the index's
-    terms), and it holds a non-ASCII letter ("¿Qué método…", "注意力…") or two function words of another
-    language ("Welche Methode reduziert die Kosten"). A terse English query ("V4D Kinetics-400 top-1
-    accuracy") has neither."""
-    if len(terms) < 2 or sum(t in vocabulary for t in terms) * 2 >= len(terms):
-        return False
-    words = re.findall(r"[^\W\d_]+", text.lower())
-    return any(not w.isascii() for w in words) or sum(w in _FUNCTION_WORDS for w in words) >= 2
 
 
 # "release code", "have a GitHub repository", "make their code publicly available", "with code":

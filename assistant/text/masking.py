@@ -1,7 +1,10 @@
 """Secrets kept off the screen: the API key, and any password or query value of the base URL, masked
 in every text that reaches a user (an endpoint's URL in a message, an LLM's answer), also when it is
-echoed reversed, spaced out, hex-, base32- or base64-encoded, upper-cased, in fullwidth (or other
-compatibility) characters, cut by a character, or only half of it.
+echoed reversed, spaced out or with separators, with each character doubled, hex-, base32-, base64- or
+base85-encoded (also reversed, base64 twice, or the UTF-16 bytes in hex), escaped (``\\x73``, ``\\u0073``,
+``%73``, ``&#115;``), as a list of numbers, upper-cased, in fullwidth (or other compatibility) characters
+or Cyrillic and Greek lookalikes, cut by a character, or only half of it. The views that undo the
+disguises are :mod:`assistant.text.echoes`; what is still not caught is named in docs/security.md.
 
 An endpoint's own error text is never shown at all: :func:`endpoint_reason` gives a reason of ours for
 assistant.answer.llm.explain_llm_error. The LLM's answer can repeat whatever the endpoint put into its context.
@@ -12,9 +15,10 @@ from __future__ import annotations
 import base64
 import functools
 import re
-import unicodedata
 
 from assistant.settings import LLMSettings
+from assistant.text.echoes import (PARTIAL, View, decoded_view, dedupe, deduped, encoded_middles, nfkc_view,
+                                   squeezed, squeezed_forms)
 
 # A word for the piece rule (:func:`_mask_spans`): the rest of a word around a piece of a secret goes
 # with it, so an altered echo ("key=sk-…" cut or changed by a character) leaves nothing of the key.
@@ -32,22 +36,9 @@ def _piece_length(secret: str) -> int | None:
     return max(_MIN_PIECE, len(secret) // 2) if len(secret) >= _MIN_PIECE else None
 
 
-def _encoded_middles(raw: bytes, encode, bits: int, block: int) -> list[str]:
-    """The characters of ``encode(raw)`` (``bits`` bits a character, input read ``block`` bytes at a time)
-    that depend on ``raw`` alone, at each of the ``block`` byte offsets ``raw`` can have inside a longer
-    encoded text: what an encoded echo of it always contains."""
-    out = []
-    for pad in range(block):
-        enc = encode(b"\0" * pad + raw).decode()
-        first = -(-8 * pad // bits)  # the first character holding no bit of the padding
-        last = (8 * (pad + len(raw))) // bits  # characters before it hold no bit of what follows
-        out.append(enc[first:last])
-    return [m for m in out if m]
-
-
 @functools.lru_cache(maxsize=16)
 def _secret_patterns(secret: str) -> tuple[tuple[re.Pattern, ...], re.Pattern | None]:
-    """``(forms, pieces)`` for ``secret``, to match in NFKC-normalized text (:func:`_normalized`).
+    """``(forms, pieces)`` for ``secret``, to match in a view's text (:func:`_views`).
 
     ``forms`` find it as an endpoint may echo it whole: as is (any case), reversed, spaced out (one to
     three non-alphanumeric characters between its characters, either direction), hex-encoded,
@@ -64,9 +55,9 @@ def _secret_patterns(secret: str) -> tuple[tuple[re.Pattern, ...], re.Pattern | 
     raw = secret.encode()
     forms.append(re.compile(re.escape(raw.hex()), re.I))
     # base32 has one case of letters: a lower-cased echo is the same text
-    forms += [re.compile(re.escape(m), re.I) for m in _encoded_middles(raw, base64.b32encode, 5, 5)]
+    forms += [re.compile(re.escape(m), re.I) for m in encoded_middles(raw, base64.b32encode, 5, 5)]
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
-        forms += [re.compile(re.escape(m)) for m in _encoded_middles(raw, encode, 6, 3)]
+        forms += [re.compile(re.escape(m)) for m in encoded_middles(raw, encode, 6, 3)]
     w = _piece_length(secret)
     if not w:
         return tuple(forms), None
@@ -74,26 +65,74 @@ def _secret_patterns(secret: str) -> tuple[tuple[re.Pattern, ...], re.Pattern | 
     return tuple(forms), re.compile("|".join(map(re.escape, sorted(runs))), re.I)
 
 
-def _normalized(text: str) -> tuple[str, list[int] | None]:
-    """``text`` NFKC-normalized a character at a time ('ｓｋ－１' -> 'sk-1'), and for each character of
-    the result the index in ``text`` of the character it came from (None: ``text`` is ASCII, so the
-    same). Masks are found in the first and applied to ``text``, whose other characters stay as sent."""
-    if text.isascii():
-        return text, None
-    parts, origin = [], []
-    for i, c in enumerate(text):
-        n = unicodedata.normalize("NFKC", c) if ord(c) > 127 else c
-        parts.append(n)
-        origin += [i] * len(n)
-    return "".join(parts), origin
+@functools.lru_cache(maxsize=16)
+def _disguises(secret: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(squeezed forms, the same deduped)`` of ``secret`` (:func:`assistant.text.echoes.squeezed_forms`)."""
+    forms = squeezed_forms(secret)
+    return tuple(forms), tuple(sorted({d for d in map(dedupe, forms) if len(d) >= 8}, key=lambda f: (-len(f), f)))
 
 
-def _mask_spans(text: str, secrets: list[str]) -> list[tuple[int, int]]:
-    """The ``(start, end)`` character ranges of ``text`` to mask, sorted and disjoint: every form of a
-    secret (:func:`_secret_patterns`), and every piece of one with the rest of its word, up to the
-    secret's length either side (what is left of a key altered by a character or two; bounded, so a
-    stream need hold back only that much, :class:`StreamRedactor`). Cost: linear in ``len(text)``."""
-    norm, origin = _normalized(text)
+_GRAM = 6  # characters
+
+
+@functools.lru_cache(maxsize=32)
+def _grams(forms: tuple[str, ...]) -> frozenset[str]:
+    """Every run of :data:`_GRAM` characters in what :func:`_squeezed_hits` looks for in ``forms``: a level
+    holding none of them holds no form, and is not searched form by form."""
+    return frozenset(f[i : i + _GRAM] for f in forms for i in range(_SHOWN, len(f) - _GRAM + 1))
+
+
+def _views(text: str) -> tuple[View, View]:
+    """The NFKC view of ``text`` and its decoded view (:mod:`assistant.text.echoes`)."""
+    return nfkc_view(text), decoded_view(text)
+
+
+def _mask_spans(text: str, secrets: list[str], views: tuple[View, View] | None = None) -> list[tuple[int, int]]:
+    """The ``(start, end)`` character ranges of ``text`` to mask, sorted and disjoint: in the NFKC and the
+    decoded view (:func:`_views`), every form of a secret (:func:`_secret_patterns`) and every piece of one
+    with the rest of its word, up to the secret's length either side (what is left of a key altered by a
+    character or two; bounded, so a stream need hold back only that much, :class:`StreamRedactor`); in the
+    same views squeezed, and squeezed and deduped, every disguised form (:func:`_disguises`). Cost: linear
+    in ``len(text)``. ``views``: :func:`_views` of ``text``, when already made."""
+    found = []
+    for view in views or _views(text):
+        found += [view.span(s, e) for s, e in _view_spans(view.text, secrets) if e > s]
+        flat = squeezed(view)
+        for level, pick in ((flat, 0), (deduped(flat), 1)):
+            grams = {level.text[i : i + _GRAM] for i in range(len(level.text) - _GRAM + 1)}
+            for secret in secrets:
+                forms = _disguises(secret)[pick]
+                if not grams.isdisjoint(_grams(forms)):
+                    for form in forms:
+                        found += _squeezed_hits(level, form)
+    spans: list[tuple[int, int]] = []
+    for s, e in sorted(found):
+        if spans and s < spans[-1][1]:  # only overlaps: a stream releases what touches a mask as it ends
+            spans[-1] = (spans[-1][0], max(e, spans[-1][1]))
+        else:
+            spans.append((s, e))
+    return spans
+
+
+_SHOWN = 2
+"""Characters: the first of a disguised form (squeezed) that are shown, in a stream and in a whole text
+alike: a stream holds back what may be part of one only from 3 letters or digits on (or the last word of a
+sentence would wait on every chance match in a base85 text), so the rest of the form is what is masked."""
+
+
+def _squeezed_hits(level: View, form: str) -> list[tuple[int, int]]:
+    """The original's ranges of ``form`` (a disguised form) in ``level`` (a squeezed view), less its first
+    :data:`_SHOWN` characters."""
+    rest, out = form[_SHOWN:], []
+    at = level.text.find(rest)
+    while at >= 0:
+        out.append(level.span(at, at + len(rest)))
+        at = level.text.find(rest, at + 1)
+    return out
+
+
+def _view_spans(norm: str, secrets: list[str]) -> list[tuple[int, int]]:
+    """The ranges of ``norm`` (a view's text) holding a form of a secret or a piece of one with its word."""
     found = []
     for secret in secrets:
         forms, pieces = _secret_patterns(secret)
@@ -107,15 +146,7 @@ def _mask_spans(text: str, secrets: list[str]) -> list[tuple[int, int]]:
             while hit := pieces.search(norm, pos, word.end()):
                 found.append((max(word.start(), hit.start() - n), min(word.end(), hit.end() + n)))
                 pos = hit.end()
-    if origin is not None:
-        found = [(origin[s], origin[e - 1] + 1) for s, e in found if e > s]
-    spans: list[tuple[int, int]] = []
-    for s, e in sorted(found):
-        if spans and s < spans[-1][1]:  # only overlaps: a stream releases what touches a mask as it ends
-            spans[-1] = (spans[-1][0], max(e, spans[-1][1]))
-        else:
-            spans.append((s, e))
-    return spans
+    return found
 
 
 def _masked(text: str, spans: list[tuple[int, int]]) -> str:
@@ -161,8 +192,12 @@ class StreamRedactor:
 
     def __init__(self, cfg: LLMSettings):
         self.secrets = _secrets(cfg)
-        self.forms = sorted({f for s in self.secrets for f in _squeezed_forms(s)}, key=len)
-        self.span = max(map(len, self.forms), default=0)  # letters and digits in the longest form
+        plain = {f for s in self.secrets for f in _squeezed_forms(s)}
+        disguised = {f for s in self.secrets for f in _disguises(s)[0]}
+        self.forms = "\0".join(sorted(plain))  # one text each: a tail is part of a form when it is in it
+        self.disguised = "\0".join(sorted(disguised))
+        self.deduped = "\0".join(sorted({d for s in self.secrets for d in _disguises(s)[1]}))
+        self.span = max(map(len, plain | disguised), default=0)  # letters and digits in the longest form
         self.reach = 2 * max((len(s) for s in self.secrets if _piece_length(s)), default=0)
         self.held = ""  # received, not yet shown: raw text, masked only once it is released
 
@@ -170,8 +205,9 @@ class StreamRedactor:
         if not self.secrets:
             return piece
         text = self.held + piece
-        spans = _mask_spans(text, self.secrets)
-        cut = self._held_from(text)
+        views = _views(text)
+        spans = _mask_spans(text, self.secrets, views)
+        cut = self._held_from(text, views)
         for s, e in reversed(spans):  # a masked range is shown whole or not at all
             if s < cut < e:
                 cut = s
@@ -182,26 +218,32 @@ class StreamRedactor:
         text, self.held = self.held, ""
         return _masked(text, _mask_spans(text, self.secrets)) if text else ""
 
-    def _held_from(self, text: str) -> int:
+    def _held_from(self, text: str, views: tuple[View, View]) -> int:
         """Where the part of ``text`` that may still become (part of) a masked range starts
-        (``len(text)``: none): the last ``reach`` characters of its last word while that word is open
-        (a piece of a secret glued to it masks that much of it), and from the earliest of the last
-        letters and digits that, read together, are part of a form of a secret (:func:`_squeezed_forms`;
-        what precedes them back to the letter or digit before is held too)."""
-        norm, origin = _normalized(text)
-        cut = len(norm)
-        if self.reach:
-            last = _LAST_SEPARATOR.match(norm)
-            cut = max(last.end() if last else 0, len(norm) - self.reach)
-        at = [i for i, c in enumerate(norm) if c.isascii() and c.isalnum()]
-        first = max(0, len(at) - self.span)
-        squeezed = "".join(norm[i] for i in at[first:]).lower()
-        for j in range(len(squeezed)):
-            if any(squeezed[j:] in f for f in self.forms):
-                k = first + j
-                cut = min(cut, at[k - 1] + 1 if k else 0)
-                break
-        return cut if origin is None or cut == len(norm) else origin[cut]
+        (``len(text)``: none), the earliest of, in each view (:func:`_views`): the last ``reach``
+        characters of its last word while that word is open (a piece of a secret glued to it masks that
+        much of it); and the earliest of the last letters and digits that, read together (squeezed, or
+        squeezed and deduped), are part of a form of a secret (what precedes them back to the letter or
+        digit before is held too; for a disguised form, 3 or more: :data:`_SHOWN`). And an escape, entity or number list that may not be complete yet
+        (:data:`assistant.text.echoes.PARTIAL`)."""
+        cut = len(text)
+        for view in views:
+            if self.reach:
+                last = _LAST_SEPARATOR.match(view.text)
+                cut = min(cut, view.at(max(last.end() if last else 0, len(view.text) - self.reach)))
+            flat = squeezed(view)
+            cut = min(cut, self._tail(flat, self.forms), self._tail(flat, self.disguised, _SHOWN + 1),
+                      self._tail(deduped(flat), self.deduped, _SHOWN + 1))
+        partial = PARTIAL.search(text)
+        return min(cut, partial.start()) if partial else cut
+
+    def _tail(self, level: View, forms: str, least: int = 1) -> int:
+        """Where the earliest of ``level``'s last characters (``least`` or more) that are together part of
+        one of ``forms`` starts, back to the end of the character before them (the original's length: none)."""
+        for j in range(max(0, len(level.text) - self.span), len(level.text) - least + 1):
+            if level.text[j:] in forms:
+                return level.ends[j - 1] if j else 0
+        return level.size
 
 
 def _squeezed_forms(secret: str) -> list[str]:
@@ -212,9 +254,9 @@ def _squeezed_forms(secret: str) -> list[str]:
         return "".join(c for c in t.lower() if c.isascii() and c.isalnum())
 
     raw = secret.encode()
-    forms = [secret, secret[::-1], raw.hex(), *_encoded_middles(raw, base64.b32encode, 5, 5)]
+    forms = [secret, secret[::-1], raw.hex(), *encoded_middles(raw, base64.b32encode, 5, 5)]
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
-        forms += _encoded_middles(raw, encode, 6, 3)
+        forms += encoded_middles(raw, encode, 6, 3)
     return [squeeze(f) for f in forms if squeeze(f)]
 
 

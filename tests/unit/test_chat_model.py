@@ -42,6 +42,37 @@ def test_openai_stream_reports_usage_and_a_cut_reply():
         assert model.complete(MESSAGES) == "whole"
 
 
+def test_a_reply_past_the_token_budget_is_read_no_further():
+    """Hostile round (#35, 4): an endpoint that ignores max_tokens and streams 50 MB kept an answer busy for
+    over 300 s at 1.24 GB; a 200 kB reply was taken whole. Reading stops at max_tokens × reply_chars_per_token
+    characters (here 64 × 8), the stream or the whole reply alike, and says why."""
+    import time
+
+    from assistant.answer.llm import LLMReplyOverBudget, explain_llm_error
+
+    with FakeOpenAI(models=["m"]) as fake:
+        cfg = LLMSettings(base_url=fake.base_url, api_key=SecretStr("sk-test"), model="m", timeout=5,
+                          max_retries=0, max_tokens=64)
+        fake.script(Reply(text="The same sentence again and again. " * 12, chunk_size=420, repeat=10_000))  # 4 MB
+        started, got = time.monotonic(), []
+        with pytest.raises(LLMReplyOverBudget) as cut:
+            for piece in OpenAIChat(cfg).stream(MESSAGES):
+                got.append(piece)
+        assert time.monotonic() - started < 3
+        assert "".join(got) == ("The same sentence again and again. " * 15)[:512] and cut.value.limit == 512
+        assert explain_llm_error(cut.value, cfg, mid_answer=True) == (
+            "The LLM's answer ran past the reply budget of 64 tokens and was cut at 512 characters (the endpoint "
+            f"{fake.base_url} does not stop at max_tokens).")
+        fake.script(Reply(text="x" * 200, chunk_size=1, repeat=20))  # 4,000 pieces of a character: 4 k > 2 × 64 + 16
+        with pytest.raises(LLMReplyOverBudget):
+            list(OpenAIChat(cfg.model_copy(update={"reply_chars_per_token": 1000})).stream(MESSAGES))
+        fake.script(Reply(text="y" * 1000, repeat=200))  # 200 kB, not streamed
+        with pytest.raises(LLMReplyOverBudget):
+            OpenAIChat(cfg).complete(MESSAGES)
+        fake.script(Reply(text="z" * 512, chunk_size=64))  # the budget itself is no cut
+        assert "".join(OpenAIChat(cfg).stream(MESSAGES)) == "z" * 512
+
+
 @pytest.mark.parametrize("size", [1, 4, 7])
 def test_openai_stream_masks_a_key_echoed_in_small_pieces(size):
     """F13: an endpoint streaming a few characters at a time echoed the key; its last characters,

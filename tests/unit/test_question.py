@@ -171,19 +171,37 @@ def test_names_in_matches_all_capitals_names_only_in_capitals(names, text, found
     assert names_in(names, text) is found
 
 
-@pytest.mark.parametrize("text, foreign", [
-    ("¿Qué método reduce el coste de la atención en transformadores?", True),
-    ("注意力机制的计算成本如何降低？", True),
-    ("Welche Methode reduziert die Kosten der Aufmerksamkeit?", True),
-    ("Which papers measure the carbon footprint of pretraining?", False),
-    ("V4D Kinetics-400 top-1 accuracy", False),
-    ("What does the attention cost in transformers?", False),
+@pytest.mark.parametrize("text, english", [
+    ("¿Qué método reduce el coste de la atención en transformadores?", False),
+    ("注意力机制的计算成本如何降低？", False),
+    ("Welche Methode reduziert die Kosten der Aufmerksamkeit?", False),
+    # Hostile round (#35, 12): questions on a covered topic, whose terms the index holds, were not told.
+    ("Comment accélérer le mixture-of-experts ?", False),
+    ("Quel travail rend une couche mixture-of-experts onze fois plus rapide que PEER ?", False),
+    ("什么是 mixture-of-experts？", False),
+    ("什么是SyPE？", False),
+    ("Τι είναι το SyPE;", False),
+    ("Which papers measure the carbon footprint of pretraining?", True),
+    ("V4D Kinetics-400 top-1 accuracy", True),
+    ("What does the attention cost in transformers?", True),
+    # Names, symbols and the odd loan word stay English.
+    ("Which paper by Le and de la Torre uses the Fréchet distance?", True),
+    ("van der Maaten t-SNE", True),
+    ("What does β control in β-VAE?", True),
+    ("naïve Bayes spam filter", True),
+    ("Is it on par with PEER, as Smith et al. say?", True),
+    ("ｗｈａｔ ｉｓ ＳｙＰＥ？", True),
 ])
-def test_a_question_in_another_language_is_told_so_instead_of_a_bare_none(text, foreign):
-    """Non-English questions got "No relevant abstract found" with no note saying why."""
-    from assistant.question.answer_types import looks_foreign
-    from vectorstore.store import tokenize
+def test_a_question_in_another_language_is_told_so_whatever_the_index_holds(text, english):
+    """Non-English questions got "No relevant abstract found" with no note saying why; the rule depended on
+    the index's vocabulary, so a French or Chinese question naming an indexed topic was not told."""
+    from assistant.question import reads_as_english
 
-    vocabulary = set(tokenize("We reduce the cost of attention in transformers with sparse attention methods "
-                              "and measure accuracy on benchmarks papers"))
-    assert looks_foreign(text, tokenize(text), vocabulary) is foreign
+    assert reads_as_english(text) is english
+
+
+def test_no_dev_or_training_question_is_taken_for_another_language(dev_questions):
+    """The note is added, never anything else: on the dev questions (all English) it must never show."""
+    from assistant.question import reads_as_english
+
+    assert [q["question"] for q in dev_questions if not reads_as_english(q["question"])] == []

@@ -80,6 +80,67 @@ def test_a_key_reversed_encoded_or_spaced_is_masked(form):
     assert KEY.encode().hex() not in shown.lower() and base64.b64encode(KEY.encode()).decode()[4:-4] not in shown
 
 
+_CYRILLIC = str.maketrans("skpojacexABCEHKMOPT", "ѕкројасех" "АВСЕНКМОРТ")
+
+
+def _disguised(key: str) -> dict[str, str]:
+    """The forms an endpoint echoed the key in that were shown (hostile round #35, 5)."""
+    import base64
+
+    raw = key.encode()
+    return {"hex, spaced": " ".join(f"{b:02x}" for b in raw), "hex, colons": ":".join(f"{b:02X}" for b in raw),
+            "\\x escapes": "".join(f"\\x{b:02x}" for b in raw), "\\u escapes": "".join(f"\\u{ord(c):04x}" for c in key),
+            "HTML entities": "".join(f"&#{ord(c)};" for c in key), "HTML hex entities": "".join(f"&#x{ord(c):x};" for c in key),
+            "UTF-16 hex": key.encode("utf-16-be").hex(), "UTF-16LE hex, spaced": key.encode("utf-16-le").hex(" "),
+            "byte list": str(list(raw)), "hex byte list": ", ".join(f"0x{b:02x}" for b in raw),
+            "base64 of it reversed": base64.b64encode(raw[::-1]).decode(),
+            "base64 twice": base64.b64encode(base64.b64encode(raw)).decode(),
+            "base64 twice, inside": base64.b64encode(base64.b64encode(b"Authorization: Bearer " + raw)).decode(),
+            "base85": base64.b85encode(raw).decode(), "Ascii85": base64.a85encode(raw).decode(),
+            "doubled": "".join(c * 2 for c in key), "Cyrillic lookalikes": key.translate(_CYRILLIC),
+            "URL-encoded": "".join(f"%{b:02X}" for b in raw)}
+
+
+def _visible_of(echo: str, shown: str, key: str) -> list[str]:
+    """Runs of ``echo`` still in ``shown`` that are worth 6 characters of ``key`` or more (of an echo with
+    more than the key in it, "Authorization: Bearer …" encoded, the part after what encodes that alone)."""
+    import base64
+    import os
+
+    width = -(-6 * len(echo) // len(key))
+    lead = base64.b64encode(base64.b64encode(b"Authorization: Bearer ")).decode()
+    echo = echo[len(os.path.commonprefix([echo, lead])):]
+    return [echo[i : i + width] for i in range(len(echo) - width + 1) if echo[i : i + width] in shown]
+
+
+@pytest.mark.parametrize("form", list(_disguised(KEY)))
+def test_a_key_echoed_escaped_encoded_doubled_or_in_lookalikes_is_masked(form):
+    """Hostile round (#35, 5): an endpoint echoing the key as hex with spaces or colons, \\x or \\u escapes,
+    HTML entities, UTF-16 hex, a list of byte values, base64 of it reversed or base64 twice, base85, each
+    character doubled or in Cyrillic lookalikes had it shown. The key is matched after undoing each."""
+    cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
+    echo = _disguised(KEY)[form]
+    shown = redact(f"The answer [1]. Your key: {echo} (as sent).", cfg)
+    assert shown.startswith("The answer [1]. Your key: ") and shown.endswith(" (as sent).") and "***" in shown
+    assert not _visible_of(echo, shown, KEY), shown
+
+
+@pytest.mark.parametrize("form", list(_disguised(KEY)))
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_a_streamed_answer_never_shows_a_disguised_key(form, size):
+    from assistant.answer.llm import StreamRedactor
+
+    cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
+    echo = _disguised(KEY)[form]
+    text = f"SyPE is a positional encoding [1]. Key {echo} echoed. It extrapolates well [2]."
+    masked = StreamRedactor(cfg)
+    shown = [masked.feed(text[i : i + size]) for i in range(0, len(text), size)] + [masked.flush()]
+    assert "".join(shown) == redact(text, cfg) and not _visible_of(echo, "".join(shown), KEY)
+    for n in range(len(shown)):  # nothing shown is taken back
+        assert redact(text, cfg).startswith("".join(shown[: n + 1]))
+    assert len("".join(shown[:-1])) >= len(redact(text, cfg)) - len("well [2].") - size
+
+
 def test_plain_text_passes_unchanged():
     cfg = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=SecretStr(KEY), model="m")
     text = "SyPE [1] improves length extrapolation by 3.2 points on PG-19; see also a b c d e."
