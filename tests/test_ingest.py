@@ -276,10 +276,11 @@ def test_a_damaged_bm25_cache_with_its_stamp_intact_is_named_by_doctor_and_rebui
     assert LexicalIndex.inspect(cache)[1] is None and next(run_doctor(load_settings(index=tmp_path / "i")))[0]
 
 
-@pytest.mark.parametrize("edit", ["zero a row", "cut the width"])
+@pytest.mark.parametrize("edit", ["zero a row", "cut the width", "swap two rows"])
 def test_a_dense_cache_edited_in_place_is_rebuilt(tmp_path, encoder, edit):
     """Break-it: a dense cache with one paper's row zeroed (its stamp intact) hid that paper from dense
-    search for good, and one cut to 100 columns broke every question while doctor said ok."""
+    search for good, and one cut to 100 columns broke every question while doctor said ok. Hostile round
+    (#35, 7): two rows swapped (each still a unit vector) passed every check and changed dense answers."""
     import numpy as np
 
     f = tmp_path / "l.txt"
@@ -290,6 +291,9 @@ def test_a_dense_cache_edited_in_place_is_rebuilt(tmp_path, encoder, edit):
     bad = good.copy()
     if edit == "zero a row":
         bad[1] = 0.0
+    elif edit == "swap two rows":
+        bad[[0, 1]] = bad[[1, 0]]
+        assert not np.allclose(bad, good) and np.allclose(np.linalg.norm(bad, axis=1), 1.0, atol=1e-3)
     else:
         bad = np.ascontiguousarray(bad[:, :100])
     np.save(path, bad)
