@@ -276,10 +276,11 @@ def test_a_damaged_bm25_cache_with_its_stamp_intact_is_named_by_doctor_and_rebui
     assert LexicalIndex.inspect(cache)[1] is None and next(run_doctor(load_settings(index=tmp_path / "i")))[0]
 
 
-@pytest.mark.parametrize("edit", ["zero a row", "cut the width"])
+@pytest.mark.parametrize("edit", ["zero a row", "cut the width", "swap two rows"])
 def test_a_dense_cache_edited_in_place_is_rebuilt(tmp_path, encoder, edit):
     """Break-it: a dense cache with one paper's row zeroed (its stamp intact) hid that paper from dense
-    search for good, and one cut to 100 columns broke every question while doctor said ok."""
+    search for good, and one cut to 100 columns broke every question while doctor said ok. Hostile round
+    (#35, 7): two rows swapped (each still a unit vector) passed every check and changed dense answers."""
     import numpy as np
 
     f = tmp_path / "l.txt"
@@ -290,6 +291,9 @@ def test_a_dense_cache_edited_in_place_is_rebuilt(tmp_path, encoder, edit):
     bad = good.copy()
     if edit == "zero a row":
         bad[1] = 0.0
+    elif edit == "swap two rows":
+        bad[[0, 1]] = bad[[1, 0]]
+        assert not np.allclose(bad, good) and np.allclose(np.linalg.norm(bad, axis=1), 1.0, atol=1e-3)
     else:
         bad = np.ascontiguousarray(bad[:, :100])
     np.save(path, bad)
@@ -380,3 +384,31 @@ def test_an_unreadable_file_in_a_folder_is_skipped_and_named_and_keeps_its_paper
     assert res.added == 1 and len(res.skipped) == 1
     assert res.skipped[0] == f"{locked}: cannot be read (permission denied): skipped; its indexed papers are kept"
     assert set(idx.store.get_papers(["x", "y"])) == {"x", "y"}  # the locked file's paper stays
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_an_unreadable_subfolder_is_named_and_its_papers_kept(tmp_path, encoder, monkeypatch, replace):
+    """Hostile round (#35, medium 3): a subfolder the system will not let us list was passed over as empty, with
+    exit 0 and no word. Root lists any folder, so the refusal is made at the one call that lists it."""
+    import json
+    import os
+
+    folder = tmp_path / "papers"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "a.jsonl").write_text(json.dumps({"id": "x", "abstract": "Alpha paper about graph kernels."}) + "\n")
+    idx = open_index(tmp_path / "idx", encoder)
+    assert ingest([folder], idx).added == 1
+    (folder / "b.jsonl").write_text(json.dumps({"id": "y", "abstract": "Beta paper on diffusion samplers."}) + "\n")
+    real_scandir = os.scandir
+
+    def refusing_scandir(path="."):
+        if str(path) == str(folder / "sub"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing_scandir)
+    res = ingest([folder], idx, replace=replace)
+    assert res.added == 1
+    assert res.skipped == [f"{folder / 'sub'}: folder cannot be read (permission denied): skipped; the papers indexed "
+                           "from it are kept"]
+    assert set(idx.store.get_papers(["x", "y"])) == {"x", "y"}

@@ -15,10 +15,11 @@ from typing import Self
 
 from filelock import FileLock, Timeout
 
-from vectorstore.store import ChunkStore, IndexInUseError, LEASE_TTL, LexicalIndex, StoreError, WriterLease, make_client
+from vectorstore.store import (ChunkStore, DamagedVectorsError, IndexInUseError, LEASE_TTL, LexicalIndex, StoreError,
+                               WriterLease, finish_swap, make_client)
 from vectorstore.chunks import Chunker, ChunkingConfig
 from vectorstore.encoding import Encoder
-from vectorstore.integrity import hnsw_problem, lock_file_problem, older_database, rebuild
+from vectorstore.integrity import hnsw_problem, lock_file_problem, older_database, repair
 
 __all__ = ["Index", "IndexInUseError", "WriterLock", "open_index"]
 
@@ -94,11 +95,15 @@ class Index:
                     raise
                 try:
                     loaded.save(self.lexical_dir)
-                except OSError:
-                    pass  # a read-only index still answers; the BM25 index is rebuilt next time
-                if damaged:  # once: the rebuilt cache replaces the damaged one
-                    log.warning("the keyword index cache %s was damaged (%s): rebuilt it from the index",
-                                self.lexical_dir, damaged)
+                except OSError as exc:  # a read-only index still answers, from a BM25 index kept in memory
+                    log.warning("the keyword index cache %s cannot be written (%s): rebuilt it in memory for this "
+                                "process, as every process will until it can be (e.g. `chmod -R u+rwX %s`)",
+                                self.lexical_dir, "permission denied" if isinstance(exc, PermissionError)
+                                else exc.strerror or type(exc).__name__, self.directory)
+                else:
+                    if damaged:  # once: the rebuilt cache replaces the damaged one
+                        log.warning("the keyword index cache %s was damaged (%s): rebuilt it from the index",
+                                    self.lexical_dir, damaged)
             self._lexical = loaded
             return loaded
 
@@ -173,6 +178,8 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise StoreError(f"the index location {directory} is a file, not a folder: choose another --index")
+    if not host:
+        finish_swap(directory)  # a rebuild killed between its renames left no chroma/: not "no index"
     if not create and not host and not (directory / "chroma").exists():
         from vectorstore.store import IndexNotFoundError
 
@@ -190,7 +197,7 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
 
         older = older_database(directory, str(store.chunks.id), generation)
         if older:
-            raise StoreError(older)
+            raise DamagedVectorsError(older, directory)
     return Index(directory=directory, store=store, encoder=encoder, remote=bool(host),
                  chunking=chunking or ChunkingConfig())
 
@@ -234,13 +241,13 @@ def check_vector_files(directory: Path, store: ChunkStore) -> None:
             if not short and (len(data) != 100 or data[:4] != b"\x01\x00\x00\x00"):
                 return
             if short:
-                raise StoreError(f"the vector index at {directory} is damaged: {short}, so search would fail or "
-                                 f"return wrong papers: {rebuild(directory)}")
+                raise DamagedVectorsError(f"the vector index at {directory} is damaged: {short}, so search would "
+                                          f"fail or return wrong papers: {repair(directory)}", directory)
             held += int.from_bytes(data[20:28], "little")
         if held + logged < records:
-            raise StoreError(f"the vector index at {directory} is missing {records - held - logged} of its "
-                             f"{counted(records, what)} (Chroma's HNSW folders under {root} were deleted or "
-                             f"replaced), so search would miss them: {rebuild(directory)}")
+            raise DamagedVectorsError(f"the vector index at {directory} is missing {records - held - logged} of its "
+                                      f"{counted(records, what)} (Chroma's HNSW folders under {root} were deleted "
+                                      f"or replaced), so search would miss them: {repair(directory)}", directory)
 
 
 def _check_lock_file(directory: Path) -> None:

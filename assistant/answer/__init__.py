@@ -14,5 +14,6 @@ __getattr__, __dir__, __all__ = public_face(__name__, {
     "pipeline": ("Assistant",),
     "prompts": ("answer_prompt", "related_prompt"),
     "system_role": ("fold_system", "system_role_kept"),
-    "service": ("EMPTY_INDEX", "corpus_to_refresh", "get_assistant", "get_index", "require_papers"),
+    "service": ("EMPTY_INDEX", "corpus_to_refresh", "forget_indexes", "get_assistant", "get_index", "rebuild_index",
+                "require_papers"),
 })

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from assistant.settings import Settings
 from vectorstore.encoding import get_encoder, resolve_backend
 from vectorstore.index import Index, open_index
-from vectorstore.store import built_with, make_client
+from vectorstore.store import built_with, finish_swap, make_client
 
 EMPTY_INDEX = ("the index holds no papers (none ingested yet, or all removed): add some with "
                "`paper-assistant ingest <files>`, e.g. `paper-assistant ingest data/*.txt`")
@@ -41,29 +42,59 @@ def index_backend(settings: Settings):
     if e.backend != "auto":
         return e.backend, None
     existing = client = None
+    if not s.host:
+        finish_swap(settings.index)  # a rebuild killed between its renames: its index is the one to read
     if s.host or (settings.index / "chroma").exists():
         client = make_client(settings.index, host=s.host, port=s.port, ssl=s.ssl, headers=s.headers)
         existing = built_with(client, s.collection)
     return resolve_backend(e.model, e.backend, existing), client
 
 
-def get_index(settings: Settings, create: bool = False) -> Index:
+def get_index(settings: Settings, create: bool = False, repair: Callable[[str], None] | None = None) -> Index:
     """The opened index for ``settings`` (cached per index location and model).
 
-    Raises IndexNotFoundError (create=False, nothing ingested), EmbeddingMismatchError, StoreError.
+    ``repair``: when given, a local index whose vector files disagree with its sound database
+    (DamagedVectorsError) is rebuilt from the papers the database stores
+    (:func:`vectorstore.ingest.rebuild_vectors`), each step told through ``repair(line)``; without it that
+    error is raised (its line names ``doctor``, which rebuilds). Raises IndexNotFoundError (create=False,
+    nothing ingested), EmbeddingMismatchError, StoreError.
     """
+    from vectorstore.store import DamagedVectorsError
+
     key = _key(settings)
     with _lock:
         if key in _indexes:
             return _indexes[key]
-        backend, client = index_backend(settings)
-        encoder = get_encoder(settings.embedding.model, settings.embedding.batch_size, backend)
-        s = settings.store
-        index = open_index(settings.index, encoder, collection=s.collection, create=create, host=s.host,
-                           port=s.port, ssl=s.ssl, headers=s.headers, client=client,
-                           chunking=settings.calibration.chunking)
+        try:
+            index = _open(settings, create)
+        except DamagedVectorsError as exc:
+            if repair is None or settings.store.host:
+                raise
+            rebuild_index(settings, str(exc), repair)
+            index = _open(settings, create)
         _indexes[key] = index
         return index
+
+
+def _open(settings: Settings, create: bool) -> Index:
+    backend, client = index_backend(settings)
+    encoder = get_encoder(settings.embedding.model, settings.embedding.batch_size, backend)
+    s = settings.store
+    return open_index(settings.index, encoder, collection=s.collection, create=create, host=s.host, port=s.port,
+                      ssl=s.ssl, headers=s.headers, client=client, chunking=settings.calibration.chunking)
+
+
+def rebuild_index(settings: Settings, damage: str, tell: Callable[[str], None]) -> None:
+    """Rebuild the damaged local index of ``settings`` from its stored papers, with the backend it was built
+    with, telling what was found and what was done."""
+    from vectorstore.ingest import rebuild_vectors, stored_model
+
+    e, s = settings.embedding, settings.store
+    tell(f"{damage.split(', so ')[0]}: rebuilding it from the papers the index stores…")
+    backend = resolve_backend(e.model, e.backend, stored_model(settings.index, s.collection))
+    encoder = get_encoder(e.model, e.batch_size, backend)
+    report = rebuild_vectors(settings.index, encoder, s.collection, settings.calibration.chunking)
+    tell(report.line(settings.index))
 
 
 def get_assistant(settings: Settings):

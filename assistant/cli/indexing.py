@@ -24,7 +24,8 @@ def ingest(
     from vectorstore.ingest import ingest as run_ingest
 
     settings = settings_for(ctx, index)
-    idx = get_index(settings, create=True)
+    # Vector files that disagree with the database (a kill mid-write): rebuilt from the papers it stores, then on.
+    idx = get_index(settings, create=True, repair=lambda line: typer.echo(line, err=True))
     with embedding_bar() as callbacks:
         report = run_ingest(paths, idx, write_batch=settings.store.write_batch, replace=replace, **callbacks)
     for reason in report.skipped:
@@ -45,7 +46,7 @@ def remove(
     from assistant.answer import get_index
     from vectorstore.ingest import remove_sources
 
-    idx = get_index(settings_for(ctx, index))
+    idx = get_index(settings_for(ctx, index), repair=lambda line: typer.echo(line, err=True))
     from vectorstore.papers import counted
 
     for name, n in remove_sources(files, idx).items():

@@ -37,6 +37,7 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     from vectorstore.integrity import vector_files_problem
     from vectorstore.papers import counted
 
+    repaired: list[str] = []
     if not settings.store.host:
         # Every record and link list of the HNSW files, from the files alone, before Chroma loads them:
         # damage there crashes hnswlib (a segfault, no word said); opening reads a sample of the link lists.
@@ -44,10 +45,15 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
             damaged = vector_files_problem(settings.index, full=True)
         except OSError:  # unreadable files: opening says how
             damaged = None
-        if damaged:
-            return False, f"index: {damaged}"
+        if damaged:  # opening finds a sample's damage; the full look's is rebuilt the same way
+            from vectorstore.store import DamagedVectorsError
+
+            try:
+                _rebuild_damaged(settings, DamagedVectorsError(damaged, settings.index), repaired)
+            except Exception as exc:
+                return False, f"index: {_index_failure(exc, settings)}"
     try:
-        idx = get_index(settings)
+        idx = get_index(settings, repair=repaired.append)
         papers, chunks = idx.store.counts()
     except Exception as exc:
         return False, f"index: {_index_failure(exc, settings)}"
@@ -58,6 +64,8 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
         return False, f"index at {where}: {EMPTY_INDEX}"
     line = (f"index at {where}: {counted(papers, 'paper')} in {counted(chunks, 'chunk')} (embedding model "
             f"{idx.encoder.model_name}, backend {idx.encoder.backend})")
+    if repaired:
+        line = f"{repaired[-1]}; {line}"
     try:
         writer = idx.writer_busy()
     except Exception:  # noqa: BLE001 - the lease is unreadable: the store check above passed, say nothing
@@ -65,6 +73,15 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     if writer:
         line += f"; an ingest is running ({writer}): answers use the papers written so far"
     return True, line
+
+
+def _rebuild_damaged(settings: Settings, exc: BaseException, told: list[str]) -> None:
+    """Rebuild the index of ``settings`` whose vector files ``exc`` found damaged (as opening it with a
+    ``repair`` callback would), appending what was done to ``told``."""
+    from assistant.answer import forget_indexes, rebuild_index
+
+    forget_indexes()
+    rebuild_index(settings, str(exc), told.append)
 
 
 def _index_failure(exc: BaseException, settings: Settings) -> str:
@@ -97,7 +114,7 @@ def _health_problems(settings: Settings) -> list[str]:
     index that cannot be searched, a damaged keyword cache (the next question rebuilds it); and a writer's lock
     that is no file (questions work, every ingest stops)."""
     from assistant.answer import get_index
-    from vectorstore.store import LexicalIndex, not_a_file
+    from vectorstore.store import LexicalIndex, cannot_write, not_a_file
     from vectorstore.integrity import foreign_folders, lock_file_problem, rebuild
     from vectorstore.papers import counted
 
@@ -140,8 +157,12 @@ def _health_problems(settings: Settings) -> list[str]:
         if odd:  # read as it is, it exhausted memory (a link to /dev/zero) or blocked (a FIFO)
             problems.append(f"the exact-search cache {cache} holds {odd}, which is not a plain file: the next question "
                             "rebuilds it from the index (nothing is lost)")
-    keywords = LexicalIndex.inspect(idx.lexical_dir)[1]
-    if keywords:  # its stamp may still match: left alone, it hid papers from keyword search
+    keywords, unwritable = LexicalIndex.inspect(idx.lexical_dir)[1], cannot_write(idx.lexical_dir)
+    if unwritable:  # nothing can rebuild it on disk: every process rebuilds it in memory
+        problems.append(f"the keyword index cache {idx.lexical_dir} cannot be written by this user ({unwritable}): "
+                        f"every new process rebuilds it in memory first; give this user write access (e.g. "
+                        f"`chmod -R u+rwX {idx.directory}`)")
+    elif keywords:  # its stamp may still match: left alone, it hid papers from keyword search
         problems.append(f"the keyword index cache {idx.lexical_dir} is damaged ({keywords}): the next question or "
                         "ingest rebuilds it from the index (nothing is lost)")
     interrupted = store.write_interrupted()

@@ -88,7 +88,7 @@ def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = Non
     indexed = indexed or {}
     files = {} if files is None else files
     loaded: list[tuple[Path, list[Paper]]] = []
-    found = list(iter_paper_files(paths))
+    found = list(iter_paper_files(paths, unreadable=skipped))
     twice = {name for name, n in Counter(f.name for f in found).items() if n > 1}
     for f in found:
         if f.name in twice:  # neither is taken: which one "wins" would depend on the order of the folders

@@ -11,6 +11,6 @@ Imports: nothing of the package (``store`` and ``index`` both call in)."""
 from vectorstore import public_face
 
 __getattr__, __dir__, __all__ = public_face(__name__, {
-    "database": ("SQLITE_CORRUPT", "database_damaged", "database_problem", "lock_file_problem", "older_database", "rebuild", "record_generation"),
+    "database": ("SQLITE_CORRUPT", "database_damaged", "database_problem", "lock_file_problem", "older_database", "rebuild", "record_generation", "repair"),
     "vectors": ("foreign_folders", "hnsw_problem", "vector_files_problem"),
 })

@@ -1,5 +1,6 @@
 """Cheap looks at Chroma's SQLite database, the age of the database against the vector files, and the
-writer's lock file; and the remedy every damaged-index error ends with (:func:`rebuild`).
+writer's lock file; and the remedies a damaged-index error ends with (:func:`rebuild`: the database is damaged;
+:func:`repair`: only the vector files are).
 
 Each finds damage that Chroma reports late or not at all and says what it found naming the file
 (None: nothing); the caller raises a line ending with the remedy. Nothing is deleted or repaired here."""
@@ -20,6 +21,13 @@ few milliseconds. Damage is reported only when the second look agrees."""
 def rebuild(directory: Path) -> str:
     """The remedy for an index whose files are damaged (the words every such error ends with)."""
     return f"delete {directory} and run `paper-assistant ingest` again (the paper files are not touched)"
+
+
+def repair(directory: Path) -> str:
+    """The remedy for vector files that disagree with a sound database (the words such an error ends with):
+    the database holds every committed paper, so nothing needs deleting."""
+    return (f"run `paper-assistant doctor --index {directory}` to rebuild it from the papers the index stores "
+            "(`paper-assistant ingest` does it too; the paper files are not read)")
 
 
 def settled(look: Callable[[], str | None]) -> str | None:
@@ -128,7 +136,7 @@ def older_database(directory: Path, collection: str, generation: Callable[[bool]
             return None
     return (f"the index database {directory / 'chroma' / 'chroma.sqlite3'} is older than the index's vector files "
             f"(its last write is not in it: an older copy restored?), so search would return "
-            f"wrong papers: {rebuild(directory)}")
+            f"wrong papers: {repair(directory)}")
 
 
 # --- the writer's lock file -------------------------------------------------------------------------

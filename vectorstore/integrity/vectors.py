@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vectorstore.integrity.database import rebuild, settled
+from vectorstore.integrity.database import repair, settled
 
 
 # --- the HNSW files ---------------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def vector_files_problem(directory: Path, full: bool = False) -> str | None:
             why = hnsw_problem(folder, full)
             if why:
                 return (f"the vector index at {directory} is damaged: {why}, so search would fail or return "
-                        f"wrong papers: {rebuild(directory)}")
+                        f"wrong papers: {repair(directory)}")
     return None
 
 

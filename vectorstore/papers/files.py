@@ -16,13 +16,15 @@ from vectorstore.papers.records import CorpusError, Paper
 SUPPORTED_SUFFIXES = (".txt", ".jsonl")
 
 
-def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+def iter_paper_files(paths: Iterable[str | Path], unreadable: list[str] | None = None) -> Iterator[Path]:
     """Expand files and folders (with their subfolders, hidden ones left out) into supported paper
     files (sorted within a folder), each file once
     however often it is named (``data/x.txt``, ``./data/x.txt`` and ``data/`` are one file).
 
-    Raises CorpusError for a path that does not exist, a dangling or looping symbolic link, a FIFO or
-    device, or a file of an unsupported type, each named as what it is.
+    ``unreadable``: when given, a line is appended for each subfolder the operating system will not let us
+    list (:func:`unreadable_folders`), which is otherwise passed over as empty. Raises CorpusError for a path
+    that does not exist, a dangling or looping symbolic link, a FIFO or device, or a file of an unsupported
+    type, each named as what it is.
     """
     seen: set[Path] = set()
 
@@ -35,6 +37,8 @@ def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
 
     for p in map(Path, paths):
         if p.is_dir():
+            if unreadable is not None:
+                unreadable += unreadable_folders(p)
             # Subfolders too ("papers/2024/a.jsonl"); extensions in any case ("list.TXT").
             yield from once(sorted(f for f in p.rglob("*") if f.suffix.lower() in SUPPORTED_SUFFIXES and f.is_file()
                                    and not any(part.startswith(".") for part in f.relative_to(p).parts)))
@@ -48,6 +52,22 @@ def iter_paper_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             raise CorpusError(f"{p}: not a regular file (a FIFO, socket or device): give a .txt or .jsonl file")
         else:
             raise CorpusError(f"{p}: no such file or folder")
+
+
+def unreadable_folders(root: Path) -> list[str]:
+    """One line for each folder under ``root`` (itself included, hidden ones left out) that cannot be listed
+    (permissions): ``Path.rglob`` passes over such a folder as if it were empty (hostile round #35)."""
+    errors: list[OSError] = []
+    for _ in os.walk(root, onerror=errors.append):
+        pass
+    lines = []
+    for e in errors:
+        where = Path(e.filename) if e.filename else root
+        if any(part.startswith(".") for part in where.relative_to(root).parts if where.is_relative_to(root)):
+            continue
+        why = "permission denied" if isinstance(e, PermissionError) else (e.strerror or type(e).__name__)
+        lines.append(f"{where}: folder cannot be read ({why}): skipped; the papers indexed from it are kept")
+    return lines
 
 
 def load_file(path: Path) -> list[Paper]:

@@ -44,3 +44,23 @@ def not_a_file(folder: Path) -> str | None:
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                 return os.path.relpath(os.path.join(root, name), folder)
     return None
+
+
+def cannot_write(folder: Path) -> str | None:
+    """Why this user cannot replace the cache ``folder`` (``"permission denied"``…), or None: a probe file is
+    made and removed in it (or beside it, when it is missing), and each of its entries must be listable.
+    A cache that cannot be written is rebuilt in memory by every process, so nothing may promise that the
+    next question rebuilds it on disk (hostile round #35, low 8)."""
+    import tempfile
+
+    try:
+        if folder.is_dir():
+            for _ in os.scandir(folder):
+                pass
+        with tempfile.NamedTemporaryFile(dir=folder if folder.is_dir() else folder.parent, prefix=".probe-"):
+            pass
+    except PermissionError:
+        return "permission denied"
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None

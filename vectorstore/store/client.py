@@ -23,6 +23,16 @@ class EmbeddingMismatchError(StoreError):
     """The index was built with a different embedding model than the one configured."""
 
 
+class DamagedVectorsError(StoreError):
+    """The vector (HNSW) files of a local index disagree with its sound database: cut short, missing
+    vectors, or newer than it. The database still holds every committed paper, so
+    :func:`vectorstore.ingest.rebuild_vectors` rebuilds the index from it (``ingest`` and ``doctor`` do)."""
+
+    def __init__(self, message: str, directory: Path):
+        super().__init__(message)
+        self.directory = directory
+
+
 class IndexNotFoundError(StoreError):
     """No index exists where one was expected."""
 
@@ -54,25 +64,55 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
             hint = " (client/server version mismatch?)" if "version" in text.lower() or "404" in text else ""
             raise StoreError(f"cannot reach Chroma server at {host}:{port}{hint}: {text.splitlines()[0] if text else exc!r}") from exc
         return client
-    from vectorstore.integrity import SQLITE_CORRUPT, database_damaged, database_problem, vector_files_problem
+    from vectorstore.integrity import SQLITE_CORRUPT, database_damaged
 
-    damaged = database_problem(index_dir)  # before Chroma reads it: its own error names no remedy
-    # The HNSW files too, from the files alone: the first Chroma call that loads a damaged segment (even a
-    # count) crashes the process in hnswlib, a segfault with no word said.
-    damaged = damaged or vector_files_problem(index_dir, full=full_check)
-    if damaged:
-        raise StoreError(damaged)
-    index_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        _check_local(index_dir, full_check)
+    except PermissionError as exc:  # hostile round #35 (low 8): "unexpected PermissionError", no remedy
+        raise StoreError(not_permitted(index_dir, exc)) from exc
+    try:
+        index_dir.mkdir(parents=True, exist_ok=True)
+    except PermissionError as exc:
+        raise StoreError(not_permitted(index_dir, exc)) from exc
     # Opening writes even for a reader: Chroma opens chroma.sqlite3 read-write and commits a transaction
     # (a journal is created and removed), and loading a collection's HNSW segment rewrites its files. So
     # the folder's mtimes change on every `ask`, and a read-only index needs `chroma run` (docs/limitations.md).
     try:
         return chromadb.PersistentClient(path=str(index_dir / "chroma"), settings=chroma_settings)
+    except PermissionError as exc:
+        raise StoreError(not_permitted(index_dir, exc)) from exc
     except Exception as exc:
         corrupt = next((words for words in SQLITE_CORRUPT if words in str(exc)), None)
         if corrupt:  # damage the header check cannot see (a page in the middle overwritten)
             raise StoreError(database_damaged(index_dir, f"SQLite: {corrupt}")) from exc
+        if "permission denied" in str(exc).lower():
+            raise StoreError(not_permitted(index_dir, PermissionError(13, "Permission denied"))) from exc
         raise StoreError(f"cannot open the Chroma index at {index_dir}: {exc}") from exc
+
+
+def _check_local(index_dir: Path, full_check: bool) -> None:
+    """Before Chroma reads a local index: complete a rebuild's interrupted swap, then look at its database and
+    HNSW files (StoreError, DamagedVectorsError); PermissionError passes on."""
+    from vectorstore.integrity import database_problem, vector_files_problem
+    from vectorstore.store.swap import finish_swap
+
+    finish_swap(index_dir)  # a rebuild killed between its two renames: completed before anything looks
+    damaged = database_problem(index_dir)  # before Chroma reads it: its own error names no remedy
+    if damaged:
+        raise StoreError(damaged)
+    # The HNSW files too, from the files alone: the first Chroma call that loads a damaged segment (even a
+    # count) crashes the process in hnswlib, a segfault with no word said.
+    damaged = vector_files_problem(index_dir, full=full_check)
+    if damaged:
+        raise DamagedVectorsError(damaged, index_dir)
+
+
+def not_permitted(index_dir: Path, exc: OSError) -> str:
+    """The one-line error for an index folder this user may not read or write (``exc``: what refused)."""
+    where = exc.filename or index_dir
+    return (f"the index at {index_dir} cannot be read or written by this user ({where}: permission denied): give "
+            f"this user read and write access to it (e.g. `chmod -R u+rwX {index_dir}`), or choose another --index "
+            "(nothing was changed)")
 
 
 def fresh_client(index_dir: Path):
@@ -92,6 +132,19 @@ def fresh_client(index_dir: Path):
         SharedSystemClient._identifier_to_system.pop(folder, None)
         SharedSystemClient._identifier_to_refcount.pop(folder, None)
     return make_client(index_dir)
+
+
+def release_client(index_dir: Path) -> None:
+    """Stop and forget this process's Chroma System for the local index in ``index_dir``, so its folder can
+    be moved (a rebuilt index swapped in): clients made before must not be used after."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    folder = str(index_dir / "chroma")
+    with SharedSystemClient._refcount_lock:
+        system = SharedSystemClient._identifier_to_system.pop(folder, None)
+        SharedSystemClient._identifier_to_refcount.pop(folder, None)
+    if system is not None:
+        system.stop()
 
 
 def built_with(client, collection: str) -> str | None:

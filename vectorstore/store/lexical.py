@@ -156,6 +156,8 @@ class LexicalIndex:
             meta = json.loads((folder / "ids.json").read_text())
         except FileNotFoundError:
             return None, None
+        except PermissionError:
+            return None, "ids.json cannot be read (permission denied)"
         except Exception as exc:  # noqa: BLE001 - not JSON, not UTF-8, unreadable
             return None, f"ids.json cannot be read ({type(exc).__name__})"
         if isinstance(meta, dict) and meta.get("format") != FORMAT and isinstance(meta.get("format"), int):

@@ -1,0 +1,35 @@
+"""The swap of a rebuilt local index into place (:func:`vectorstore.ingest.rebuild_vectors` builds it in
+``<index>/rebuild.tmp/``): two renames, ``chroma/`` → ``chroma.damaged/`` then ``rebuild.tmp/chroma/`` →
+``chroma/``. A process killed between them leaves no ``chroma/``; every open of a local index first calls
+:func:`finish_swap` (:func:`vectorstore.store.client.make_client`), which completes it, so no open ever takes
+the missing folder for "no index yet"."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+TMP = "rebuild.tmp"
+"""Beside ``chroma/``: where a rebuild writes the new index."""
+OLD = "chroma.damaged"
+"""Beside ``chroma/``: the damaged index, moved away, deleted once the rebuilt one is in place."""
+DONE = "complete"
+"""Written in ``rebuild.tmp/`` once the rebuilt database is closed: only then may it be swapped in."""
+
+
+def finish_swap(directory: Path, clean: bool = False) -> bool:
+    """Complete a rebuild killed between its two renames (no ``chroma/``, the rebuilt one complete beside it);
+    True when it did. ``clean`` (only under the writer's lock: a rebuild may be under way otherwise): also
+    delete what a finished or abandoned rebuild left."""
+    tmp = directory / TMP
+    finished = False
+    if not (directory / "chroma").exists() and (tmp / DONE).is_file() and (tmp / "chroma").is_dir():
+        try:
+            (tmp / "chroma").rename(directory / "chroma")
+            finished = True
+        except OSError:  # another process completed it in the meantime
+            pass
+    if clean and (directory / "chroma").exists():
+        shutil.rmtree(directory / OLD, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return finished
