@@ -12,7 +12,7 @@ import importlib
 import vectorstore.offline  # noqa: F401  first: switches every library's telemetry off (see that module)
 
 STAGES = ("text", "question", "retrieval", "evidence", "relevance", "answer", "research", "learning",
-          "evaluation", "faces", "mcp", "cli")
+          "evaluation", "faces", "mcp", "page", "cli")
 """The stage packages, in the order data moves: the one place the order is declared (tests/unit/test_layering.py
 reads it)."""
 
