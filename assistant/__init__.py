@@ -11,6 +11,6 @@ import vectorstore.offline  # noqa: F401  first: switches every library's teleme
 from vectorstore import public_face  # noqa: F401  every stage package's __init__ declares its face with it
 
 STAGES = ("text", "question", "retrieval", "evidence", "relevance", "answer", "research", "learning",
-          "evaluation", "faces", "mcp", "cli")
+          "evaluation", "faces", "mcp", "page", "cli")
 """The stage packages, in the order data moves: the one place the order is declared (tests/unit/test_layering.py
 reads it)."""

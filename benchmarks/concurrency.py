@@ -101,7 +101,7 @@ def percentile(values: list[float], p: float) -> float:
 
 def start_app(index: Path | None, exclusive: bool = True):
     """Launch the page in this process over ``index``; returns (url, encoder lock timer, close)."""
-    import app as web
+    import assistant.page as web
     from assistant.settings import load_settings
 
     settings = load_settings(**({"index": index} if index else {}))

@@ -21,7 +21,7 @@ OUT = ROOT / "docs" / "screenshot.png"
 
 def main() -> None:
     import vectorstore.offline  # noqa: F401 - telemetry off before gradio loads
-    import app as web
+    import assistant.page as web
     from assistant.answer.service import get_assistant
     from assistant.settings import load_settings
     from playwright.sync_api import sync_playwright

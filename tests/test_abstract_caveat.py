@@ -21,7 +21,7 @@ def test_extractive_answer_says_it_is_limited_to_abstracts(assistant):
     assert ans.caveat == CAVEAT and ans.note == f"{NOT_GIVEN} {CAVEAT}"
     assert answer_text(ans).startswith(f"Note: {NOT_GIVEN} {CAVEAT}\n")  # the CLI's text
 
-    from app import answer_markdown
+    from assistant.page import answer_markdown
 
     assert f"⚠ {NOT_GIVEN} {CAVEAT}" in answer_markdown(ans)  # the chat
     plain = assistant.ask("What is OmniMoE?")

@@ -10,7 +10,7 @@ from tests.conftest import free_port
 
 @pytest.fixture(scope="session")
 def app_url(settings, assistant):
-    import app as web
+    import assistant.page as web
 
     cfg = settings.model_copy(update={"ui": settings.ui.model_copy(update={"port": free_port()})})
     demo = web.build_app(cfg, assistant)
@@ -73,7 +73,7 @@ def test_related_endpoint(app_url):
 
 
 def test_exposed_bind_requires_auth(settings):
-    import app as web
+    import assistant.page as web
 
     cfg = settings.model_copy(update={"ui": settings.ui.model_copy(update={"host": "0.0.0.0", "auth": None})})
     with pytest.raises(ValueError, match="without authentication"):
@@ -83,7 +83,7 @@ def test_exposed_bind_requires_auth(settings):
 def _app_on_two_papers(settings, encoder, tmp_path, later_heading: str):
     """The page launched on an index of first.txt (two papers); later.txt (one paper under
     ``later_heading``) is written, not ingested. Returns ``(demo, its URL, the index, later.txt)``."""
-    import app as web
+    import assistant.page as web
     from assistant.answer.pipeline import Assistant
     from vectorstore.index import open_index
     from vectorstore.ingest import ingest
@@ -168,7 +168,7 @@ def test_a_start_refreshes_only_the_corpus_files_an_own_index_holds(settings, en
 @pytest.fixture
 def guarded_url(settings, assistant):
     """The page behind a login, launched as `serve --auth` launches it; yields (url, its login throttle)."""
-    import app as web
+    import assistant.page as web
     from assistant.faces import web_guard
     from assistant.faces.web_guard import LoginGuard
 
@@ -318,7 +318,7 @@ def test_unknown_api_routes_a_chunked_body_over_the_cap_and_small_uploads_are_re
     import os
     from pathlib import Path
 
-    import app as web
+    import assistant.page as web
 
     port = free_port()
     demo = web.build_app(settings.model_copy(update={"ui": settings.ui.model_copy(update={"port": port})}), assistant)
@@ -431,7 +431,7 @@ def test_a_malformed_chat_history_gets_no_internals_and_a_bounded_log(settings, 
     launches it, the client learns only that the call failed, and the log keeps one bounded traceback."""
     from gradio_client import Client
 
-    import app as web
+    import assistant.page as web
     from assistant.faces.web_guard import MAX_LOGGED_ERROR
 
     port = free_port()

@@ -27,7 +27,7 @@ STREAMED = ("SyPE generalizes rotary position embeddings by extending the rotati
 
 
 def _launch(settings, assistant) -> tuple[str, object]:
-    import app as web
+    import assistant.page as web
 
     demo = web.build_app(settings, assistant)
     demo.queue(default_concurrency_limit=20)

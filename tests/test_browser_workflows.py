@@ -20,7 +20,7 @@ GOLD = {"000_12a0d7b1c5c902c5#14", "000_12a0d7b1c5c902c5#10"}
 
 @pytest.fixture(scope="module")
 def url(settings, assistant):
-    import app as web
+    import assistant.page as web
 
     port = free_port()
     demo = web.build_app(settings, assistant)

@@ -108,7 +108,7 @@ def test_serve_refuses_a_busy_port_before_ingesting():
 
     import pytest
 
-    import app as web
+    import assistant.page as web
 
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -119,7 +119,7 @@ def test_serve_refuses_a_busy_port_before_ingesting():
 
 
 def test_an_unexpected_failure_in_the_page_is_one_line():
-    import app as web
+    import assistant.page as web
 
     msg = web.ui_error(ConnectionRefusedError(111, "Connection refused"))
     assert msg.startswith("the request failed (ConnectionRefusedError: ") and "Chroma server" in msg

@@ -60,7 +60,7 @@ class CountingAssistant:
 
 @pytest.fixture(scope="module")
 def served(settings, assistant):
-    import app as web
+    import assistant.page as web
 
     counting = CountingAssistant(assistant)
     demo = web.build_app(settings, counting)

@@ -779,7 +779,7 @@ def test_jsonl_missing_null_nested_and_list_fields(scratch):
 # --- bad questions --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def ui(settings, assistant):
-    import app as web
+    import assistant.page as web
 
     demo = web.build_app(settings, assistant)
     demo.queue(default_concurrency_limit=20)
@@ -884,7 +884,7 @@ def test_unknown_paper_id_for_related(ui, index, index_dir, monkeypatch, capsys)
 
 # --- chat history stays bounded ------------------------------------------------------------------
 def test_fifty_turn_chat_keeps_answering_and_keeps_the_latest_question(ui, dev_questions):
-    import app as web
+    import assistant.page as web
 
     demo, url = ui
     chat = endpoint(demo, "chat")
@@ -1036,7 +1036,7 @@ def test_an_endpoint_that_echoes_the_key_does_not_put_it_on_the_page(settings, i
     """Proxies and some servers repeat the key they were sent in their error messages."""
     from pydantic import SecretStr
 
-    import app as web
+    import assistant.page as web
     from assistant.answer.pipeline import Assistant
     from assistant.faces.render import answer_text
 

@@ -159,7 +159,7 @@ def test_deleting_an_abstract_mid_list_re_embeds_nothing(tmp_path, encoder):
 
 
 def test_serve_opens_an_index_another_process_is_writing_and_names_skipped_files(settings, encoder, tmp_path, capsys):
-    import app as web
+    import assistant.page as web
 
     good, bad = tmp_path / "good.txt", tmp_path / "bad.jsonl"
     good.write_text("ICML 2026\nWe route tokens to sparse experts.\n", encoding="utf-8")

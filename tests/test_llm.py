@@ -108,7 +108,7 @@ def test_invalid_citation_removed_and_each_citation_shows_its_supporting_sentenc
     assert f"[2] {two.title or two.label} ({two.paper_id})  [weak support]" in text
     assert "[7]" not in text
 
-    from app import answer_markdown
+    from assistant.page import answer_markdown
 
     md = answer_markdown(ans)
     assert f"“{one.sentence}”" in md and f"⚠ weak support (similarity {two.similarity:.2f})" in md
@@ -373,7 +373,7 @@ def test_cli_and_chat_collapse_a_cut_reply_that_fails_the_citation_check(index_d
                                                                          make_assistant):
     from typer.testing import CliRunner
 
-    from app import answer_markdown
+    from assistant.page import answer_markdown
     from assistant.cli import app
 
     fake.default = Reply(text=ECHO, chunk_size=12, finish_reason="length")
@@ -661,7 +661,7 @@ def content_text(content) -> str:
 def test_ui_chat_streams_and_keeps_a_cut_answer(settings, make_assistant, fake, extractive):
     from gradio_client import Client
 
-    import app as web
+    import assistant.page as web
     from tests.conftest import free_port as ui_port
 
     reply = f"{GOOD_CLAIM} [1]. More text follows here."

@@ -152,7 +152,7 @@ def test_a_reply_cut_at_the_budget_does_not_lead_the_answer(llm_assistant, assis
     assert ans.usage is None  # the server ignores stream_options.include_usage; nothing breaks
     streamed = "".join(items[:-1])
     assert streamed.endswith(extractive.answer) and len(streamed) > len(extractive.answer)  # the echo streamed
-    from app import answer_markdown  # the chat redraws the final answer: the echo collapsed under it
+    from assistant.page import answer_markdown  # the chat redraws the final answer: the echo collapsed under it
 
     lead, collapsed = answer_markdown(ans).split('<details class="pa-cut-reply">')
     assert "&lt;abstracts&gt;" not in lead and "(id: " not in lead

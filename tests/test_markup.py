@@ -87,7 +87,7 @@ def test_markdown_links_in_abstracts_are_real_links_in_html_and_text_elsewhere()
 
 
 def test_sources_panel_shows_an_abstract_link_as_a_link():
-    import app
+    import assistant.page as app
     from assistant.types import Source
 
     url = "https://127.0.0.1/a/b"

@@ -103,7 +103,7 @@ def test_eval_matches_the_embedded_store(server_settings, server_index, settings
 
 
 def test_ui_against_the_server(server_settings, server_assistant):
-    import app as web
+    import assistant.page as web
     from gradio_client import Client
 
     cfg = server_settings.model_copy(update={"ui": server_settings.ui.model_copy(update={"port": free_port()})})

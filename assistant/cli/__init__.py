@@ -5,7 +5,7 @@ The commands by group: :mod:`.indexing` (ingest, remove), :mod:`.query` (ask, re
 what the commands share: :mod:`.common`. Importing the package loads typer and no more: each command
 imports what it runs.
 
-Imports: every stage before it, through their packages' public names, and the page (``app``)."""
+Imports: every stage before it (the page, ``assistant.page``, included), through their packages' public names."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The servers: ``serve`` (the chat UI, :mod:`app`) and ``mcp`` (the MCP server, :mod:`assistant.mcp.server`)."""
+"""The servers: ``serve`` (the chat UI, :mod:`assistant.page`) and ``mcp`` (the MCP server, :mod:`assistant.mcp.server`)."""
 
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ def serve(
     ingest_default: IngestOpt = True,
 ):
     """Start the chat UI (ingests the bundled corpus first when the index is missing or stale)."""
-    import app as web
+    from assistant.page import launch
 
     settings = settings_for(ctx, index, ui={"host": host, "port": port, "auth": auth})
-    web.launch(settings, ingest_default=ingest_default)
+    launch(settings, ingest_default=ingest_default)
 
 
 def mcp(

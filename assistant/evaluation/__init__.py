@@ -1,5 +1,5 @@
-"""``paper-assistant eval``: the harness (``harness``), ranking metrics (``metrics``) and related-work quality on
-CSFCube (``csfcube``).
+"""``paper-assistant eval``: the harness and its report (``harness``), what each question adds to it (``tally``),
+ranking metrics (``metrics``) and related-work quality on CSFCube (``csfcube``).
 
 Imports: ``learning`` and what is before it."""
 

@@ -16,21 +16,15 @@ holding those papers. :func:`assistant.evaluation.csfcube.run_csfcube` re-ranks 
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from assistant.evaluation.metrics import ranking_metrics
+from assistant.evaluation.tally import MODES, RERANKED, Tally
 from assistant.learning import (corpus_settings, load_question_files)
-from assistant.question import validate_question
-from assistant.relevance import JUDGE_RULES
 from assistant.settings import Settings
 from assistant.types import Verdict
 
-MODES = ("bm25", "dense", "hybrid")
-RERANKED = "reranked"
-"""The answer path's own order: the hybrid retriever's candidates reordered by the relevance cross-encoder."""
 METRICS = ("R@1", "R@5", "R@10", "MRR", "nDCG@10")
 
 
@@ -88,10 +82,6 @@ def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
     return {m: sum(r[m] for r in rows) / len(rows) for m in METRICS} | {"n": len(rows)}
 
 
-def _norm(s: str) -> str:
-    return " ".join(s.split())
-
-
 def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path | None = None,
              corpus: list[Path] | None = None, progress=None, ingest_callbacks: dict | None = None,
              cv: int = 0) -> EvalReport:
@@ -102,21 +92,11 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
     ``cv``-fold cross-validated evidence and abstention figures (the models refitted per fold).
     Raises ValueError for ``cv`` = 1 or a question file the models cannot be fitted on."""
     from assistant.answer import Assistant
-    from assistant.answer import get_index
 
     if cv == 1:
         raise ValueError("--cv needs at least 2 folds")
     qs = load_question_files(questions)
-    if distractors is not None or corpus:
-        from vectorstore.ingest import ingest
-
-        corpus = list(corpus or settings.corpus)
-        settings = corpus_settings(settings, corpus, Path(distractors) if distractors else None)
-        idx = get_index(settings, create=True)
-        ingest([*corpus, *([distractors] if distractors else [])], idx, write_batch=settings.store.write_batch,
-               **(ingest_callbacks or {}))
-    else:
-        idx = get_index(settings)
+    settings, idx = _eval_index(settings, distractors, corpus, ingest_callbacks)
     assistant = Assistant(settings, idx)
     names = [questions] if isinstance(questions, (str, Path)) else list(questions)
     report = EvalReport(questions=", ".join(map(str, names)), index=str(settings.index), papers=idx.store.counts()[0],
@@ -124,81 +104,71 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
     gold = sorted({g for q in qs for g in q["gold"]})
     held = idx.store.get_papers(gold)
     report.missing_gold = [g for g in gold if g not in held]  # scored as misses: say so, it is likely a wrong index
-
-    report.rules = dict.fromkeys(RULES, 0)
-    per_mode: dict[str, dict[str, list]] = {m: defaultdict(list) for m in (*MODES, RERANKED)}
-    precision, recall, absent, absent_empty = [], [], 0, 0
-    answerable, nones = [], []
-    evidence_hits, evidence_n = 0, 0
+    tally = Tally()
     for q in qs:
-        qvec = idx.encoder.encode_one(q["question"])
-        if q["gold"]:
-            for mode in MODES:
-                ranked = [p.id for p in assistant.retriever.search(q["question"], k=10, mode=mode, query_vec=qvec)]
-                m = ranking_metrics(ranked, q["gold"], q["kind"])
-                per_mode[mode][q["kind"]].append(m)
-                per_mode[mode]["overall"].append(m)
-        prep = assistant.prepare(q["question"], k=10)
-        if q["gold"]:
-            m = ranking_metrics([p.id for p in prep.papers], q["gold"], q["kind"])
-            per_mode[RERANKED][q["kind"]].append(m)
-            per_mode[RERANKED]["overall"].append(m)
-        if q["gold"] and q["kind"] == "multi":  # a refused list recalls nothing; precision is of lists listing any
-            listed = {c.id for c in prep.listing.papers} if prep.multi and prep.listing is not None else set()
-            precision += [len(listed & set(q["gold"])) / len(listed)] if listed else []
-            recall.append(len(listed & set(q["gold"])) / len(q["gold"]))
-        if not q["gold"] and prep.analysis is not None and prep.analysis.is_list:
-            absent += 1
-            absent_empty += prep.verdict == Verdict.none or (prep.listing is not None and not prep.listing.papers)
-        for rule in rules_fired(assistant, prep, q["question"]):
-            report.rules[rule] += 1
-        top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
-        if top is not None and assistant.relevance_model is not None:  # the paper the verdict was read on
-            top = max(prep.relevance.values(), key=lambda ev: ev.probability or 0.0)
-        (answerable if q["gold"] else nones).append((prep.verdict, judge_score(assistant.judge, top)))
-        if q["kind"] == "lookup" and q.get("evidence"):
-            ans = assistant.answer_prepared(prep)
-            evidence_n += 1
-            if ans.sources and ans.sources[0].paper_id in q["gold"] and _norm(ans.sources[0].sentence) == _norm(q["evidence"]):
-                evidence_hits += 1
+        tally.add(assistant, idx, q)
         if progress:
             progress()
+    _fill(report, tally, assistant)
+    if cv:
+        _add_cv(report, settings, idx, assistant, qs, cv)
+    return report
+
+
+def _eval_index(settings: Settings, distractors: Path | None, corpus: list[Path] | None,
+                ingest_callbacks: dict | None):
+    """``(settings, index)`` to evaluate on: the configured index, or with ``corpus`` or ``distractors`` a
+    separate one holding those papers (built once, then refreshed)."""
+    from assistant.answer import get_index
+
+    if distractors is None and not corpus:
+        return settings, get_index(settings)
+    from vectorstore.ingest import ingest
+
+    corpus = list(corpus or settings.corpus)
+    settings = corpus_settings(settings, corpus, Path(distractors) if distractors else None)
+    idx = get_index(settings, create=True)
+    ingest([*corpus, *([distractors] if distractors else [])], idx, write_batch=settings.store.write_batch,
+           **(ingest_callbacks or {}))
+    return settings, idx
+
+
+def _fill(report: EvalReport, tally: Tally, assistant) -> None:
+    """Write the figures of a finished ``tally`` and the shipped models' importances into ``report``."""
+    report.rules = tally.rules
     for mode in (*MODES, RERANKED):
-        report.ranking[mode] = {kind: _mean(rows) for kind, rows in per_mode[mode].items()}
-    if recall:
-        report.lists.update(precision=sum(precision) / len(precision) if precision else 0.0,
-                            recall=sum(recall) / len(recall), n=len(recall))
-    if absent:
-        report.lists.update(absent=absent, absent_empty=absent_empty)
-    report.abstention = abstention_report(answerable, nones)
-    if evidence_n:
-        report.evidence_accuracy = evidence_hits / evidence_n
-        report.evidence_n = evidence_n
+        report.ranking[mode] = {kind: _mean(rows) for kind, rows in tally.per_mode[mode].items()}
+    if tally.recall:
+        report.lists.update(precision=sum(tally.precision) / len(tally.precision) if tally.precision else 0.0,
+                            recall=sum(tally.recall) / len(tally.recall), n=len(tally.recall))
+    if tally.absent:
+        report.lists.update(absent=tally.absent, absent_empty=tally.absent_empty)
+    report.abstention = abstention_report(tally.answerable, tally.nones)
+    if tally.evidence_n:
+        report.evidence_accuracy = tally.evidence_hits / tally.evidence_n
+        report.evidence_n = tally.evidence_n
     report.evidence_importances = [(f, round(c, 3)) for f, c in assistant.ranker.importances()]
     if getattr(assistant.judge, "model", None) is not None:  # the learned judge
         report.judge_importances = [(f, round(c, 3)) for f, c in assistant.judge.model.importances()]
-    if cv and assistant.relevance_model is not None:
+
+
+def _add_cv(report: EvalReport, settings: Settings, idx, assistant, qs: list[dict], cv: int) -> None:
+    """The ``cv``-fold figures: the relevance model's calibration refitted per fold (when it is on), then the
+    evidence ranker and the judge refitted per fold."""
+    from assistant.answer import Assistant
+
+    if assistant.relevance_model is not None:
         from assistant.learning import FitSettings, candidate_logits
         from assistant.relevance import calibrate
 
         fit = FitSettings(folds=cv)
         rows = candidate_logits(assistant, assistant.relevance_model.encoder, qs, fit.rerank)
         report.relevance_cv = {**calibrate(rows, fit)[2], "folds": cv}
-    if cv:
-        from assistant.learning import TrainSettings, cross_validate
-        from assistant.learning import collect_all, neutral_models
+    from assistant.learning import TrainSettings, cross_validate
+    from assistant.learning import collect_all, neutral_models
 
-        rows, extra, variants = collect_all(Assistant(settings, idx, models=neutral_models()), qs, TrainSettings(folds=cv))
-        report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv), extra, variants))
-    return report
-
-
-def judge_score(judge, top) -> float:
-    """The number the trade-off table cuts at: the learned judge's P(answers), or for the rules the
-    best paper's dense + sentence cosine (what their 'closest match' threshold reads); 0 when nothing."""
-    if top is None:
-        return 0.0
-    return judge.probability(top) if hasattr(judge, "probability") else top.dense + top.sentence
+    rows, extra, variants = collect_all(Assistant(settings, idx, models=neutral_models()), qs, TrainSettings(folds=cv))
+    report.cv = cv_figures(cross_validate(rows, TrainSettings(folds=cv), extra, variants))
 
 
 def cv_figures(res) -> CVFigures:
@@ -207,40 +177,6 @@ def cv_figures(res) -> CVFigures:
     return CVFigures(folds=res.folds, evidence_n=res.evidence_n, evidence_accuracy=res.evidence_accuracy,
                      evidence_dense_only=res.evidence_dense_only, abstention=ab,
                      evidence_importances=res.evidence_importances, judge_importances=res.judge_importances, by_index=res.by_index, by_file=res.by_file)
-
-
-RULES = (
-    "question: list", "question: list by its lead-in only", "question: definition frame", "question: quantity cue",
-    "question: a count", "question: names", "question: several-word name", "question: name spelled as the corpus",
-    "question: reference (ordinal)", "question: reference (bare)", "question: reference (pronoun)",
-    *(f"judge: {r}" for r in JUDGE_RULES),
-    "list: a named paper below the bar", "cite: each named paper", "cite: a runner-up",
-)
-"""Every rule ``paper-assistant eval`` counts; one that never fires on a question file shows 0."""
-
-
-def rules_fired(assistant, prep, text: str) -> list[str]:
-    """The rules of :data:`RULES` that decided something for one prepared question (``text`` as asked)."""
-    a, out = prep.analysis, []
-    flags = {"question: list": a.is_list, "question: list by its lead-in only": a.list_cue == "lead-in",
-             "question: definition frame": a.definition, "question: quantity cue": a.quantity,
-             "question: a count": bool(a.counts), "question: names": bool(a.names),
-             "question: several-word name": any(" " in n for n in a.names),
-             "question: name spelled as the corpus": prep.question != validate_question(text)}
-    out += [rule for rule, on in flags.items() if on]
-    if a.reference is not None:
-        out.append(f"question: reference ({a.reference.kind})")
-    top = prep.relevance.get(prep.papers[0].id) if prep.papers else None
-    explain = getattr(assistant.judge, "explain", None)
-    if explain is not None:
-        out.append(f"judge: {explain(top)[1]}")
-    if (prep.listing is not None and not hasattr(assistant.judge, "listed_paper")
-            and any(c.score < prep.listing.bar.relative_bar for c in prep.listing.papers)):
-        out.append("list: a named paper below the bar")
-    cited = assistant.cited_candidates(prep)
-    if len(cited) > 1 and not prep.multi and not prep.pinned:
-        out.append("cite: each named paper" if assistant.judge.named(top) else "cite: a runner-up")
-    return out
 
 
 def abstention_report(answerable: list[tuple[Verdict, float]], nones: list[tuple[Verdict, float]]) -> AbstentionReport:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from vectorstore.lexical import NAME
+from vectorstore.store import NAME
 
 # "What is FlashMoE Lite?": a name followed by capitalized words ("Lite", "XL", "V2") or a version
 # ("ZebraNet 2", "v1.5") names, as a whole, a longer name than its first word.

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.research.related_list import (MAX_TEXT_CHARS, NEAREST_SHOWN, NEAR_MISSES, NEAR_WITHIN, RelatedList,
-                                             shown_percent, within_budget)
+from assistant.research.related_list import MAX_TEXT_CHARS, RelatedList, apply_bar, shown_percent, within_budget
 from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
 from assistant.settings import RelatedCalibration
 from assistant.text import valid_text
@@ -237,31 +236,13 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     BM25 over chunks, shown by dense similarity, the figure shown (one number). Those whose dense cosine is
     below ``bar`` are dropped (None: ``calibration.related.min_similarity``, or ``min_similarity_short``
     for a text of fewer than ``short_text_sentences`` sentences, both fitted on CSFCube; 0: keep all)
-    and counted in ``below_bar``; if none clears it, the first :data:`NEAREST_SHOWN` are kept anyway
-    (``nearest_only``); up to :data:`NEAR_MISSES` below it are ``near``. Raises UnknownPaperError (naming
+    and counted in ``below_bar``; if none clears it, the first ``related_list.NEAREST_SHOWN`` are kept
+    anyway (``nearest_only``); up to ``NEAR_MISSES`` below it are ``near``. Raises UnknownPaperError (naming
     close ids), or ValueError for neither or both inputs, an empty text or one over MAX_TEXT_CHARS. A text
     over TEXT_BUDGET_CHARS is read to that budget (``.text``), and ``.note`` says so."""
-    if (text is None) == (paper_id is None):
-        raise ValueError("give either a text or a paper id")
-    paper_id = paper_id.strip() if paper_id is not None else None  # a pasted id: spaces around it are no part of it
+    paper_id, query, text, cut, qvec = _query(retriever, text, paper_id)
     store = retriever.index.store
-    exclude = set()
-    if paper_id is not None:
-        found = store.get_papers([paper_id])
-        if paper_id not in found:
-            raise unknown_paper(store, paper_id)
-        text = found[paper_id].text
-        exclude.add(paper_id)
-        qvec = store.paper_embeddings([paper_id])[paper_id]
-    else:
-        if not text or not text.strip():
-            raise ValueError("the text is empty: paste an abstract or a paragraph")
-        text = valid_text(text)  # invalid UTF-8 (lone surrogates) becomes U+FFFD: tokenizers refuse it
-        if len(text) > MAX_TEXT_CHARS:
-            raise ValueError(f"the text is {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}: "
-                             "paste an abstract or a few paragraphs")
-        text, cut = within_budget(text)  # a long draft: its start, and a note saying so
-        qvec = text_embedding(retriever, text)
+    exclude = {paper_id} if query is not None else set()
     nearest = store.nearest_papers(qvec, k + len(exclude) + _CAL.pool_extra)
     d_ids = [i for i, _ in nearest if i not in exclude]
     d_sim = dict(nearest)
@@ -271,50 +252,65 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     ids, scores = ids[:k], scores[:k]
     # The query's sentence vectors are made as the papers' are (pooled in their chunk), so a
     # sentence both share scores 1.0 and is never listed as a difference.
-    if paper_id is not None:
-        q_spans, q_vecs = sentence_cache.get([found[paper_id]])[paper_id]
-    else:
-        q_spans, q_vecs = sentence_cache.embed_text(text)
+    q_spans, q_vecs = sentence_cache.get([query])[paper_id] if query is not None else sentence_cache.embed_text(text)
     q_sents = [x.text for x in q_spans]
     if bar is None:
-        short = paper_id is None and len(q_sents) < _CAL.short_text_sentences
+        short = query is None and len(q_sents) < _CAL.short_text_sentences
         bar = _CAL.min_similarity_short if short else _CAL.min_similarity
-    considered = len(ids)
     # Fusion picks the candidates; they are shown most similar first, so the order is the figure shown.
     ranked = sorted(zip(ids, scores), key=lambda t: -d_sim.get(t[0], 0.0))
-    kept = [(i, sc) for i, sc in ranked if d_sim.get(i, 0.0) >= bar]
-    below = [(i, sc) for i, sc in ranked if d_sim.get(i, 0.0) < bar]
-    # None clears the bar: the nearest few anyway, marked as below it (an empty answer tells nothing).
-    nearest_only = not kept and bool(ids)
-    if nearest_only:
-        kept, below = below[:NEAREST_SHOWN], below[NEAREST_SHOWN:]
-    ids, scores = [i for i, _ in kept], [sc for _, sc in kept]
-    near_ids = [i for i, _ in below if d_sim.get(i, 0.0) >= bar - NEAR_WITHIN][:NEAR_MISSES]
-    papers = store.get_papers(ids + near_ids)
-    cache = sentence_cache.get([papers[i] for i in ids if i in papers])
-    out = []
-    for pid, s in zip(ids, scores):
-        if pid not in papers:
-            continue
-        sents, vecs = cache[pid]
-        p_sents = [x.text for x in sents]
-        pairs = explain(q_sents, q_vecs, p_sents, vecs, n_pairs)
-        # Shared: the closest pair always, further pairs only when they are a good match.
-        pairs = pairs[:1] + [x for x in pairs[1:] if x.similarity >= UNMATCHED_BELOW]
-        shown = {x.query_sentence for x in pairs} | {x.paper_sentence for x in pairs}
-        q_only, p_only = differences(q_sents, q_vecs, p_sents, vecs, n_pairs + 2)
-        q_only = [u for u in q_only if u.sentence not in shown][:n_pairs]
-        p_only = [u for u in p_only if u.sentence not in shown][:n_pairs]
-        # Shares and differs quote content, never a code link or an "available at" line.
-        pairs = [x for x in pairs if is_content(x.query_sentence) and is_content(x.paper_sentence)] or pairs[:1]
-        q_only = [u for u in q_only if is_content(u.sentence)]
-        p_only = [u for u in p_only if is_content(u.sentence)]
-        out.append(RelatedPaper(papers[pid], s, float(d_sim.get(pid, 0.0)), pairs, q_only, p_only,
-                                facets=facet_notes(q_sents, q_vecs, p_sents, vecs), bar=bar))
+    kept, nearest_only, near_ids = apply_bar(ranked, d_sim, bar)
+    papers = store.get_papers([i for i, _ in kept] + near_ids)
+    cache = sentence_cache.get([papers[i] for i, _ in kept if i in papers])
+    out = [_explained(papers[pid], s, float(d_sim.get(pid, 0.0)), (q_sents, q_vecs), cache[pid], n_pairs, bar)
+           for pid, s in kept if pid in papers]
     near = [(papers[i], float(d_sim.get(i, 0.0))) for i in near_ids if i in papers]
-    return RelatedList(out, considered=considered, below_bar=considered - len(out), bar=bar, nearest_only=nearest_only,
-                       near=near, query_label=found[paper_id].display() if paper_id is not None else "",
-                       text="" if paper_id is not None else text, note="" if paper_id is not None else cut)
+    return RelatedList(out, considered=len(ids), below_bar=len(ids) - len(out), bar=bar, nearest_only=nearest_only,
+                       near=near, query_label=query.display() if query is not None else "",
+                       text="" if query is not None else text, note="" if query is not None else cut)
+
+
+def _query(retriever: HybridRetriever, text: str | None, paper_id: str | None) -> tuple:
+    """related_work's input as ``(paper id or None, the paper or None, text read, note, query vector)``;
+    raises as related_work says."""
+    if (text is None) == (paper_id is None):
+        raise ValueError("give either a text or a paper id")
+    paper_id = paper_id.strip() if paper_id is not None else None  # a pasted id: spaces around it are no part of it
+    store = retriever.index.store
+    if paper_id is not None:
+        found = store.get_papers([paper_id])
+        if paper_id not in found:
+            raise unknown_paper(store, paper_id)
+        return paper_id, found[paper_id], found[paper_id].text, "", store.paper_embeddings([paper_id])[paper_id]
+    if not text or not text.strip():
+        raise ValueError("the text is empty: paste an abstract or a paragraph")
+    text = valid_text(text)  # invalid UTF-8 (lone surrogates) becomes U+FFFD: tokenizers refuse it
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(f"the text is {len(text):,} characters long; the limit is {MAX_TEXT_CHARS:,}: "
+                         "paste an abstract or a few paragraphs")
+    text, cut = within_budget(text)  # a long draft: its start, and a note saying so
+    return None, None, text, cut, text_embedding(retriever, text)
+
+
+def _explained(paper: Paper, score: float, similarity: float, query_side: tuple, paper_side: tuple, n_pairs: int,
+               bar: float) -> RelatedPaper:
+    """One related paper with what it shares with the query and how it differs; ``query_side`` and
+    ``paper_side``: ``(sentences, their vectors)`` as the sentence cache gives them."""
+    q_sents, q_vecs = query_side
+    p_sents, vecs = [x.text for x in paper_side[0]], paper_side[1]
+    pairs = explain(q_sents, q_vecs, p_sents, vecs, n_pairs)
+    # Shared: the closest pair always, further pairs only when they are a good match.
+    pairs = pairs[:1] + [x for x in pairs[1:] if x.similarity >= UNMATCHED_BELOW]
+    shown = {x.query_sentence for x in pairs} | {x.paper_sentence for x in pairs}
+    q_only, p_only = differences(q_sents, q_vecs, p_sents, vecs, n_pairs + 2)
+    q_only = [u for u in q_only if u.sentence not in shown][:n_pairs]
+    p_only = [u for u in p_only if u.sentence not in shown][:n_pairs]
+    # Shares and differs quote content, never a code link or an "available at" line.
+    pairs = [x for x in pairs if is_content(x.query_sentence) and is_content(x.paper_sentence)] or pairs[:1]
+    q_only = [u for u in q_only if is_content(u.sentence)]
+    p_only = [u for u in p_only if is_content(u.sentence)]
+    return RelatedPaper(paper, score, similarity, pairs, q_only, p_only,
+                        facets=facet_notes(q_sents, q_vecs, p_sents, vecs), bar=bar)
 
 
 def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str],

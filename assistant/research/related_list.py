@@ -1,5 +1,6 @@
 """The result of a related-work search (:func:`assistant.research.related.related_work` fills it): the ranked papers,
-how the similarity bar was applied, the papers just below it, and the headline the CLI, the page and MCP show."""
+how the similarity bar was applied (``apply_bar``), the papers just below it, and the headline the CLI, the page
+and MCP show."""
 
 from __future__ import annotations
 
@@ -38,6 +39,21 @@ def shown_percent(similarity: float, bar: float) -> int:
     "under 52%" (rounding alone would put it there)."""
     pct, bar_pct = round(100 * max(0.0, similarity)), round(100 * bar)
     return max(pct, bar_pct) if similarity >= bar else min(pct, bar_pct - 1)
+
+
+def apply_bar(ranked: list[tuple[str, float]], similarity: dict[str, float],
+              bar: float) -> tuple[list[tuple[str, float]], bool, list[str]]:
+    """``(kept, nearest_only, near ids)`` for candidates ``ranked`` ``[(id, fused score)]`` most similar first:
+    those whose ``similarity`` (cosine) clears ``bar``; when none does, the nearest :data:`NEAREST_SHOWN`
+    anyway (``nearest_only``, an empty answer tells nothing); the ids of up to :data:`NEAR_MISSES` others
+    within :data:`NEAR_WITHIN` below the bar."""
+    kept = [(i, sc) for i, sc in ranked if similarity.get(i, 0.0) >= bar]
+    below = [(i, sc) for i, sc in ranked if similarity.get(i, 0.0) < bar]
+    nearest_only = not kept and bool(ranked)
+    if nearest_only:
+        kept, below = below[:NEAREST_SHOWN], below[NEAREST_SHOWN:]
+    near = [i for i, _ in below if similarity.get(i, 0.0) >= bar - NEAR_WITHIN][:NEAR_MISSES]
+    return kept, nearest_only, near
 
 
 class RelatedList(list):

@@ -48,7 +48,7 @@ def test_mcp_ask_on_an_empty_index_raises_the_fix():
 
 
 def test_page_shows_the_fix_as_one_line():
-    import app
+    import assistant.page as app
 
     assert app.ui_error(EmptyIndexError(EMPTY_INDEX)) == EMPTY_INDEX  # a user error: shown as it is, not "request failed"
 
@@ -90,8 +90,9 @@ class _EmptyStore(_Store):
 
 def test_page_list_related_and_map_name_the_fix_on_an_empty_index():
     """List mode, the Related tab and the Map tab say what the chat says: no papers, and how to ingest."""
-    import app
+    import assistant.page as app
     from assistant.settings import Settings
+    from assistant.text import markup
 
     class _Assistant:
         llm = None
@@ -105,7 +106,7 @@ def test_page_list_related_and_map_name_the_fix_on_an_empty_index():
 
     demo = app.build_app(Settings(), _Assistant())
     fns = {f.api_name: f.fn for f in demo.fns.values() if f.api_name in ("list", "related", "map")}
-    shown = f"⚠ {app.markup.inert(EMPTY_INDEX)}"  # as the chat shows it
+    shown = f"⚠ {markup.inert(EMPTY_INDEX)}"  # as the chat shows it
     assert "holds no papers" in shown and "paper-assistant ingest" in shown
     listed = fns["list"]("Which papers study graph coloring?", [], [])
     assert listed[1][-1]["content"] == shown

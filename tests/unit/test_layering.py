@@ -1,7 +1,8 @@
 """Imports flow one way, and the folders say which: ``vectorstore`` → ``settings``/``types``/``trace`` → the stage
-packages of ``assistant`` in the order :data:`assistant.STAGES` declares → ``app`` and the entry points. A module's
-stage is the folder it is saved in; nothing here lists modules. Every import is walked with ``ast``:
-function-level ones (a lazy import hides a cycle, it does not remove it) and ``if TYPE_CHECKING:`` ones too."""
+packages of ``assistant`` in the order :data:`assistant.STAGES` declares (the page, ``assistant.page``, among them)
+→ the entry points (``app.py``, ``python -m assistant``). A module's stage is the folder it is saved in; nothing
+here lists modules. Every import is walked with ``ast``: function-level ones (a lazy import hides a cycle, it does
+not remove it) and ``if TYPE_CHECKING:`` ones too. Modules and functions stay short enough to read whole."""
 
 import ast
 from functools import lru_cache
@@ -20,8 +21,7 @@ def _stages() -> tuple[str, ...]:
 
 
 STAGES = _stages()
-ENTRY = {"assistant.__main__", "assistant.cli.__main__"}  # run, never imported
-PAGE = "app"  # the chat page: a face after every stage but the CLI, whose `serve` launches it
+ENTRY = {"assistant.__main__", "assistant.cli.__main__", "app"}  # run, never imported (app.py: `python app.py`)
 
 
 def _modules() -> dict[str, Path]:
@@ -35,11 +35,8 @@ def _modules() -> dict[str, Path]:
 
 
 def stage_of(module: str) -> int:
-    """The rank of a module's stage: vectorstore −1, base 0, the stages 1…, the page just before the CLI, the
-    entry points last."""
+    """The rank of a module's stage: vectorstore −1, base 0, the stages 1…, the entry points last."""
     parts = module.split(".")
-    if module == PAGE:
-        return STAGES.index("cli") + 0.5
     if parts[0] == "vectorstore":
         return -1
     if module in ENTRY:
@@ -208,3 +205,18 @@ def test_no_module_name_marks_half_of_a_split():
     private = [str(p.relative_to(ROOT)) for p in [*ROOT.glob("assistant/**/*.py"), *ROOT.glob("vectorstore/**/*.py")]
                if p.name.startswith("_") and p.name not in ("__init__.py", "__main__.py")]
     assert private == []
+
+
+def test_app_py_only_starts_the_page():
+    """The page lives in ``assistant.page``; ``app.py`` is the entry a user runs, a few lines over it."""
+    assert len((ROOT / "app.py").read_text().splitlines()) <= 80
+
+
+def test_no_function_in_assistant_vectorstore_or_app_py_is_over_80_lines():
+    """From ``def`` to its last line, docstring and nested functions included."""
+    long = {}
+    for p in [*ROOT.glob("assistant/**/*.py"), *ROOT.glob("vectorstore/**/*.py"), ROOT / "app.py"]:
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 80:
+                long[f"{p.relative_to(ROOT)}:{node.lineno} {node.name}"] = node.end_lineno - node.lineno + 1
+    assert long == {}

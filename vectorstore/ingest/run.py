@@ -145,54 +145,21 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     lock, CorpusError for a missing path; a file that cannot be parsed, or that reuses another
     file's paper ids, is skipped and reported.
     """
-    encoder, store = index.encoder, index.store
+    store = index.store
     chunker = chunker or index.chunker()
     lock = index.writer_lock()
     try:
         stored = store.paper_hashes()
-        paths = list(paths)
         files: dict[str, Path] = {}
-        owners = {pid: src for pid, (_, src) in stored.items()}
-        by_file, skipped = load_files(paths, owners, files)
-        indexed: dict[str, set[str]] = {}  # {source file: its indexed paper ids}
-        for pid, (_, src) in stored.items():
-            indexed.setdefault(src, set()).add(pid)
-        empty, kept = guards.empty_inputs(paths, by_file, indexed)
-        skipped += kept
-        stored_paths = store.source_paths()
-        if not replace:
-            skipped += guards.other_folder(by_file, files, stored_paths, store)
-            skipped += guards.lost_heading(by_file, indexed, store)
-        skipped += guards.taken_ids(by_file, owners, store, replace)
-        hashes = {p.id: content_hash(p, encoder.name, chunker.max_tokens, chunker.config)
-                  for papers in by_file.values() for p in papers}
-        if not replace:
-            skipped += guards.shrunk(by_file, indexed, store)
-            skipped += guards.deleted_inside(by_file, indexed, store,
-                                             {pid for pid, h in hashes.items() if stored.get(pid, ("",))[0] == h})
-        report = IngestReport(skipped=skipped, empty=empty)
+        by_file, hashes, stored_paths, report = _read_and_screen(list(paths), index, chunker, replace, stored, files)
         # Where each file was read from, so a same-named file from another folder is told apart next time.
         paths_now = {name: str(files[name].resolve()) for name in by_file}
-        todo: list[tuple[Paper, str]] = []
-        loaded_ids: set[str] = set()
         # A paper record whose chunks are gone (an older version deleted them before writing the new
         # ones, and a write failed) is redone, not skipped as unchanged; so is one whose chunks were written
         # for another version of its text (a run killed between an edit's chunks and its record, the file
         # then reverted: its record's hash matches again, while the chunks are the edit's, or both versions').
         chunked = store.chunk_paper_hashes()
-        for papers in by_file.values():
-            for p in papers:
-                loaded_ids.add(p.id)
-                h = hashes[p.id]
-                old = stored.get(p.id)
-                if old and old[0] == h and p.id in chunked and chunked[p.id] <= {h, ""}:
-                    report.unchanged += 1
-                    continue
-                todo.append((p, h))
-                if old:
-                    report.updated += 1
-                else:
-                    report.added += 1
+        todo, loaded_ids = _to_do(by_file, stored, hashes, chunked, report)
         # A paper that vanished from a file we re-read was deleted or renumbered by its owner.
         gone = [pid for pid, (_, src) in stored.items() if src in by_file and pid not in loaded_ids]
         # Before anything is deleted: stored vectors of chunks whose text reappears under another id.
@@ -211,20 +178,8 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
             store.delete_papers(orphans)
         if on_total:
             on_total(len(todo))
-        # Similar lengths in one batch waste less padding in the encoder.
-        todo.sort(key=lambda ph: len(ph[0].text))
-        # Batch i is written to Chroma on a second thread while batch i+1 is embedded (the encoder
-        # releases the GIL); batches still commit in order, and at most two are in flight.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer") as writer:
-            pending = None
-            for i in range(0, len(todo), paper_batch):
-                batch = todo[i : i + paper_batch]
-                embedded = embed_batch(batch, index, chunker, chunks_of, by_text)
-                if pending is not None:
-                    _finish(pending, report, progress)
-                pending = writer.submit(store_batch, embedded, index, write_batch, paths_now)
-            if pending is not None:
-                _finish(pending, report, progress)
+        _write_batches(todo, index, chunker, (chunks_of, by_text), (paper_batch, write_batch), paths_now, report,
+                       progress)
         for name in by_file:  # a file that moved: its unchanged papers learn the new path
             if stored_paths.get(name) != paths_now[name]:
                 store.set_source_path([p.id for p in by_file[name] if p.id not in todo_ids], paths_now[name])
@@ -237,6 +192,79 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         return report
     finally:
         lock.release()
+
+
+def _read_and_screen(paths: list, index: Index, chunker: Chunker, replace: bool, stored: dict,
+                     files: dict[str, Path]) -> tuple[dict[str, list[Paper]], dict[str, str], dict[str, str],
+                                                      IngestReport]:
+    """``(papers by file, {paper id: content hash}, {file name: the path it was read from before}, a report
+    holding the files skipped)``: the files read, less those the guards keep out (:mod:`vectorstore.ingest.guards`;
+    fewer of them with ``replace``). ``stored``: the index's ``{paper id: (hash, file name)}``; ``files`` is
+    filled with ``{file name: the path read}``."""
+    store = index.store
+    owners = {pid: src for pid, (_, src) in stored.items()}
+    by_file, skipped = load_files(paths, owners, files)
+    indexed: dict[str, set[str]] = {}  # {source file: its indexed paper ids}
+    for pid, (_, src) in stored.items():
+        indexed.setdefault(src, set()).add(pid)
+    empty, kept = guards.empty_inputs(paths, by_file, indexed)
+    skipped += kept
+    stored_paths = store.source_paths()
+    if not replace:
+        skipped += guards.other_folder(by_file, files, stored_paths, store)
+        skipped += guards.lost_heading(by_file, indexed, store)
+    skipped += guards.taken_ids(by_file, owners, store, replace)
+    hashes = {p.id: content_hash(p, index.encoder.name, chunker.max_tokens, chunker.config)
+              for papers in by_file.values() for p in papers}
+    if not replace:
+        skipped += guards.shrunk(by_file, indexed, store)
+        skipped += guards.deleted_inside(by_file, indexed, store,
+                                         {pid for pid, h in hashes.items() if stored.get(pid, ("",))[0] == h})
+    return by_file, hashes, stored_paths, IngestReport(skipped=skipped, empty=empty)
+
+
+def _to_do(by_file: dict[str, list[Paper]], stored: dict, hashes: dict[str, str], chunked: dict,
+           report: IngestReport) -> tuple[list[tuple[Paper, str]], set[str]]:
+    """``([(paper, hash) to embed and write], every paper id read)``, counting added, updated and unchanged
+    papers in ``report``. A paper is unchanged when its record has its hash and its chunks were written for it."""
+    todo: list[tuple[Paper, str]] = []
+    loaded_ids: set[str] = set()
+    for papers in by_file.values():
+        for p in papers:
+            loaded_ids.add(p.id)
+            h = hashes[p.id]
+            old = stored.get(p.id)
+            if old and old[0] == h and p.id in chunked and chunked[p.id] <= {h, ""}:
+                report.unchanged += 1
+                continue
+            todo.append((p, h))
+            if old:
+                report.updated += 1
+            else:
+                report.added += 1
+    return todo, loaded_ids
+
+
+def _write_batches(todo: list[tuple[Paper, str]], index: Index, chunker: Chunker, reuse: tuple, sizes: tuple[int, int],
+                   paths_now: dict[str, str], report: IngestReport, progress: Callable[[int], None] | None) -> None:
+    """Embed and write ``todo`` in batches of ``sizes[0]`` papers (``sizes[1]`` chunks per Chroma call), each
+    committed by its paper records; ``reuse``: :func:`stored_by_text`'s ``(chunks, vectors by text)``."""
+    paper_batch, write_batch = sizes
+    chunks_of, by_text = reuse
+    # Similar lengths in one batch waste less padding in the encoder.
+    todo.sort(key=lambda ph: len(ph[0].text))
+    # Batch i is written to Chroma on a second thread while batch i+1 is embedded (the encoder
+    # releases the GIL); batches still commit in order, and at most two are in flight.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer") as writer:
+        pending = None
+        for i in range(0, len(todo), paper_batch):
+            batch = todo[i : i + paper_batch]
+            embedded = embed_batch(batch, index, chunker, chunks_of, by_text)
+            if pending is not None:
+                _finish(pending, report, progress)
+            pending = writer.submit(store_batch, embedded, index, write_batch, paths_now)
+        if pending is not None:
+            _finish(pending, report, progress)
 
 
 def _finish(pending, report: IngestReport, progress) -> None:
