@@ -30,14 +30,28 @@ def test_unanswerable_question_says_so_without_citations(assistant):
 
 
 def test_extractive_answer_cites_only_retrieved_papers(assistant, dev_questions):
+    """Each of 20 answerable questions: the answer cites at least one paper unless it found nothing, every
+    cited paper was retrieved, the first is the answer path's top paper, the markers in the text are exactly
+    the sources' numbers 1..n, and each quote is its abstract's text at the offsets given."""
+    import re
+
+    cited = 0
     for q in dev_questions[:20]:
         prep = assistant.prepare(q["question"])
         ans = assistant.ask(q["question"])
-        retrieved = {p.id for p in prep.papers}
-        assert {s.paper_id for s in ans.sources} <= retrieved
+        assert ans.mode == "extractive" and ans.verdict == prep.verdict
+        retrieved = [p.id for p in prep.papers]
+        assert {s.paper_id for s in ans.sources} <= set(retrieved)
+        if ans.verdict == Verdict.none:
+            assert ans.sources == [] and not re.search(r"\[\d+\]", ans.answer)
+            continue
+        cited += 1
+        assert ans.sources and ans.sources[0].paper_id == retrieved[0], q["question"]
         assert [s.n for s in ans.sources] == list(range(1, len(ans.sources) + 1))
+        assert {int(n) for n in re.findall(r"\[(\d+)\]", ans.answer)} == {s.n for s in ans.sources}
         for s in ans.sources:
-            assert f"[{s.n}]" in ans.answer
+            assert s.sentence and s.abstract[s.sentence_start:s.sentence_end] == s.sentence
+    assert cited >= 18  # all 20 are answerable; the relevance model refuses at most a couple of dev's questions
 
 
 def test_multi_question_lists_every_matching_paper_with_count(assistant):
@@ -116,8 +130,24 @@ def test_comparing_two_named_methods_cites_both_papers(assistant):
 
 @pytest.mark.parametrize("question", ["", "   \n\t", "x" * 100_000])
 def test_empty_or_huge_question_is_a_clear_error(assistant, question):
-    with pytest.raises(QuestionError):
+    """One sentence that says what is wrong and what to do (the CLI, the page and MCP show it as it is)."""
+    with pytest.raises(QuestionError) as err:
         assistant.ask(question)
+    if question.strip():
+        assert str(err.value) == ("the question is 100,000 characters long; the limit is 4,000. To find papers related to "
+                                  "a long text, use related work (the Related work tab, or `paper-assistant related`)")
+    else:
+        assert str(err.value) == "the question is empty: type a question about the papers"
+
+
+def test_a_question_at_the_length_limit_is_answered(assistant):
+    from assistant.question.analysis import MAX_QUESTION_CHARS
+
+    question = ("What is SyPE? " * 400)[:MAX_QUESTION_CHARS - 1] + "?"
+    assert len(question) == MAX_QUESTION_CHARS == 4000
+    assert assistant.ask(question).sources[0].paper_id == "000_12a0d7b1c5c902c5#15"
+    with pytest.raises(QuestionError, match="4,001 characters"):
+        assistant.ask(question + "?")
 
 
 def test_acronym_question_finds_its_paper(assistant):
@@ -159,13 +189,37 @@ def test_ordinal_and_after_an_abstained_turn_follow_ups_keep_the_thread(assistan
 
 
 def test_related_work_for_a_paper_excludes_it_and_explains(assistant):
-    from assistant.research.related import UnknownPaperError, related_work
+    """The paper itself (its own nearest, at cosine 1) is left out; the others come most similar first, each
+    with its dense cosine to the paper, and explained by real sentence pairs: the first pair is the closest
+    of all (a sentence of the paper, a sentence of the related one, their cosine)."""
+    import numpy as np
 
-    items = related_work(assistant.retriever, assistant.sentences, paper_id="000_12a0d7b1c5c902c5#19", k=5, bar=0.0)
+    from assistant.research.related import UNMATCHED_BELOW, UnknownPaperError, related_work
+
+    me = "000_12a0d7b1c5c902c5#19"
+    items = related_work(assistant.retriever, assistant.sentences, paper_id=me, k=5, bar=0.0)
     ids = [r.paper.id for r in items]
-    assert "000_12a0d7b1c5c902c5#19" not in ids and len(ids) == 5
-    assert all(r.pairs and -1 <= r.pairs[0].similarity <= 1 for r in items)
-    with pytest.raises(UnknownPaperError):
+    assert me not in ids and len(set(ids)) == len(ids) == 5
+    store = assistant.index.store
+    vecs = store.paper_embeddings([me, *ids])
+    assert [r.similarity for r in items] == pytest.approx([float(vecs[me] @ vecs[i]) for i in ids], abs=1e-5)
+    assert [r.similarity for r in items] == sorted((r.similarity for r in items), reverse=True)
+    nearest = [i for i, _ in store.nearest_papers(vecs[me], 3)]
+    assert nearest[0] == me  # what the exclusion keeps out
+    papers = store.get_papers([me, *ids])
+    (q_sents, q_vecs), = [assistant.sentences.get([papers[me]])[me]]
+    q_text = [x.text for x in q_sents]
+    for r in items:
+        p_sents, p_vecs = assistant.sentences.get([papers[r.paper.id]])[r.paper.id]
+        sims = q_vecs @ p_vecs.T
+        first = r.pairs[0]
+        i, j = q_text.index(first.query_sentence), [x.text for x in p_sents].index(first.paper_sentence)
+        assert first.similarity == pytest.approx(float(sims[i, j]), abs=1e-5)
+        assert first.similarity == pytest.approx(float(np.max(sims)), abs=1e-5)  # the closest pair of all
+        assert all(x.similarity >= UNMATCHED_BELOW for x in r.pairs[1:])  # further pairs only when they match well
+        assert all(u.best_similarity == pytest.approx(float(np.max(sims[q_text.index(u.sentence)])), abs=1e-5)
+                   and u.best_similarity < UNMATCHED_BELOW for u in r.query_only)  # differs: no good match
+    with pytest.raises(UnknownPaperError, match="no indexed paper has id 'nope#1'"):
         related_work(assistant.retriever, assistant.sentences, paper_id="nope#1")
 
 

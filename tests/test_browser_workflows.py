@@ -79,7 +79,9 @@ def test_list_mode_shows_count_evidence_and_note(page):
     bubble = page.locator("#pa-chat").inner_text()
     assert "2 papers" in bubble and "000_12a0d7b1c5c902c5#14" in bubble
     page.locator("#pa-sources .pa-list-note summary").click()
-    assert "62%" in page.inner_text("#pa-sources .pa-list-note")
+    from assistant.settings import Calibration
+
+    assert f"{Calibration().listing.relative_bar:.0%}" in page.inner_text("#pa-sources .pa-list-note")  # the bar, 76%
     shot(page, "workflow_list_mode.png")
 
 

@@ -1,4 +1,10 @@
-"""`paper-assistant eval` on dev.jsonl over the bundled 38-paper index: the figures must not regress."""
+"""`paper-assistant eval` on dev.jsonl over the bundled 38-paper index: regression gates on dev.jsonl.
+
+The figures on dev must not regress; they are no quality claim. No number of the answer path is fitted on
+dev.jsonl (the thresholds are fitted on the training questions over eval/train/corpus2k.jsonl), and the
+quality figures of README.md and docs/quality.md are cross-validated on those training questions."""
+
+import math
 
 import pytest
 
@@ -15,7 +21,7 @@ def report(settings, index):
     return run_eval(settings, DEV)
 
 
-def test_hybrid_ranking_targets(report):
+def test_hybrid_ranking_regression_gate_on_dev(report):
     hybrid = report.ranking["hybrid"]
     assert hybrid["overall"]["MRR"] >= 0.97
     assert hybrid["overall"]["R@5"] >= 0.97
@@ -26,10 +32,10 @@ def test_hybrid_ranking_targets(report):
 
 
 def test_abstention_on_dev_regression_gate(report):
-    """A regression gate, not a quality claim (dev is what the rules' thresholds were once set on; the claims in
-    docs/quality.md are cross-validated on the training questions). Measured with the default (the relevance
-    model, names checked; 2026-12-04): 2/58 answerable refused, 24/58 refused or flagged, 5/10 'none' refused
-    and 9/10 at least flagged."""
+    """Regression gate on dev.jsonl, not a quality claim (the rules' thresholds were once set on dev; they are
+    fitted on the training questions now, and the claims in docs/quality.md are cross-validated on those).
+    Measured with the default (the relevance model, names checked; 2026-12-05): 2/58 answerable refused, 24/58
+    refused or flagged, 5/10 'none' refused and 9/10 at least flagged."""
     a = report.abstention
     assert a.none_questions == 10 and a.answerable_questions == 58
     assert a.answerable_abstained <= 2 / 58 + 1e-9
@@ -38,7 +44,7 @@ def test_abstention_on_dev_regression_gate(report):
     assert len(a.tradeoff) == 7 and a.tradeoff[0]["answerable_abstained"] == 0.0
 
 
-def test_evidence_accuracy_on_lookups(report):
+def test_evidence_accuracy_regression_gate_on_dev(report):
     assert report.evidence_n == 17
     # The learned evidence ranker (fitted on eval/train, never on dev): 13/17 measured (the hand rules it
     # replaced, set on these very questions, quoted 14); one borderline flip is tolerated, since int8
@@ -46,9 +52,9 @@ def test_evidence_accuracy_on_lookups(report):
     assert report.evidence_accuracy >= 12 / 17 - 1e-9
 
 
-def test_the_learned_ranker_and_judge_on_dev(settings, index):
-    """The learned judge (fitted on eval/train, never on dev), measured with judge-v2 (refitted with 614
-    written questions, 2026-12-04): 11/17 gold sentences, 13/58 answerable refused, 25/58 flagged, 7/10
+def test_the_learned_ranker_and_judge_regression_gate_on_dev(settings, index):
+    """Regression gate on dev.jsonl. The learned judge (fitted on eval/train, never on dev), measured with
+    judge-v2 (refitted with 614 written questions, 2026-12-04): 11/17 gold sentences, 13/58 answerable refused, 25/58 flagged, 7/10
     and 9/10 'none' refused and flagged (before the refit: 15/58, 21/58, 7/10, 8/10).
     It refuses more than v1 (3/58) on dev's paraphrased questions over 38 papers, though it does
     better in cross-validation over the training corpus: not the default (docs/limitations.md)."""
@@ -64,14 +70,15 @@ def test_the_learned_ranker_and_judge_on_dev(settings, index):
     assert "relevance judge: " in format_report(rep)
 
 
-def test_report_text_has_all_modes(report):
+def test_report_text_has_all_modes_and_the_list_regression_gate_on_dev(report):
     text = format_report(report)
     for mode in ("bm25", "dense", "hybrid", "reranked"):
         assert f"{mode:<9}overall" in text
     assert "wrongly abstained" in text and "evidence accuracy" in text
     # The list figures of dev's 10 'multi' questions, and its 5 list questions about an absent topic.
-    # Regression gate (measured 2026-12-04: P 0.91, R 0.87; every absent-topic list empty).
-    assert report.lists["n"] == 10 and report.lists["precision"] >= 0.9 and report.lists["recall"] >= 0.85
+    # Regression gate (measured 2026-12-05 with the list bar fitted on the training corpus: P 0.97, R 0.67; every
+    # absent-topic list empty. The bar once set on these questions gave P 0.91, R 0.87).
+    assert report.lists["n"] == 10 and report.lists["precision"] >= 0.95 and report.lists["recall"] >= 0.65
     assert report.lists["absent"] == 5 == report.lists["absent_empty"] and "about an absent topic" in text
     assert "unanswerable answered with no hedge: 10.0% of 10" in text and "absent-topic lists with zero papers: 5 of 5" in text
     # The relevance model reorders the hybrid top 10 (0.974 vs 0.978 on dev's 38 papers).
@@ -101,24 +108,57 @@ def test_graded_ndcg_and_question_loader(tmp_path):
     assert len(load_questions(DEV)) == 68
 
 
+FILLER = ["Protein folding. We predict protein structures with diffusion models.",
+          "Traffic forecasting. Graph networks predict road congestion from sensors.",
+          "Speech recognition. A transducer transcribes noisy call-centre audio.",
+          "Image segmentation. A U-Net labels every pixel of satellite images.",
+          "Reinforcement learning. Agents learn to play Atari games from pixels.",
+          "Weather prediction. A transformer forecasts precipitation a week ahead.",
+          "Drug discovery. Molecules are generated to bind a target protein.",
+          "Robot grasping. A policy grasps unseen household objects.",
+          "Recommender systems. Matrix factorization ranks movies for users.",
+          "Fraud detection. Transactions are scored by gradient boosted trees.",
+          "Object detection. Anchor-free detectors find pedestrians in video.",
+          "Machine translation. A multilingual model translates low-resource languages.",
+          "Climate modelling. Neural operators emulate ocean circulation.",
+          "Medical imaging. A classifier grades diabetic retinopathy in photographs.",
+          "Federated learning. Clients train a shared model without sharing data.",
+          "Adversarial robustness. Certified defences bound the effect of pixel noise.",
+          "Time series. Anomalies are detected in server metrics.",
+          "Music generation. A diffusion model composes piano pieces.",
+          "Graph matching. Assignments between two graphs are found by relaxation.",
+          "Quantum chemistry. Neural networks predict molecular energies.",
+          "Autonomous driving. Lidar point clouds are segmented in real time.",
+          "Question answering. A reader extracts answer spans from Wikipedia."]
+
+
 def test_csfcube_mode_on_a_tiny_pool(tmp_path, encoder):
+    """A pool of 25 (more than the 20 scored): the two morphology papers first, the graded one (3) before the
+    other (2), the query paper itself left out: NDCG@20 and R@20 are exactly 1."""
     import json
 
-    from assistant.evaluation.csfcube import run_csfcube
+    from assistant.evaluation.csfcube import format_csfcube, run_csfcube
 
     docs = {"c:1": "Morphology learning. We induce word morphology from a lexicon without morphemes.",
-            "c:2": "Protein folding. We predict protein structures with diffusion models.",
             "c:3": "Word formation. A learner of morphological relations between words.",
             "c:q": "Whole word morphology. We learn morphology without morphemes."}
+    docs |= {f"f:{i}": text for i, text in enumerate(FILLER)}
     (tmp_path / "corpus.jsonl").write_text("\n".join(json.dumps({"id": k, "title": "", "abstract": v}) for k, v in docs.items()))
+    pool = [f"f:{i}" for i in range(len(FILLER))] + ["c:3", "c:q", "c:1"]  # the gold last in the given order
     q = {"qid": "q", "query": docs["c:q"], "facet": "method", "facet_text": "We learn morphology without morphemes.",
-         "query_paper_id": "c:q", "gold_ids": ["c:1", "c:3"], "candidate_ids": ["c:2", "c:1", "c:3", "c:q"],
-         "graded_relevance": {"c:1": 3, "c:3": 2, "c:2": 0}}
+         "query_paper_id": "c:q", "gold_ids": ["c:1", "c:3"], "candidate_ids": pool,
+         "graded_relevance": {"c:1": 3, "c:3": 2, "c:q": 3} | {f"f:{i}": 0 for i in range(len(FILLER))}}
     (tmp_path / "queries.jsonl").write_text(json.dumps(q))
     res = run_csfcube(encoder, tmp_path)
-    assert res["queries"] == 1
-    assert res["R@20"] == 1.0
-    assert res["NDCG@20"] > 0.9  # the protein paper must come last
+    assert res["queries"] == 1 and len(pool) - 1 > 20
+    assert res["R@20"] == 1.0 and res["NDCG@20"] == pytest.approx(1.0)
+    assert res["per_facet"] == {"method": {"n": 1, "NDCG@20": pytest.approx(1.0), "R@20": 1.0}}
+    assert format_csfcube(res).splitlines() == ["CSFCube (1 queries, candidate re-ranking): NDCG@20 1.000  R@20 1.000",
+                                                "  method      n=1   NDCG@20 1.000  R@20 1.000"]
+    swapped = q | {"graded_relevance": q["graded_relevance"] | {"c:1": 2, "c:3": 3}}  # the weaker match graded higher
+    (tmp_path / "queries.jsonl").write_text(json.dumps(swapped))
+    ndcg = run_csfcube(encoder, tmp_path)["NDCG@20"]
+    assert ndcg == pytest.approx((2 + 3 / math.log2(3)) / (3 + 2 / math.log2(3)))
 
 
 def test_a_question_file_without_questions_is_an_error(tmp_path):

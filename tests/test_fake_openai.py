@@ -45,7 +45,19 @@ def chat(fake: FakeOpenAI | None = None, *, base_url: str | None = None, timeout
 
 
 def test_base_url_is_loopback_v1(fake):
+    """The server listens on the loopback address only (not every interface), and the OpenAI client finds the
+    API under the base URL's /v1; a path outside the API is a 404."""
+    import json
+    import urllib.error
+    import urllib.request
+
     assert fake.base_url == f"http://127.0.0.1:{fake.port}/v1"
+    assert fake._server.server_address == ("127.0.0.1", fake.port)
+    client = openai.OpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=0, timeout=5)
+    assert [m.id for m in client.models.list()] == ["test-model", "other-model"]
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(f"http://127.0.0.1:{fake.port}/v1/engines", timeout=5)
+    assert err.value.code == 404 and json.load(err.value)["error"]["code"] == "unknown_url"
 
 
 def test_invoke_returns_scripted_text_and_records_request(fake):

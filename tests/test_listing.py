@@ -23,7 +23,9 @@ def results(assistant, multi):
     return {q["qid"]: list_papers(assistant, q["question"]) for q in multi}
 
 
-def test_dev_multi_recall_and_precision(multi, results):
+def test_dev_multi_recall_and_precision_regression_gate(multi, results):
+    """Regression gate on dev.jsonl's 10 'multi' questions, not a quality claim (the training questions hold
+    no list with its every paper known; docs/quality.md gives the lists' figures on both)."""
     recall, precision = [], []
     for q in multi:
         got = [p.id for p in results[q["qid"]].papers]
@@ -32,10 +34,12 @@ def test_dev_multi_recall_and_precision(multi, results):
         recall.append(hit / len(gold))
         precision.append(hit / len(got) if got else 0.0)
     print(f"list mode on {len(multi)} multi questions: recall {np.mean(recall):.3f}, precision {np.mean(precision):.3f}")
-    # Regression gate: the relevance model decides whether the topic is present (one of the 10, "co-design with
-    # the hardware", it finds absent: measured 0.87 recall), the rules' bar who is listed.
-    assert np.mean(recall) >= 0.85
-    assert np.mean(precision) >= 0.8
+    # The relevance model decides whether the topic is present (one of the 10, "co-design with the hardware", it
+    # finds absent, here precision 0), the rules' bar who is listed: measured 2026-12-05 recall 0.675, precision
+    # 0.875 with the bar fitted on the training corpus (0.76; the former bar, set on these questions, 0.62: 0.87
+    # recall).
+    assert np.mean(recall) >= 0.65
+    assert np.mean(precision) >= 0.85
 
 
 def test_results_are_sorted_counted_and_evidenced(results):
@@ -51,7 +55,7 @@ def test_results_are_sorted_counted_and_evidenced(results):
             share = res.bar.lexical_weight * p.lexical + (1 - res.bar.lexical_weight) * p.semantic
             assert share >= res.bar.relative_bar - 1e-6 and p.verdict != Verdict.none
             assert p.score == pytest.approx(p.relevance.probability)
-        assert "62%" in res.note and "may miss" in res.note
+        assert f"reaches {res.bar.relative_bar:.0%} of the best match's" in res.note and "may miss" in res.note
 
 
 def test_off_topic_question_lists_nothing(assistant):
@@ -69,7 +73,10 @@ def test_question_topic_and_relative_scores():
     assert relative([0.0, 0.0]).tolist() == [0.0, 0.0]
     score, lex, sem = bar_scores([4.0, 2.0], [0.5, 0.5])
     assert score.tolist() == [1.0, 0.75] and lex.tolist() == [1.0, 0.5] and sem.tolist() == [1.0, 1.0]
-    assert ListBar().relative_bar == 0.62
+    assert ListBar() == ListBar(relative_bar=0.76, lexical_weight=0.5)  # fitted on title-phrase lists over corpus2k
+    assert relative([3.0, -1.0]).tolist() == [1.0, 0.0] and relative([]).size == 0  # clipped to [0, 1]
+    score, _, _ = bar_scores([4.0, 2.0], [0.5, 0.25], lexical_weight=0.25)  # 0.25 × lexical + 0.75 × semantic
+    assert score.tolist() == [1.0, 0.5]
 
 
 def test_cli_list_prints_the_count_it_lists(assistant, index_dir, multi, results, tmp_path, monkeypatch):
@@ -115,7 +122,9 @@ def test_a_flat_list_in_the_chat_carries_list_modes_warning(assistant):
     from assistant.research.lists import list_papers
 
     question = "Which papers measure the carbon footprint of pretraining large language models?"
-    rules = _rules(assistant)
+    # A configuration under which the shared words flatten the evidence: the list bar and the rules' thresholds
+    # once set on dev (the defaults, fitted on the training corpus, list fewer papers here).
+    rules = _rules(assistant, {"relative_bar": 0.62}, {"none_dense": 0.28, "none_sentence": 0.335, "weak_sum": 0.72})
     result, ans = list_papers(rules, question), rules.ask(question)
     assert result.loose and result.count > result.pool_size / 2  # every LLM paper shares the words
     assert LOOSE_NOTE in ans.note and LOOSE_NOTE in result.note and ans.count == result.count
@@ -124,9 +133,11 @@ def test_a_flat_list_in_the_chat_carries_list_modes_warning(assistant):
     assert result.count == 0 and ans.answer.startswith("No indexed paper is about “measure the carbon footprint")
 
 
-def _rules(assistant):
+def _rules(assistant, listing: dict | None = None, abstention: dict | None = None):
     from assistant.answer.pipeline import Assistant
 
     cal = assistant.settings.calibration
     return Assistant(assistant.settings.model_copy(update={"calibration": cal.model_copy(update={
-        "relevance": cal.relevance.model_copy(update={"model": ""})})}), assistant.index)
+        "relevance": cal.relevance.model_copy(update={"model": ""}),
+        "listing": cal.listing.model_copy(update=listing or {}),
+        "abstention": cal.abstention.model_copy(update=abstention or {})})}), assistant.index)

@@ -124,11 +124,10 @@ def test_citations_are_renumbered_in_order_of_first_use(fake, make_assistant):
     assert [(s.n, s.paper_id) for s in ans.sources] == [(1, block["3"]), (2, block["1"])]
 
 
-def test_support_threshold_is_calibrated_on_dev_lookups(assistant, dev_questions, papers):
-    """Recompute SUPPORT_THRESHOLD as documented: gold answers vs their gold abstract's best sentence
-    (supported) and vs every other abstract's best sentence (unsupported), Youden's J."""
-    from assistant.answer.citations import calibrate_threshold
-
+def test_support_threshold_regression_gate_on_dev_lookups(assistant, dev_questions, papers):
+    """Regression gate on dev.jsonl (the threshold is fitted on the training lookups; tests/test_learned.py
+    checks it there): dev's gold answers against their gold abstract's best sentence (supported) and every
+    other abstract's best sentence (unsupported) still fall on their sides of SUPPORT_THRESHOLD."""
     lookups = [q for q in dev_questions if q["kind"] == "lookup" and q.get("evidence")]
     assert len(lookups) == 17
     cache = assistant.sentences.get(papers)
@@ -137,8 +136,7 @@ def test_support_threshold_is_calibrated_on_dev_lookups(assistant, dev_questions
     for q, vec in zip(lookups, answers):
         for pid, (_, vecs) in cache.items():
             (good if pid == q["gold"][0] else bad).append(float(np.max(vecs @ vec)))
-    threshold = calibrate_threshold(np.array(good), np.array(bad))
-    assert abs(threshold - SUPPORT_THRESHOLD) < 0.005
+    assert len(bad) == 17 * 37
     assert np.mean(np.array(good) >= SUPPORT_THRESHOLD) >= 16 / 17
     assert np.mean(np.array(bad) >= SUPPORT_THRESHOLD) < 0.1
 

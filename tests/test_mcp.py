@@ -406,11 +406,34 @@ def test_readme_config_works_as_written(index, index_dir):
     assert tools == TOOLS and ok(result)["label"] == "OmniMoE"
 
 
-def test_the_tools_filter_papers_with_code_and_related_names_its_near_misses(stdio_client):
-    coded = ok(call(stdio_client, "list_papers", {"topic": "Which papers are about machine unlearning?", "has_code": True}))
-    plain = ok(call(stdio_client, "list_papers", {"topic": "Which papers are about machine unlearning?"}))
-    assert coded["count"] >= 1 and {p["paper_id"] for p in coded["papers"]} < {p["paper_id"] for p in plain["papers"]}
+def test_the_tools_filter_papers_with_code_and_related_names_its_near_misses(stdio_client, index):
+    """has_code keeps exactly the listed papers whose abstract links code; "Which papers release code?" cites
+    every such paper of the index; related's near misses are the papers just under its bar (within
+    NEAR_WITHIN of it, at most NEAR_MISSES, most similar first), none of them among the related papers."""
+    from assistant.research.related_list import NEAR_MISSES, NEAR_WITHIN
+    from assistant.settings import RelatedCalibration
+
+    papers = index.store.get_papers(sorted(set(index.lexical().paper_ids)))
+    with_code = {pid for pid, p in papers.items() if p.links}
+    assert len(with_code) == 9 and len(papers) == 38
+    topic = "Which papers are about machine unlearning?"
+    coded = ok(call(stdio_client, "list_papers", {"topic": topic, "has_code": True}))
+    plain = ok(call(stdio_client, "list_papers", {"topic": topic}))
+    coded_ids, plain_ids = ({p["paper_id"] for p in r["papers"]} for r in (coded, plain))
+    assert coded["count"] == len(coded_ids) >= 1 and plain_ids - with_code  # the filter has something to drop
+    assert coded_ids == plain_ids & with_code
+    assert {p["paper_id"] for p in coded["near_misses"]} <= with_code
     asked = ok(call(stdio_client, "ask", {"question": "Which papers release code?"}))
-    assert asked["count"] == 9 and all(c["paper_id"] for c in asked["citations"])
-    near = ok(call(stdio_client, "related", {"paper_id": "000_12a0d7b1c5c902c5#6", "k": 10}))["near_misses"]
-    assert near and all(set(n) == {"paper_id", "label", "similarity", "similarity_percent"} for n in near)
+    assert asked["count"] == 9 and {c["paper_id"] for c in asked["citations"]} == with_code
+    me = "000_12a0d7b1c5c902c5#6"
+    related = ok(call(stdio_client, "related", {"paper_id": me, "k": 10}))
+    bar = RelatedCalibration().min_similarity
+    near = related["near_misses"]
+    assert 1 <= len(near) <= NEAR_MISSES and all(set(n) == {"paper_id", "label", "similarity", "similarity_percent"} for n in near)
+    shown = {p["paper_id"] for p in related["papers"]}
+    assert not shown & {n["paper_id"] for n in near} and me not in shown | {n["paper_id"] for n in near}
+    assert all(p["similarity"] >= bar for p in related["papers"]) and not related["nearest_only"]
+    assert all(bar - NEAR_WITHIN <= n["similarity"] < bar for n in near)
+    assert [n["similarity"] for n in near] == sorted((n["similarity"] for n in near), reverse=True)
+    assert all(n["similarity_percent"] == min(round(100 * n["similarity"]), round(100 * bar) - 1) for n in near)
+    assert all(n["label"] == papers[n["paper_id"]].display() for n in near)

@@ -237,12 +237,17 @@ def test_every_entry_point_switches_telemetry_off_whatever_the_environment_says(
     only a default."""
     import json
 
-    from vectorstore.offline import DEFAULTS, FORCED
-
-    env = dict(base_env(with_makefile=False), ORT_DISABLE_TELEMETRY="0", GRADIO_ANALYTICS_ENABLED="True",
-               ANONYMIZED_TELEMETRY="True", LANGSMITH_TRACING_V2="true", LANGCHAIN_TRACING_V2="true",
-               CHROMA_OTEL_COLLECTION_ENDPOINT="http://127.0.0.1:4317", HF_HUB_OFFLINE="0")
-    code = f"{entry}\nimport json, os\nprint(json.dumps({{k: os.environ.get(k) for k in {sorted(FORCED | DEFAULTS)!r}}}))"
+    # Written out here, not read from vectorstore.offline: dropping a switch there must fail this test.
+    shell = {"ORT_DISABLE_TELEMETRY": "0", "GRADIO_ANALYTICS_ENABLED": "True", "ANONYMIZED_TELEMETRY": "True",
+             "HF_HUB_DISABLE_TELEMETRY": "0", "LANGSMITH_TRACING_V2": "true", "LANGCHAIN_TRACING_V2": "true",
+             "CHROMA_OTEL_COLLECTION_ENDPOINT": "http://127.0.0.1:4317", "HF_HUB_OFFLINE": "0"}
+    expected = {"ORT_DISABLE_TELEMETRY": "1", "GRADIO_ANALYTICS_ENABLED": "False", "ANONYMIZED_TELEMETRY": "False",
+                "HF_HUB_DISABLE_TELEMETRY": "1", "LANGSMITH_TRACING_V2": "false", "LANGCHAIN_TRACING_V2": "false",
+                "CHROMA_OTEL_COLLECTION_ENDPOINT": "",
+                "HF_HUB_OFFLINE": "0",  # a default only: a user may allow a download deliberately
+                "TRANSFORMERS_OFFLINE": "1"}  # unset in the shell: the default
+    code = f"{entry}\nimport json, os\nprint(json.dumps({{k: os.environ.get(k) for k in {sorted(expected)!r}}}))"
+    env = {k: v for k, v in base_env(with_makefile=False).items() if k != "TRANSFORMERS_OFFLINE"} | shell
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout) == FORCED | {"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "1"}
+    assert json.loads(out.stdout) == expected

@@ -5,7 +5,7 @@ import json
 import numpy as np
 from pydantic import SecretStr
 
-from assistant.research.related import differences, related_work
+from assistant.research.related import UNMATCHED_BELOW, differences, related_work
 from assistant.research.related_llm import llm_explanation
 from assistant.faces.render import related_json, related_markdown, related_text
 from tests.fake_openai import FakeOpenAI, Reply
@@ -29,7 +29,7 @@ def test_related_work_says_what_differs(assistant):
     assert top.pairs and top.pairs[0].similarity > 0.4
     # The recipe sentence matches nothing in a paper about LLM judges.
     assert any("recipes" in u.sentence for u in top.query_only)
-    assert all(u.best_similarity < 0.4 for u in top.query_only + top.paper_only)
+    assert all(u.best_similarity < UNMATCHED_BELOW for u in top.query_only + top.paper_only)
     # By facet: each note names its facet and quotes sentences of the two texts.
     assert top.facets and {f.facet for f in top.facets} <= {"background", "method", "result"}
     for f in top.facets:

@@ -1,3 +1,5 @@
+import pytest
+
 from assistant.evaluation.metrics import ranking_metrics
 from assistant.retrieval.langchain_adapter import PaperRetriever
 from assistant.retrieval.hybrid import Filters, HybridRetriever
@@ -10,15 +12,28 @@ def test_a_question_naming_two_methods_ranks_both_papers_first(assistant):
 
 
 def test_coverage_rerank_changes_only_hybrid_and_only_by_coverage(assistant):
+    """Hybrid adds ``coverage_weight`` × the abstract's idf-weighted coverage of the question's terms to each
+    RRF score of its pool and re-sorts: here that lifts the paper holding every part of the question (dev's
+    lookup-15 gold, OPT-1.3B prompt tuning) from 4th to 2nd. Dense and BM25 rankings are left as they are."""
+    from assistant.question import analyze, lexical_coverage, question_weights
+    from assistant.settings import Calibration
+
     idx = assistant.index
     q = "Which language model was used for the gradient-free prompt optimization experiment?"
-    plain = HybridRetriever(idx, coverage_weight=0.0).search(q, k=10)
-    covered = HybridRetriever(idx).search(q, k=10)
-    assert {p.id for p in covered} <= {p.id for p in HybridRetriever(idx, coverage_weight=0.0).search(q, k=30)}
-    assert [p.id for p in HybridRetriever(idx).search(q, k=10, mode="dense")] == \
-        [p.id for p in HybridRetriever(idx, coverage_weight=0.0).search(q, k=10, mode="dense")]
-    assert [p.score for p in covered] == sorted((p.score for p in covered), reverse=True)
-    assert all(c.score >= 0 for c in covered) and len(plain) == len(covered) == 10
+    weight = Calibration().fusion.coverage_weight
+    assert assistant.retriever.coverage_weight == weight > 0 and analyze(q).names == ()  # no name reorders it
+    plain = HybridRetriever(idx, coverage_weight=0.0).search(q, k=30)
+    covered = HybridRetriever(idx, coverage_weight=weight).search(q, k=10)
+    gold = "004_9268713af81d21d3#2"
+    assert ([p.id for p in plain].index(gold), [p.id for p in covered].index(gold)) == (3, 1)  # 4th → 2nd
+    weights = question_weights(analyze(q), idx.lexical())
+    rrf = {p.id: p.score for p in plain}
+    expected = {p.id: rrf[p.id] + weight * lexical_coverage(p.paper.searchable(), weights) for p in plain}
+    assert [p.id for p in covered] == sorted(expected, key=lambda i: -expected[i])[:10]
+    assert [p.score for p in covered] == pytest.approx([expected[p.id] for p in covered], abs=1e-12)
+    for mode in ("dense", "bm25"):
+        assert [(p.id, p.score) for p in HybridRetriever(idx, coverage_weight=weight).search(q, k=10, mode=mode)] == \
+            [(p.id, p.score) for p in HybridRetriever(idx, coverage_weight=0.0).search(q, k=10, mode=mode)]
 
 
 def test_papers_not_chunks_each_once(assistant):
@@ -39,8 +54,10 @@ def test_langchain_retriever_adapter(assistant):
     assert docs[0].metadata["paper_id"] == "000_12a0d7b1c5c902c5#15"
 
 
-def test_hybrid_beats_targets_on_dev(assistant, dev_questions):
-    """Regression guard for issue 7's targets (MRR >= 0.97 overall, >= 0.95 on lookup/concept/acronym, R@5 >= 0.97)."""
+def test_hybrid_ranking_regression_gate_on_dev(assistant, dev_questions):
+    """Regression gate on dev.jsonl, not a quality claim: issue 7's targets (MRR >= 0.97 overall, >= 0.95 on
+    lookup/concept/acronym, R@5 >= 0.97) on the 38 bundled papers. The fusion weights were fitted on the training
+    questions (assistant/settings.py: fusion); the quality figures are theirs (docs/quality.md)."""
     per_kind: dict[str, list[dict]] = {}
     for q in dev_questions:
         if not q["gold"]:
@@ -112,9 +129,10 @@ def test_a_filtered_count_names_its_filters_in_the_answer_and_in_list_mode(assis
 
     only = Filters(source="004_9268713af81d21d3.txt")
     ans = assistant.ask("Which papers are about machine unlearning?", filters=only)
-    assert ans.answer.splitlines()[0] == "2 papers match in 004_9268713af81d21d3.txt:"
+    assert ans.answer.splitlines()[0] == "1 paper matches in 004_9268713af81d21d3.txt:"  # 2 at the former bar, 0.62
     assert assistant.ask("Which papers are about machine unlearning?").answer.splitlines()[0].endswith(
-        "papers in the index match:")
+        "in the index match:")
     listed = list_papers(assistant, "machine unlearning", filters=only)
-    assert list_text(listed).splitlines()[0] == "Found 2 papers matching “machine unlearning” in 004_9268713af81d21d3.txt:"
-    assert list_markdown(listed).startswith("**2 papers** match “machine unlearning” in 004_9268713af81d21d3.txt:")
+    assert listed.count == ans.count == 1
+    assert list_text(listed).splitlines()[0] == "Found 1 paper matching “machine unlearning” in 004_9268713af81d21d3.txt:"
+    assert list_markdown(listed).startswith("**1 paper** matches “machine unlearning” in 004_9268713af81d21d3.txt:")

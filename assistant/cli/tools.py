@@ -12,7 +12,7 @@ from assistant.cli.common import IndexOpt, JsonOpt, embedding_bar, settings_for
 
 def evaluate(
     ctx: typer.Context,
-    questions: Annotated[Optional[list[Path]], typer.Option("--questions", help="questions in the dev.jsonl format (repeat for several files; the CV also reports each)")] = None,
+    questions: Annotated[Optional[list[Path]], typer.Option("--questions", help="question file, one JSON object a line: {qid, kind, question, gold, evidence?} (repeat for several files; the CV also reports each)")] = None,
     index: IndexOpt = None,
     as_json: JsonOpt = False,
     distractors: Annotated[Optional[Path], typer.Option("--distractors", help="JSONL collection mixed into a separate eval index")] = None,
@@ -29,7 +29,7 @@ def evaluate(
 
 def train(ctx: typer.Context,
           corpus: Annotated[list[Path], typer.Option("--corpus", help="papers the questions are about (e.g. corpus2k.jsonl)")],
-          questions: Annotated[list[Path], typer.Option("--questions", help="training questions (dev.jsonl format; never dev.jsonl); repeat for several files")] = [],  # noqa: B006
+          questions: Annotated[list[Path], typer.Option("--questions", help="training questions (the question-file format of eval; never the dev questions); repeat for several files")] = [],  # noqa: B006
           index: IndexOpt = None, out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="folder for the models")] = None,
           relevance: Annotated[bool, typer.Option("--relevance", help="fine-tune the relevance cross-encoder instead (torch; about 45-50 minutes on 2 cores)")] = False,
           calibrate_on: Annotated[list[Path], typer.Option("--calibrate-on", help="with --relevance: held-out questions its probability is calibrated on (never trained on)")] = [],  # noqa: B006

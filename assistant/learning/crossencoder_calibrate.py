@@ -128,7 +128,7 @@ def train_relevance(settings, corpus: list, written: list, held_out: list, other
                     out_folder: Path | None = None, cfg: FitSettings | None = None, log=print) -> dict:
     """Build pairs, fine-tune, export int8 ONNX and calibrate (module docstring); writes
     ``relevance-v2.onnx`` and ``relevance-v2.json`` to ``out_folder`` (default: the package's models/).
-    ``written`` / ``held_out``: question files (dev.jsonl format) to train on / to calibrate on.
+    ``written`` / ``held_out``: question files (``{qid, kind, question, gold, …}`` a line) to train on / to calibrate on.
     Returns the calibration file's content."""
     from assistant.relevance import model_files
     from assistant.learning.evalsets import load_question_files, open_corpus_index

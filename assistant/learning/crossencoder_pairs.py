@@ -1,7 +1,7 @@
 """Training pairs for the relevance cross-encoder, built by program from data the project has.
 
 Each pair is ``(query, paper id, label, weight, kind)``: does this paper's abstract answer the query?
-The kinds, all over the training corpus (``eval/train/corpus2k.jsonl``), never over ``dev.jsonl``:
+The kinds, all over the training corpus (``eval/train/corpus2k.jsonl``), never over the dev questions:
 
 - ``title``: a paper's title as a topic query for its own abstract (1), and the hybrid retriever's
   next best papers for it as hard negatives (0): weak labels, InPars/GPL-style. Papers of the

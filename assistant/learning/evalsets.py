@@ -1,4 +1,4 @@
-"""Question files in the ``dev.jsonl`` format, and the separate indexes the eval and training build.
+"""Question files, and the separate indexes the eval and training build.
 
 A question file is one JSON object a line: ``{qid, kind, question, gold, evidence?, …}``. ``--corpus``
 (and ``--distractors``) name papers held in an index of their own, built once beside the configured
@@ -16,7 +16,7 @@ from vectorstore.jsonl import iter_jsonl
 
 
 def load_questions(path: Path) -> list[dict]:
-    """Questions of a dev.jsonl-format file. Raises ValueError naming the line for bad JSON, a line
+    """Questions of a question file. Raises ValueError naming the line for bad JSON, a line
     that is no object or one without 'question' and 'gold', or for a file with no questions."""
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: no such question file")
@@ -33,7 +33,7 @@ def load_questions(path: Path) -> list[dict]:
 
 
 def load_question_files(paths) -> list[dict]:
-    """Questions of one or several dev.jsonl-format files (a path or a list of paths), in order, each
+    """Questions of one or several question files (a path or a list of paths), in order, each
     tagged ``source`` (its file's name, for figures per file). A qid already taken by an earlier file
     is prefixed with its file's stem (folds and simulated copies key on qids). Raises as :func:`load_questions`."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)

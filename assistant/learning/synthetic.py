@@ -8,7 +8,7 @@ questions from the abstracts themselves: a name spelled out in a sentence ("mult
 sentence as its evidence. The abstract's first sentence is allowed: a reader asking what X is wants
 the sentence that defines X wherever it stands. Deterministic: papers in id order, templates in turn.
 
-Only for training (``paper-assistant train`` over the training corpus); never from ``dev.jsonl``.
+Only for training (``paper-assistant train`` over the training corpus); never from the dev questions.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def _papers_holding(papers: list[Paper]) -> Counter[str]:
 
 
 def definition_questions(papers: list[Paper], limit: int = 150, max_papers: int = 2) -> list[dict]:
-    """Up to ``limit`` questions in the ``dev.jsonl`` format (``kind`` "synthetic", ``gold`` the paper,
+    """Up to ``limit`` questions in the question-file format (``kind`` "synthetic", ``gold`` the paper,
     ``evidence`` the sentence that spells out or introduces the name), from ``papers`` in id order.
     A name is used once, only if at most ``max_papers`` abstracts hold it (a paper's own name, as a
     user asks about, not "SGD"), and only if the question analysis reads it as a definition question."""
@@ -107,7 +107,7 @@ def _measure(sentence: str) -> str | None:
 
 
 def quantity_questions(papers: list[Paper], limit: int = 100, max_papers: int = 2) -> list[dict]:
-    """Up to ``limit`` quantity questions ("What speedup does X achieve?") in the ``dev.jsonl`` format
+    """Up to ``limit`` quantity questions ("What speedup does X achieve?") in the question-file format
     (``kind`` "synthetic"), from ``papers`` in id order: X a name the abstract introduces or spells out
     (as :func:`definition_questions` finds them), the evidence the one sentence after the first that
     states a figure beside a measure word (none when two sentences do: the question would not say which)."""
@@ -137,7 +137,7 @@ def quantity_questions(papers: list[Paper], limit: int = 100, max_papers: int = 
 def synthetic_questions(papers: list[Paper], questions: list[dict], definitions: int = 150,
                         quantities: int = 100) -> list[dict]:
     """:func:`definition_questions` and :func:`quantity_questions` of ``papers`` (up to ``definitions`` and
-    ``quantities``); the quantity ones only on papers that no question of ``questions`` (dev.jsonl format) is
+    ``quantities``); the quantity ones only on papers that no question of ``questions`` (question-file format) is
     answered by: they would repeat its lookups and, in cross-validation, give them away."""
     named = {g for q in questions for g in q.get("gold") or []}
     made = definition_questions(papers, definitions) if definitions > 0 else []

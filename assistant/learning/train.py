@@ -1,6 +1,6 @@
 """Fitting the evidence ranker and the relevance judge (:mod:`assistant.relevance.learned`) on training questions.
 
-``paper-assistant train`` runs :func:`train`: every question of a ``dev.jsonl``-format file (the
+``paper-assistant train`` runs :func:`train`: every question of a question file (the
 training file is ``eval/train/train.jsonl`` over ``corpus2k.jsonl``) goes through the answer path's
 own retrieval once, over the whole index and over simulated small ones, and :mod:`assistant.learning.trainset`
 records the features the two models read. Then:

@@ -1,6 +1,6 @@
 """Training rows: what each training question shows the two models (:mod:`assistant.learning.train` fits them).
 
-:func:`collect` runs every question of a ``dev.jsonl``-format file through the answer path's own
+:func:`collect` runs every question of a question file through the answer path's own
 retrieval once (:meth:`Assistant.prepare`) and records :class:`QuestionRow`: the relevance judge's
 features (assistant.relevance.features.JUDGE_FEATURES) and the sentence features of the top and gold abstracts.
 :func:`collect_all` adds synthetic definition questions (for the evidence ranker) and simulated copies
@@ -184,7 +184,7 @@ def collect_variants(assistant_for, index, questions: list[dict], cfg: TrainSett
 
 
 def collect(assistant, questions: list[dict], progress=None, judge_only: bool = False) -> list[QuestionRow]:
-    """Features of every question in ``questions`` (dev.jsonl format) on ``assistant``'s index, through
+    """Features of every question in ``questions`` (a question file's) on ``assistant``'s index, through
     the answer path's own retrieval (:meth:`Assistant.prepare`); ``judge_only``: the judge's features
     alone (no sentence features of the top and gold abstracts)."""
     rows = []

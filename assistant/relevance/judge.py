@@ -25,24 +25,24 @@ questions of common words ("language models in different languages") are covered
 :class:`LearnedJudge` is the other implementation (``calibration.abstention.learned = "v2"``): the
 fitted judge (assistant.relevance.learned.BoostedJudge: logistic regression and boosted trees over
 assistant.relevance.features.JUDGE_FEATURES), fitted by ``paper-assistant train`` on eval/train/train.jsonl
-(never on dev.jsonl), with two cutoffs on its probability chosen by cross-validation, the same
+(never on the dev questions), with two cutoffs on its probability chosen by cross-validation, the same
 follow-up and list rules around it, and one rule for what training lacks: a "What is X?" question
 whose paper holds X is answered. Its cutoffs hold the refusal budget on the 2,000-paper index and on
 simulated indexes of 40 and 300 papers alike (assistant.learning.train.choose_cutoffs). It is not the default:
-on dev.jsonl (38 papers; questions paraphrased far from their abstracts, mean best dense 0.43, below
-the training set's unanswerable mean 0.47) it refuses 19% of the answerable questions (11/58), and no
-cutoff on its probability (nor on the rules' dense + sentence) refuses any ``none`` question while
-refusing at most 3.4% of the answerable ones: the lowest-scored answerable questions score below every
-``none`` question, on features that only a model reading question and abstract together (a
-cross-encoder) or training questions written like dev's could tell apart.
+the relevance model (:class:`CrossEncoderJudge`, ``calibration.relevance.model``) reads question and abstract
+together, which the learned judge's features cannot (docs/limitations.md).
 
-Thresholds were calibrated on ``shared/eval/dev.jsonl`` (58 answerable vs 10 ``none`` questions,
-onnx-int8 embeddings): the ``none`` thresholds are the largest that abstain on no answerable question
-(20% of ``none`` abstained), ``weak_sum`` the largest that flags at most 10% of answerable ones (8.6%).
-No ``none`` question of the dev set has coverage ≥ 0.8 (the highest is 0.77, answered anyway), so the
-guard changes none of its verdicts. ``paper-assistant eval`` prints the trade-off across thresholds.
-The ``none`` questions of the dev set name concepts close to the corpus, so the three numbers overlap
-heavily between the classes.
+The rules' thresholds (``calibration.abstention``) are fitted on the training questions over the 2,000-paper
+training corpus (eval/train/train.jsonl and data/train/written.jsonl: 663 answerable and 185 ``none`` questions
+that are no list question, onnx-int8 embeddings), never on the dev questions: the ``none`` pair is the one that
+refuses the most ``none`` questions while refusing at most 1% of the answerable ones (0.6%; 35% of ``none``
+refused), ``weak_sum`` the largest that flags at most 10% of the answerable ones (8.8%), and ``covered`` lies just
+above the coverage of every ``none`` question those thresholds refuse (the highest 0.46), so the guard lifts none
+of them. Out of fold (5-fold CV of the three numbers) 0.75% of the answerable questions are refused and 8.5%
+flagged, 35% of the ``none`` ones refused and 59% at least flagged; on the held-out data/train/calibration.jsonl
+2.0% and 14%, 24% and 39%. ``paper-assistant eval`` prints the trade-off across thresholds. The dev questions,
+paraphrased far from their abstracts (mean best dense 0.43), score lower: with the relevance model off, the
+rules refuse 12% of dev's answerable questions and flag 38% (docs/quality.md).
 """
 
 from __future__ import annotations
@@ -208,7 +208,8 @@ def list_judges(judge: Judge, topic: float | None, rules: Judge | None = None) -
     calibration file's ``topic``: 90 % of the absent-topic list questions it was calibrated on list nothing; no
     veto, which would keep the near papers of an absent topic), and the papers are those the relative list bar
     and the ``rules`` judge (:class:`AbstentionRule`) admit, as without the model: a floor on each paper's own P
-    instead cut dev's list recall from 0.93 to 0.71. Any other judge serves both."""
+    instead cut the dev questions' list recall from 0.93 to 0.71 (a measurement, no number fitted on it). Any
+    other judge serves both."""
     if not isinstance(judge, CrossEncoderJudge):
         return judge, judge
     return rules or AbstentionRule(), dataclasses.replace(judge, veto=0.0, weak=max(judge.weak, topic or 0.0))

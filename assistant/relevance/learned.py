@@ -16,7 +16,7 @@
   (each holding its refusal budget on the whole training index and on simulated small ones).
 
 Both are fitted by ``paper-assistant train`` (:mod:`assistant.learning.train`) on ``eval/train/train.jsonl``
-over its 2,000-paper corpus, never on ``dev.jsonl``. File format: ``{"name", "version", "features",
+over its 2,000-paper corpus, never on the dev questions. File format: ``{"name", "version", "features",
 "mean", "scale", "coef", "intercept", ...}``; the judge adds ``cutoffs``, ``baseline`` and ``trees``
 (each a list of nodes ``[feature, threshold, left, right, value]``, a leaf has feature −1).
 """

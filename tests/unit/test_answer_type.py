@@ -32,8 +32,28 @@ def test_a_definition_question_is_typed_definition_by_analyze():
     assert analyze("What does CABS stand for?").answer_type == "definition"
 
 
+ONE_OF_EACH = {
+    "quantity": "How many Atari games was it validated on?", "name": "Which datasets did REDO use?",
+    "definition": "What is SyPE?", "reason": "Why does pruning help?", "manner": "How does E3T construct the policy?",
+    "condition": "When do batches get small?", "yes_no": "Is it faster than PEER?",
+    "paper": "Which work makes mixture-of-experts layers faster?", "other": "what did it conclude?",
+}
+
+
 def test_every_type_is_listed():
-    assert {analyze(q).answer_type for q in ("How many?", "What is SyPE?")} <= set(ANSWER_TYPES)
+    """ANSWER_TYPES lists exactly the types a question gets (one question of each here), every type the
+    sentence side can answer is listed, and each type that a sentence can match has its evidence-ranker
+    feature (``type_<t>``)."""
+    from assistant.evidence import SENTENCE_FEATURES
+
+    assert {t: analyze(q).answer_type for t, q in ONE_OF_EACH.items()} == {t: t for t in ONE_OF_EACH}
+    assert set(ANSWER_TYPES) == set(ONE_OF_EACH) and len(ANSWER_TYPES) == len(set(ANSWER_TYPES))
+    q = analyze("What does CABS stand for, and how many points does it gain when batches are small?")
+    said = sentence_answer_types("We introduce CABS (Clinical Abnormality Benchmarking Substrate) on ImageNet: "
+                                 "it gains 4 points because, when batches are small, it is computed via sampling.", q)
+    assert said == set(ANSWER_TYPES) - {"paper"}  # any sentence of a paper shows the paper: no sentence type
+    typed = {f[len("type_"):] for f in SENTENCE_FEATURES if f.startswith("type_")}
+    assert typed == set(ANSWER_TYPES) - {"yes_no", "other", "paper"}  # every statement answers those two
 
 
 def test_asking_clause_starts_at_the_last_question_word():

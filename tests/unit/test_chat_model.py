@@ -93,13 +93,40 @@ def test_openai_stream_masks_a_key_echoed_in_small_pieces(size):
     assert len(pieces) > 3 and "".join(pieces[:-1]).startswith("Your key is ***, as sent.")  # still live
 
 
-def test_the_fake_follows_the_contract():
-    fake = FakeChat(["first [1]", ["a", "b"], ValueError("down")], usage={"total_tokens": 3})
-    assert fake.complete(MESSAGES) == "first [1]"
-    usage = {}
-    assert list(fake.stream(MESSAGES, usage)) == ["a", "b"] and usage == {"total_tokens": 3}
-    with pytest.raises(ValueError):
-        fake.complete(MESSAGES)
-    assert len(fake.calls) == 3
-    with pytest.raises(LLMStreamIncomplete):
+def test_the_answer_path_runs_on_any_chat_model_through_the_contract():
+    """The condense step and related work's explanation call only ``complete`` of the ChatModel contract
+    (tests/fake_chat.py keeps to it, no HTTP): what the model replies is used, cleaned and checked, and an
+    endpoint failure is handed back to the caller, never raised through it."""
+    from assistant.answer.followup import FollowUps
+    from assistant.research.related import RelatedPaper
+    from assistant.research.related_llm import add_llm_summaries, llm_explanation
+    from assistant.settings import load_settings
+    from assistant.types import CitedAnswer, Source
+    from vectorstore.papers import Paper
+
+    settings = load_settings()
+    turns = [("What is OmniMoE?", CitedAnswer(question="What is OmniMoE?", answer="OmniMoE routes tokens [1].",
+                                              sources=[Source(n=1, paper_id="p#1", label="OmniMoE", title="OmniMoE")]))]
+    follow = FollowUps(settings, index=None)
+    model = FakeChat(["Sure! Here is the standalone question:\n\"How fast is OmniMoE?\""])
+    assert follow.condense("How fast is it?", turns, model) == ("How fast is OmniMoE?", True, None)
+    (sent,) = model.calls
+    prompt = "\n".join(m.content for m in sent)
+    assert "User: What is OmniMoE?\nAssistant: OmniMoE routes tokens. (papers: OmniMoE)" in prompt
+    assert "Follow-up question: How fast is it?" in prompt
+    down = ValueError("down")
+    assert follow.condense("How fast is it?", turns, FakeChat([down])) == ("How fast is it?", False, down)
+    assert follow.condense("How fast is it?", [], model) == ("How fast is it?", False, None) and len(model.calls) == 1
+
+    query = "We route tokens to experts. It is fast."
+    paper = Paper(id="p#2", title="Sparse routing", text="Experts share a router. Routing is cheap. It scales.")
+    item = RelatedPaper(paper=paper, score=0.5, similarity=0.6, pairs=[])
+    reply = FakeChat(["Both route tokens [Q1] [P1]; only the paper scales [P3] [P9] [Q3] [7]."])
+    assert llm_explanation(reply, settings.prompts_dir, query, item) == "Both route tokens [Q1] [P1]; only the paper scales [P3]."
+    items = [item, RelatedPaper(paper=paper, score=0.4, similarity=0.5, pairs=[])]
+    note = add_llm_summaries(FakeChat(["first [Q1].", ValueError("endpoint down")]), settings.llm, settings.prompts_dir,
+                             query, items)
+    assert items[0].summary == "first [Q1]." and items[1].summary == ""
+    assert note.endswith("Showing sentence pairs only.")
+    with pytest.raises(LLMStreamIncomplete):  # the fake's cut stream is the contract's, as the generator reads it
         list(FakeChat(["x"], cut=True).stream(MESSAGES))

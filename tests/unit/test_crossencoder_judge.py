@@ -78,7 +78,12 @@ def test_cutoffs_refuse_at_most_the_budget_of_answerable_questions():
     cut = choose_cutoffs(rows, LOGIT_ONLY, cfg)
     refused = [r for r in rows if r["answerable"] and top_probability(r, LOGIT_ONLY) < cut["weak"]]
     flagged = [r for r in rows if r["answerable"] and top_probability(r, LOGIT_ONLY) < cut["answered"]]
-    assert len(refused) <= 2 and len(flagged) <= 8 and cut["weak"] <= cut["answered"]
+    # The largest cutoffs within the budget: exactly 2% (8%) of the 100 answerable questions fall below them,
+    # just under the first one kept (logit 0.2, and 0.8 for 'answered').
+    assert len(refused) == 2 and len(flagged) == 8 and cut["weak"] <= cut["answered"]
+    sigma = lambda z: 1 / (1 + math.exp(-z))  # noqa: E731
+    assert cut["weak"] == pytest.approx(sigma(0.2), abs=2e-6) and cut["weak"] < sigma(0.2)
+    assert cut["answered"] == pytest.approx(sigma(0.8), abs=2e-6) and cut["answered"] < sigma(0.8)
     # The veto is the answerable questions' bi-encoder evidence (all 0.5 here): below 'weak', a paper the
     # embeddings find that close is a closest match, one far from the question nothing found.
     assert abs(cut["veto"] - 0.5) < 1e-3

@@ -32,6 +32,8 @@ def test_an_absent_subject_refuses_a_short_question_and_flags_a_long_one():
     c = check_names(checked_names(q.names), VOCAB, OMNIMOE, own_terms=2)
     assert c.refuses and c.absent == ("FlashPrune", "ImageNet")
     assert c.headline() == "No indexed abstract mentions FlashPrune or ImageNet."
+    at_limit = check_names(("BLEU",), VOCAB, OMNIMOE, own_terms=11, subject_terms=11)  # "at most 11": refused
+    assert at_limit.subject_absent and at_limit.refuses
     long = check_names(("BLEU",), VOCAB, OMNIMOE, own_terms=12, subject_terms=11)
     assert long.subject_absent and not long.refuses and long.flags and long.headline() == ""
     assert long.note("OmniMoE") == "OmniMoE's abstract does not mention BLEU (nor does any other indexed abstract)."

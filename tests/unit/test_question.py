@@ -76,6 +76,8 @@ TABLE = [
     ('How does it work?', 'follow-up', [], None, ('pronoun', None)),
     ('What dataset does this paper use?', 'follow-up', [], None, ('pronoun', None)),
     ('Who are the authors of that work?', 'follow-up', [], None, ('pronoun', None)),
+    ('and what dataset?', 'follow-up', [], None, ('ellipsis', None)),
+    ('what about the speedup?', 'quantity', [], None, ('ellipsis', None)),
     ('Does the same method apply to images?', 'lookup', [], None, None),
     ('elaborate', 'follow-up', [], None, ('bare', None)),
     ('explain it further', 'follow-up', [], None, ('bare', None)),
@@ -121,8 +123,27 @@ def test_question_table(text, kind, names, topic, reference):
     assert ((q.reference.kind, q.reference.n) if q.reference else None) == reference
 
 
+KINDS = {"list", "definition", "quantity", "follow-up", "lookup"}  # Question.kind's docstring
+REFERENCES = {"ordinal", "bare", "pronoun", "ellipsis"}  # Reference's docstring
+LIST_CUES = {"words", "lead-in"}  # Question.list_cue's docstring
+
+
 def test_the_table_is_large_enough():
-    assert len(TABLE) >= 80
+    """The table holds rows of every kind a question can be, every kind of reference to an earlier turn
+    (and each way to write an ordinal: a word, [n], #n, the last), both list cues, names of one and of
+    several words, at least 80 rows: a rule of the analysis that no row exercises
+    could break unseen."""
+    analysed = [analyze(row[0], CORPUS_NAMES) for row in TABLE]
+    assert len(TABLE) >= 80 and len({row[0] for row in TABLE}) == len(TABLE)  # no row twice
+    assert {q.kind for q in analysed} == {row[1] for row in TABLE} == KINDS
+    assert {q.reference.kind for q in analysed if q.reference} == REFERENCES
+    assert {row[4][0] for row in TABLE if row[4]} == REFERENCES
+    assert {row[4][1] for row in TABLE if row[4] and row[4][0] == "ordinal"} >= {1, 2, 3, -1}
+    ordinals = [row[0] for row in TABLE if row[4] and row[4][0] == "ordinal"]
+    assert any(t.startswith("[") for t in ordinals) and any(t.startswith("#") for t in ordinals)
+    assert {q.list_cue for q in analysed if q.is_list} == LIST_CUES
+    assert any(" " in n for row in TABLE for n in row[2]) and any(len(row[2]) > 1 for row in TABLE)
+    assert sum(1 for row in TABLE if row[1] == "list") >= 15 and sum(1 for row in TABLE if row[4]) >= 20
 
 
 def test_counts_and_figures_leave_out_modifiers_and_cross_references():

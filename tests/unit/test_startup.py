@@ -3,6 +3,7 @@ print before LangChain, numpy, torch or Chroma load (they took 1–3 s on 2 busy
 
 import importlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,12 +83,21 @@ def test_global_options_reach_each_commands_settings_and_do_not_outlive_the_invo
     assert loaded[-1] == {}
 
 
+COMMANDS = ["ingest", "remove", "ask", "chat", "list", "related", "map", "serve", "mcp", "doctor", "eval", "train"]
+
+
 def test_no_arguments_print_the_help_and_no_empty_error_line():
+    """`paper-assistant` alone prints what `--help` prints (every command, in order), nothing on stderr,
+    and exits 2 (a usage error) without an error line under the help."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
     out = subprocess.run([sys.executable, "-m", "assistant.cli"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "COLUMNS": "100"})
-    assert out.returncode == 2
-    assert "serve" in out.stdout + out.stderr
-    assert "error:" not in out.stderr
+                         timeout=120, env=env)
+    help_ = subprocess.run([sys.executable, "-m", "assistant.cli", "--help"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=120, env=env)
+    assert (out.returncode, out.stderr, help_.returncode) == (2, "", 0)
+    assert out.stdout.rstrip() == help_.stdout.rstrip() and "Usage:" in out.stdout
+    listed = re.findall(r"^│ (\w+) {2,}", out.stdout.split("Commands")[1], re.M)
+    assert listed == COMMANDS
 
 
 def test_the_answer_path_loads_langchain_openai_only_when_a_chat_model_is_made():

@@ -2,6 +2,7 @@
 near papers, a copy shares its question's fold, and the cutoffs hold the refusal budget on every index."""
 
 import numpy as np
+import pytest
 
 from assistant.relevance.features import JUDGE_FEATURES
 from assistant.learning.train import TrainSettings, _folds, choose_cutoffs
@@ -39,15 +40,24 @@ def test_a_simulated_copy_shares_the_fold_of_the_question_it_copies():
 
 
 def test_the_cutoffs_hold_the_budget_on_the_strictest_index():
-    # Whole index: answerable at 0.50..0.99; a small index: answerable at 0.30..0.79 (shifted down).
+    """Each cutoff is the largest that refuses (flags) at most its rate of an index's answerable questions,
+    midway between the last one allowed below it and the next, and the smallest over the indexes."""
+    # Whole index: answerable at 0.50..0.99; a small index: answerable at 0.30..0.79 (shifted down), 0.01 apart.
     whole = [_row(f"a{i}", "lookup", True) for i in range(50)]
     small = [_row(f"a{i}", "lookup", True, origin=f"a{i}", variant="small-40") for i in range(50)]
-    p = np.r_[np.linspace(0.5, 0.99, 50), np.linspace(0.3, 0.79, 50)]
-    cut = choose_cutoffs(whole + small, p, TrainSettings(refuse_rate=0.02, flag_rate=0.08))
-    assert (p[50:] < cut["none_below"]).sum() <= 1 and (p[:50] < cut["none_below"]).sum() == 0
-    assert cut["none_below"] <= cut["weak_below"]
-    alone = choose_cutoffs(whole, p[:50], TrainSettings(refuse_rate=0.02, flag_rate=0.08))
-    assert alone["none_below"] > cut["none_below"]
+    nones = [_row(f"n{i}", "none", False) for i in range(10)]  # unanswerable questions set no cutoff
+    p = np.r_[np.linspace(0.5, 0.99, 50), np.linspace(0.3, 0.79, 50), np.zeros(10)]
+    cfg = TrainSettings(refuse_rate=0.02, flag_rate=0.08)
+    cut = choose_cutoffs(whole + small + nones, p, cfg)
+    # 2% of 50 = 1 refused on the small index (0.30 < 0.305 ≤ 0.31); 8% = 4 flagged (0.30..0.33 < 0.335).
+    assert cut == {"none_below": pytest.approx(0.305), "weak_below": pytest.approx(0.335), "refuse_rate": 0.02,
+                   "flag_rate": 0.08}
+    assert (p[50:100] < cut["none_below"]).sum() == 1 and (p[50:100] < cut["weak_below"]).sum() == 4
+    assert (p[:50] < cut["weak_below"]).sum() == 0
+    alone = choose_cutoffs(whole, p[:50], cfg)  # the whole index alone: the same counts of its own questions
+    assert (alone["none_below"], alone["weak_below"]) == (pytest.approx(0.505), pytest.approx(0.535))
+    strict = choose_cutoffs(whole, p[:50], TrainSettings(refuse_rate=0.0, flag_rate=0.0))
+    assert strict["none_below"] == strict["weak_below"] == pytest.approx(0.5)  # none refused: the lowest itself
 
 
 def test_what_the_judge_is_fitted_on():
