@@ -42,7 +42,9 @@ def ask(
     require_papers(assistant.index)
     filters = Filters(venue=venue, year=year, source=source, has_code=has_code or None)
     if as_json:
-        ans = assistant.ask(question, filters=filters)
+        from assistant.research import reply
+
+        ans = reply(assistant, question, filters=filters)
         typer.echo(answer_json(ans))
         _export_answer(export, ans, assistant)
         return
@@ -57,11 +59,12 @@ def print_answer(assistant, question: str, filters=None, history=None, abstracts
     """Answer ``question`` (after ``history``: ``[(question, CitedAnswer)]``), printing the LLM's text as
     it streams, then the sources; returns the CitedAnswer. Shared by ``ask`` and ``chat``."""
     from assistant.faces import answer_text
+    from assistant.research import reply_stream
 
     final = None
     streamed = False
     # hold: LLM text waits for a supported citation (printed text cannot be taken back if the reply is cut)
-    for piece in assistant.ask_stream(question, history=history, filters=filters, hold=True):
+    for piece in reply_stream(assistant, question, history=history, filters=filters, hold=True):
         if isinstance(piece, str):
             if assistant.llm is not None:
                 typer.echo(piece, nl=False)  # click flushes each echo: the user sees tokens as they come

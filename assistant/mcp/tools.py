@@ -228,9 +228,10 @@ def ask_question(backend: Backend, question: str, k: int | None = None, venue: s
     """The cited answer ``paper-assistant ask --json`` gives. Raises EmptyIndexError on an index
     without papers."""
     from assistant.answer import require_papers
+    from assistant.research import reply
 
     require_papers(backend.assistant().index)
-    ans = backend.assistant().ask(question, filters=_filters(venue, year, source, has_code), k=k)
+    ans = reply(backend.assistant(), question, filters=_filters(venue, year, source, has_code), k=k)
     return AskResult(
         question=ans.question, answer=ans.answer, verdict=VERDICTS[ans.verdict.value],
         citations=[Citation(n=s.n, paper_id=s.paper_id, label=s.title or s.label, sentence=s.sentence,

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import gradio as gr
 
 from assistant.answer import require_papers
+from assistant.research import reply, reply_stream
 from assistant.page.exports import export_files
 from assistant.page.render import CHAT_PLACEHOLDER, EARLIER_SOURCES, SHOW_NEWEST, answer_markdown, link_citations, sources_html
 from assistant.page.state import ANY, MAX_HISTORY_TURNS, Page, make_filters, trim_display, ui_error
@@ -36,8 +37,8 @@ def answer(page: Page, message: str, history: list, turns: list, venue: str = AN
     text = ""
     try:
         require_papers(page.assistant.index)
-        stream = page.assistant.ask_stream(message, history=turns[-MAX_HISTORY_TURNS:],
-                                           filters=make_filters(venue, year, source, has_code))
+        stream = reply_stream(page.assistant, message, history=turns[-MAX_HISTORY_TURNS:],
+                              filters=make_filters(venue, year, source, has_code))
         text = ""
         history.append({"role": "assistant", "content": ""})
         final = None
@@ -75,7 +76,7 @@ def answer_json(page: Page, question: str) -> dict:
     """``/ask``: the answer as ``ask --json`` prints it. Raises gr.Error with the one line for any error."""
     try:
         require_papers(page.assistant.index)
-        return page.assistant.ask(question).model_dump(mode="json", by_alias=True)  # "citations", as ask --json
+        return reply(page.assistant, question).model_dump(mode="json", by_alias=True)  # "citations", as ask --json
     except Exception as exc:  # noqa: BLE001 - the client gets the line, the log no traceback
         raise gr.Error(ui_error(exc), print_exception=False) from None
 
