@@ -42,7 +42,7 @@ def prepare_assistant(settings: Settings, ingest_default: bool = True) -> Assist
     from vectorstore.ingest import ingest
 
     if ingest_default:
-        from vectorstore.lease import IndexInUseError
+        from vectorstore.store import IndexInUseError
 
         was_new = not settings.index.exists()
         index = get_index(settings, create=True)
