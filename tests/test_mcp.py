@@ -143,6 +143,15 @@ def test_list_papers_gives_every_match_and_the_count(stdio_client):
     assert all(p["sentence"] for p in out["papers"])
 
 
+def test_search_and_list_papers_say_a_french_query_is_matched_as_english(stdio_client):
+    """Second hostile round (#35, F10): the tools gave no word that questions are matched in English."""
+    from assistant.question import FOREIGN_NOTE
+
+    assert FOREIGN_NOTE in ok(call(stdio_client, "search", {"query": "Comment accélérer le mixture-of-experts ?"}))["note"]
+    assert FOREIGN_NOTE in ok(call(stdio_client, "list_papers", {"topic": "Quels articles étudient les modèles de diffusion ?"}))["note"]
+    assert FOREIGN_NOTE not in ok(call(stdio_client, "search", {"query": "mixture-of-experts speedup"}))["note"]
+
+
 def test_get_paper_returns_the_full_record(stdio_client):
     out = ok(call(stdio_client, "get_paper", {"paper_id": OMNIMOE}))
     assert out["id"] == OMNIMOE and out["label"] == "OmniMoE" and out["source"] == "000_12a0d7b1c5c902c5.txt"
