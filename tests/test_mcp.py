@@ -169,6 +169,15 @@ def test_bad_input_gets_clear_errors(stdio_client):
     assert ok(call(stdio_client, "get_paper", {"paper_id": SYPE}))["label"] == "SyPE"
 
 
+def test_arguments_that_fail_the_schema_get_one_line_naming_the_field(stdio_client):
+    """Second hostile round (#35, F20): the SDK answered pydantic's report, four lines and a link per error."""
+    msg = error_text(call(stdio_client, "search", {"query": "moe", "k": 1000}))
+    assert msg == "invalid arguments for search: k: input should be less than or equal to 100 (got 1000)"
+    msg = error_text(call(stdio_client, "related", {"k": 0, "explain": 99}))
+    assert "\n" not in msg and msg.startswith("invalid arguments for related: ") and "k: " in msg and "explain: " in msg
+    assert error_text(call(stdio_client, "get_paper", {})) == "invalid arguments for get_paper: paper_id: field required"
+
+
 def test_index_resource_lists_papers_venues_and_years(stdio_client):
     portal, client, _ = stdio_client
     resources = portal.call(client.list_resources).resources

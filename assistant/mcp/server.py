@@ -49,6 +49,39 @@ def _user_errors(fn):
     return wrapper
 
 
+def arguments_error(tool: str, exc) -> str:
+    """One line for arguments that fail a tool's input schema (``exc``: pydantic's ValidationError): each field,
+    what it must be, and the value given, cut to 40 characters. The SDK's own text is pydantic's report, over
+    several lines with a documentation link per error (a hostile round, #35 F20)."""
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or "arguments"
+        given = "" if err["type"] == "missing" else f" (got {repr(err.get('input'))[:40]})"
+        parts.append(f"{field}: {err['msg'].lower()}{given}")
+    return f"invalid arguments for {tool}: " + "; ".join(parts)
+
+
+def server_class():
+    """The SDK's :class:`MCPServer` with one-line argument errors (made when a server is built: the SDK is
+    imported only then)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from pydantic import ValidationError
+
+    class OneLineErrors(MCPServer):
+        """:class:`MCPServer` whose argument errors are one line (:func:`arguments_error`)."""
+
+        async def call_tool(self, name, arguments, context=None):
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                    raise
+                raise ToolError(arguments_error(name, exc.__cause__)) from exc.__cause__
+
+    return OneLineErrors
+
+
 # --- the server ----------------------------------------------------------------------------------
 INSTRUCTIONS = (
     "Search and question a local index of conference paper abstracts. Answers cite abstracts as [n] and "
@@ -60,7 +93,6 @@ INSTRUCTIONS = (
 def build_server(backend: Backend):
     """The :class:`MCPServer` with the five tools and the index resource, over ``backend``."""
 
-    from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
     async def warm_after_first_message(ctx, call_next):
@@ -71,8 +103,8 @@ def build_server(backend: Backend):
         finally:
             backend.warm_up()
 
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING",
-                       middleware=[warm_after_first_message])
+    server = server_class()(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING",
+                            middleware=[warm_after_first_message])
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only)
