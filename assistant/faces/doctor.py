@@ -155,8 +155,9 @@ def _health_problems(settings: Settings) -> list[str]:
     for cache in sorted(idx.directory.glob("dense-*")):
         odd = not_a_file(cache)
         if odd:  # read as it is, it exhausted memory (a link to /dev/zero) or blocked (a FIFO)
-            problems.append(f"the exact-search cache {cache} holds {odd}, which is not a plain file: the next question "
-                            "rebuilds it from the index (nothing is lost)")
+            what = "is a file, not a folder" if odd == "." else f"holds {odd}, which is not a plain file"
+            problems.append(f"the exact-search cache {cache} {what}: the next question rebuilds it from the index "
+                            "(nothing is lost)")
     keywords, unwritable = LexicalIndex.inspect(idx.lexical_dir)[1], cannot_write(idx.lexical_dir)
     if unwritable:  # nothing can rebuild it on disk: every process rebuilds it in memory
         problems.append(f"the keyword index cache {idx.lexical_dir} cannot be written by this user ({unwritable}): "

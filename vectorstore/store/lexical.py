@@ -153,7 +153,7 @@ class LexicalIndex:
 
         odd = not_a_file(folder)
         if odd:
-            return None, f"{odd} is not a plain file"
+            return None, "it is a file, not a folder" if odd == "." else f"{odd} is not a plain file"
         try:
             meta = json.loads((folder / "ids.json").read_text())
         except FileNotFoundError:
