@@ -58,7 +58,10 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     except Exception as exc:
         return False, f"index: {_index_failure(exc, settings)}"
     where = f"{settings.store.host}:{settings.store.port}" if settings.store.host else str(settings.index)
+    writer = _writer(idx)
     if papers == 0:
+        if writer:  # a first ingest loading its model or embedding its first batch: nothing is wrong
+            return True, f"index at {where}: an ingest is running ({writer}); no papers are written yet"
         from assistant.answer import EMPTY_INDEX
 
         return False, f"index at {where}: {EMPTY_INDEX}"
@@ -66,13 +69,17 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
             f"{idx.encoder.model_name}, backend {idx.encoder.backend})")
     if repaired:
         line = f"{repaired[-1]}; {line}"
-    try:
-        writer = idx.writer_busy()
-    except Exception:  # noqa: BLE001 - the lease is unreadable: the store check above passed, say nothing
-        writer = None
     if writer:
         line += f"; an ingest is running ({writer}): answers use the papers written so far"
     return True, line
+
+
+def _writer(idx) -> str | None:
+    """Who holds the index's ingest lease (``idx.writer_busy()``), or None."""
+    try:
+        return idx.writer_busy()
+    except Exception:  # noqa: BLE001 - the lease is unreadable: the store check passed, say nothing
+        return None
 
 
 def _rebuild_damaged(settings: Settings, exc: BaseException, told: list[str]) -> None:
