@@ -139,8 +139,9 @@ def test_papers_another_process_ingests_while_the_app_runs_are_related_and_filte
         md = client.predict("", "later#1", api_name="/related")
         assert md.startswith("Related to **") and "(later#1)" in md.split("\n")[0] and "first#1" in md, md
         on_load = next(f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "current_choices")
-        venue, year, source, _ = on_load()
+        venue, year, source, category, _ = on_load()
         assert "NeurIPS" in venue["choices"] and "2025" in year["choices"] and "later.txt" in source["choices"]
+        assert category["choices"] == ["any"] and category["visible"] is False  # no paper has a category
     finally:
         demo.close()
 
@@ -428,7 +429,8 @@ def test_a_malformed_chat_history_gets_no_internals_and_a_bounded_log(settings, 
     """Eighth break-it run (#98, #99): /chat given 6,000 messages of the wrong shape answered with pydantic's
     report of each ("6000 validation errors for ChatbotDataMessages …") and logged 18,000 lines; a call with
     2 of its inputs answered with Gradio's component reprs and memory addresses. Launched as `serve`
-    launches it, the client learns only that the call failed, and the log keeps one bounded traceback."""
+    launches it, the client learns only that the call failed; the log keeps one line for the malformed
+    history and one bounded traceback for the call that misses inputs."""
     import json
     import urllib.request
 
@@ -452,6 +454,10 @@ def test_a_malformed_chat_history_gets_no_internals_and_a_bounded_log(settings, 
         said = str(err.value)  # Gradio's own words for "the app failed", nothing of the request
         assert "has not enabled verbose error reporting" in said and len(said) < 200, said[:300]
         assert "validation error" not in said and "ChatbotDataMessages" not in said
+        # Second hostile round (#35, F16): the client's malformed history is one log line, no traceback.
+        logged = capfd.readouterr().err
+        refused = [line for line in logged.splitlines() if line.startswith("request refused: its inputs are not")]
+        assert "Traceback" not in logged and len(refused) == 1 and len(refused[0]) < 400, logged[-2000:]
         code, body = _post(f"http://127.0.0.1:{port}/gradio_api/call/chat", b'{"data": ["hi", []]}', "application/json")
         assert code == 200, body[:300]  # an event id: its stream carries the error
         event = json.loads(body)["event_id"]
@@ -460,8 +466,7 @@ def test_a_malformed_chat_history_gets_no_internals_and_a_bounded_log(settings, 
         assert stream.split("\n")[:2] == ["event: error", 'data: {"error": null}'], stream[:300]  # no reprs, no text
         logged = capfd.readouterr().err
         assert "Traceback" in logged and len(logged) < 3 * (MAX_LOGGED_ERROR + 500), len(logged)
-        assert "didn't receive enough input values (needed: 7, got: 2)" in logged  # the log keeps why
-        assert "characters cut" in logged  # the 6,000 pydantic errors' traceback was cut to its ends
+        assert "didn't receive enough input values (needed: 8, got: 2)" in logged  # the log keeps why
         # The page goes on answering.
         _, chat = client.predict("What is SyPE?", [], api_name="/chat")[:2]
         assert "Symplectic Positional Embeddings" in json.dumps(chat)

@@ -159,10 +159,10 @@ def call(url: str, api_name: str, data: list):
 def test_invalid_utf8_in_the_page_is_replaced_and_answered(ui):  # noqa: F811
     demo, url = ui
     personality = "Which papers study personality in large language models? \udcff"
-    box, history, _turns, panel = call(url, "chat", ["What is SyPE? \udcff", [], "any", "any", "any", False])
+    box, history, _turns, panel = call(url, "chat", ["What is SyPE? \udcff", [], "any", "any", "any", False, "any"])
     assert SYPE in panel and "[1](#pa-src-" in text(history[-1]), text(history[-1])
     assert text(history[-2]) == "What is SyPE? \ufffd"  # the question as shown: decoded with replacement
-    box, history, _turns, panel, _list = call(url, "list", [personality, [], "any", "any", "any", False])
+    box, history, _turns, panel, _list = call(url, "list", [personality, [], "any", "any", "any", False, "any"])
     assert "000_12a0d7b1c5c902c5#14" in panel and not text(history[-1]).startswith("⚠"), text(history[-1])
     plot, info = call(url, "map", [personality])
     assert "Highlighted (★): 2 papers" in info, info
@@ -275,6 +275,26 @@ def test_doctor_says_an_ingest_is_running_while_one_holds_the_writer_lock(index,
     assert next(run_doctor(settings))[1] == first[1]  # released: the plain line again
 
 
+def test_doctor_during_a_first_ingest_says_it_is_running_not_that_the_index_is_empty(tmp_path, settings, encoder):
+    """Second hostile round (#35, F14): while a first ingest loaded its model and embedded its first batch,
+    doctor failed with "the index holds no papers … add some with `paper-assistant ingest`"."""
+    from assistant.answer import forget_indexes
+    from assistant.faces.doctor import run_doctor
+    from vectorstore.index import open_index
+
+    empty = settings.model_copy(update={"index": tmp_path / "first"})
+    idx = open_index(empty.index, encoder)
+    forget_indexes()
+    ok, line = next(run_doctor(empty))
+    assert not ok and "the index holds no papers" in line  # no ingest: the index is just empty
+    with idx.writer_lock():
+        forget_indexes()
+        ok, line = next(run_doctor(empty))
+    assert (ok, line) == (True, f"index at {empty.index}: an ingest is running (another process on this machine); "
+                                "no papers are written yet")
+    forget_indexes()
+
+
 def test_map_out_refuses_an_existing_file_unless_forced(index, index_dir, monkeypatch, capsys, tmp_path):
     """As --export: an existing file is left alone with one line; --force overwrites it."""
     out_file = tmp_path / "map.png"
@@ -303,6 +323,7 @@ def test_ingesting_an_empty_file_or_folder_warns_instead_of_a_silent_0_added(mon
     code, out, err = run_main(monkeypatch, capsys, "ingest", str(tmp_path / "nothing"), str(tmp_path / "empty.jsonl"),
                               str(tmp_path / "heading.txt"), "--index", str(tmp_path / "idx"))
     assert code == 0 and out.startswith("0 added, 0 updated, 0 unchanged, 0 removed, 0 skipped")
-    assert err.splitlines() == [f"warning: {tmp_path / 'nothing'}: no paper files (.txt, .jsonl) in this folder",
+    assert err.splitlines() == [f"warning: {tmp_path / 'nothing'}: no paper files (.txt paper lists, .jsonl, .bib, "
+                                ".csv or arXiv snapshot .json) in this folder",
                                 "warning: empty.jsonl: no papers in this file",
                                 "warning: heading.txt: no papers in this file"]

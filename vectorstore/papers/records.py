@@ -3,7 +3,9 @@ label, :func:`derive_label`; the code and project links, :func:`code_links`), th
 (:class:`CorpusError`) and the wording of counts.
 
 The loaders, one module per format: :mod:`vectorstore.papers.format_txt` (paper-list text files),
-:mod:`vectorstore.papers.format_jsonl` (JSONL records), :mod:`vectorstore.papers.files` (files and folders, by suffix).
+:mod:`vectorstore.papers.format_jsonl` (JSONL records), :mod:`vectorstore.papers.format_bibtex` (BibTeX),
+:mod:`vectorstore.papers.format_csv` (CSV with a header), :mod:`vectorstore.papers.format_arxiv` (arXiv metadata
+snapshot lines); :mod:`vectorstore.papers.files` (files and folders, each by its format).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ class Paper(BaseModel):
     """One abstract, the unit that answers cite."""
 
     id: str = Field(min_length=1)
-    text: str = Field(min_length=1, description="the abstract, exactly as in the source file")
+    text: str = Field(min_length=1, description="the abstract as in the source file (in a BibTeX entry or arXiv record: LaTeX accents as Unicode)")
     title: str = ""
     label: str = Field("", description="short display name, e.g. 'OmniMoE'")
     authors: list[str] = Field(default_factory=list)
@@ -29,6 +31,11 @@ class Paper(BaseModel):
     year: int | None = None
     url: str = ""
     source: str = Field("", description="file the paper came from (file name only)")
+    categories: list[str] = Field(default_factory=list,
+                                  description="subject categories as the source gives them, e.g. arXiv's ['cs.LG', 'stat.ML']")
+    bibtex: dict[str, str] = Field(default_factory=dict, description=(
+        "the BibTeX entry the paper was read from (a .bib file; else empty): its fields as read, LaTeX as Unicode, "
+        "with 'ENTRYTYPE' and 'ID' (the citation key), so an export writes the entry back"))
 
     def display(self) -> str:
         """Label for lists and citations: title if known, else the derived label."""
