@@ -119,6 +119,13 @@ def test_csfcube_mode_on_a_tiny_pool(tmp_path, encoder):
     assert res["queries"] == 1
     assert res["R@20"] == 1.0
     assert res["NDCG@20"] > 0.9  # the protein paper must come last
+    # Issue 33 (5): related work's own order (its relevance) is scored too, beside the cosine and RRF orders.
+    from assistant.evaluation.csfcube import format_csfcube
+
+    for kind in ("abstract", "short"):
+        assert set(res["related"][kind]) == {"relevance", "cosine", "rrf"}
+        assert res["related"][kind]["relevance"]["MRR"] == 1.0 and res["related"][kind]["relevance"]["NDCG@20"] > 0.9
+    assert "relevance (what related work orders by)" in format_csfcube(res)
 
 
 def test_a_question_file_without_questions_is_an_error(tmp_path):

@@ -412,3 +412,14 @@ def test_an_unreadable_subfolder_is_named_and_its_papers_kept(tmp_path, encoder,
     assert res.skipped == [f"{folder / 'sub'}: folder cannot be read (permission denied): skipped; the papers indexed "
                            "from it are kept"]
     assert set(idx.store.get_papers(["x", "y"])) == {"x", "y"}
+
+
+def test_ingest_names_each_stage_before_the_first_batch(tmp_path, encoder):
+    """Issue 33 (6): the seconds before the first batch of 256 papers is embedded said nothing (``0/2000``)."""
+    f = tmp_path / "l.txt"
+    f.write_text("ICML 2026\nAlpha transformers route tokens.\n\nGamma diffusion denoises images.\n", encoding="utf-8")
+    events = []
+    ingest([f], open_index(tmp_path / "i", encoder), on_stage=lambda line: events.append(line),
+           on_total=lambda n: events.append(f"total {n}"), progress=lambda n: events.append(f"done {n}"))
+    assert events == ["reading 1 file…", "checking 2 papers against the index…", "total 2",
+                      "embedding 2 papers (2 at a time)…", "done 2"]

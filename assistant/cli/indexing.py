@@ -24,9 +24,10 @@ def ingest(
     from vectorstore.ingest import ingest as run_ingest
 
     settings = settings_for(ctx, index)
-    # Vector files that disagree with the database (a kill mid-write): rebuilt from the papers it stores, then on.
-    idx = get_index(settings, create=True, repair=lambda line: typer.echo(line, err=True))
     with embedding_bar() as callbacks:
+        callbacks["on_stage"]("loading the embedding model…")
+        # Vector files that disagree with the database (a kill mid-write): rebuilt from the papers it stores, then on.
+        idx = get_index(settings, create=True, repair=lambda line: typer.echo(line, err=True))
         report = run_ingest(paths, idx, write_batch=settings.store.write_batch, replace=replace, **callbacks)
     for reason in report.skipped:
         typer.echo(f"skipped: {reason}", err=True)

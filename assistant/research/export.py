@@ -91,6 +91,8 @@ def unescape(value: str) -> str:
 def cite_key(paper: Paper, taken: set[str]) -> str:
     """A BibTeX key from the paper's label and year, e.g. ``omnimoe2026``; unique within ``taken``."""
     words = re.findall(r"[A-Za-z0-9]+", paper.label or paper.title or paper.id)
+    # A label derived from the contribution ("a unified framework for …") keys by its words, not its article.
+    words = [w for w in words if w.lower() not in ("a", "an", "the")] or words
     base = "".join(words[:3]).lower()[:30] or "paper"
     base += str(paper.year or "")
     key, i = base, 0

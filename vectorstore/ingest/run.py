@@ -124,7 +124,8 @@ def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = Non
 
 def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = None, paper_batch: int = 256,
            progress: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None,
-           write_batch: int = 4096, build_lexical: bool = True, replace: bool = False) -> IngestReport:
+           write_batch: int = 4096, build_lexical: bool = True, replace: bool = False,
+           on_stage: Callable[[str], None] | None = None) -> IngestReport:
     """Ingest paper files/folders into ``index``; returns an :class:`IngestReport`.
 
     Papers that need work are taken shortest first, ``paper_batch`` at a time (one commit each);
@@ -141,7 +142,8 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     with its papers kept, unless ``replace``: then every file is taken as it is now.
 
     ``progress(n)`` is called with the number of papers just finished; ``on_total(n)`` once with the
-    number of papers that need embedding. Raises IndexInUseError when another writer holds the
+    number of papers that need embedding; ``on_stage(line)`` with what it is doing before the first batch
+    ("reading 3 files…", "checking 2,000 papers against the index…": seconds a bar at 0 would not explain). Raises IndexInUseError when another writer holds the
     lock, CorpusError for a missing path; a file that cannot be parsed, or that reuses another
     file's paper ids, is skipped and reported.
     """
@@ -151,7 +153,12 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     try:
         stored = store.paper_hashes()
         files: dict[str, Path] = {}
-        by_file, hashes, stored_paths, report = _read_and_screen(list(paths), index, chunker, replace, stored, files)
+        paths = list(paths)
+        if on_stage:
+            on_stage(f"reading {counted(sum(1 for _ in iter_paper_files(paths, unreadable=[])), 'file')}…")
+        by_file, hashes, stored_paths, report = _read_and_screen(paths, index, chunker, replace, stored, files)
+        if on_stage:
+            on_stage(f"checking {counted(len(hashes), 'paper')} against the index…")
         # Where each file was read from, so a same-named file from another folder is told apart next time.
         paths_now = {name: str(files[name].resolve()) for name in by_file}
         # A paper record whose chunks are gone (an older version deleted them before writing the new
@@ -178,6 +185,8 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
             store.delete_papers(orphans)
         if on_total:
             on_total(len(todo))
+        if on_stage and todo:
+            on_stage(f"embedding {counted(len(todo), 'paper')} ({min(paper_batch, len(todo))} at a time)…")
         _write_batches(todo, index, chunker, (chunks_of, by_text), (paper_batch, write_batch), paths_now, report,
                        progress)
         for name in by_file:  # a file that moved: its unchanged papers learn the new path
