@@ -59,7 +59,7 @@ def test_related_endpoint(app_url):
 
     client = Client(app_url, verbose=False)
     md = client.predict("", "000_12a0d7b1c5c902c5#6", api_name="/related")  # VRU: certified unlearning
-    assert md.count("\n| ") >= 3 and "000_12a0d7b1c5c902c5#6`" not in md
+    assert md.count("\n| ") >= 2 and "000_12a0d7b1c5c902c5#6`" not in md  # the header and FIA, above the bar
     assert "004_9268713af81d21d3#9" in md  # FIA: multi-concept unlearning
     assert re.search(r"\d+ related papers?; \d+ others? w(?:ere|as) below the bar", md)
     # A paper nothing in the index is close to: said so, and the nearest 3 shown under that heading.

@@ -171,15 +171,15 @@ MOE_DRAFT = ("We cache the experts of mixture-of-experts models on the GPU to cu
 
 def test_related_work_is_ordered_by_the_similarity_it_shows_and_shows_five_just_below_the_bar(assistant):
     """A draft on expert caching showed one paper: OmniMoE sat just under the bar, shown nowhere; the
-    nearest list read 40 %, 37 %, 45 %, in that order. Here 8 of the 10 candidates fall under a 0.40 bar
-    (the relevance, 0.8 × cosine + 0.2 × TF-IDF cosine, since issue 33): the 5 most similar of them are shown,
-    most similar first."""
-    items = related_work(assistant.retriever, assistant.sentences, text=MOE_DRAFT, k=10, bar=0.40)
+    nearest list read 40 %, 37 %, 45 %, in that order. Here 8 of the 10 candidates fall under a 0.33 bar
+    (on the relevance, 0.65 × cosine + 0.35 × TF-IDF cosine, since issue 33): the 5 most similar of them are
+    shown, most similar first."""
+    items = related_work(assistant.retriever, assistant.sentences, text=MOE_DRAFT, k=10, bar=0.33)
     shown = [r.percent for r in items]
-    assert shown == sorted(shown, reverse=True) and all(r.similarity >= 0.40 for r in items)
+    assert shown == sorted(shown, reverse=True) and all(r.similarity >= 0.33 for r in items)
     assert "OmniMoE" in [r.paper.label for r in items] and items.below_bar == 8
     near = items.near
-    assert len(near) == 5 and all(0.40 - 0.15 <= sim < 0.40 for _, sim in near)
+    assert len(near) == 5 and all(0.33 - 0.15 <= sim < 0.33 for _, sim in near)
     assert near[0][0].label == "CacheEdit"
     assert [sim for _, sim in near] == sorted((sim for _, sim in near), reverse=True)
     assert not {p.id for p, _ in near} & {r.paper.id for r in items}
@@ -248,8 +248,9 @@ def test_a_long_draft_is_read_to_the_budget_with_a_note_in_every_face(assistant)
 
 
 ROPE_DRAFT = ("We generalise rotary position encoding (RoPE) to irregularly sampled time series, so that attention can "
-              "use continuous timestamps rather than integer positions. Each query and key is rotated by an angle "
-              "proportional to its time stamp. This improves forecasting on irregular clinical data.")
+              "use continuous timestamps rather than integer positions. Queries and keys are rotated by angles "
+              "proportional to their timestamps, extending RoPE's rotations from integer steps to real-valued time. "
+              "This improves forecasting on irregular clinical data.")
 UNLEARNING_DRAFT = (
     "Certified unlearning removes a set of training points from a model with a provable (ε, δ) guarantee, but "
     "first-order certified methods only use the points to be forgotten to scale their noise. We instead put the "

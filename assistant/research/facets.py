@@ -31,7 +31,8 @@ timestamps" is task (0.63) and method (0.34) at once, and compared as either."""
 class FacetNote:
     """One facet of the comparison: ``shared`` when the two texts state it alike (``similarity``: the cosine of
     their facet centroids ≥ SHARED_ABOVE), else a difference; the sentences quoted are the closest pair of the
-    facet when shared (cosine × √(both facet probabilities)), else each side's most typical sentence of it; either may be "" (that side states no
+    facet when shared (cosine × √(both facet probabilities)), else each side's most typical sentence of it
+    (:func:`_typical`); either may be "" (that side states no
     such sentence)."""
 
     facet: str
@@ -94,6 +95,13 @@ def _stating(sents: list[str], probs: np.ndarray, f: int) -> list[int]:
             and (probs[i, f] >= STATES_FACET or int(np.argmax(probs[i])) == f)]
 
 
+def _typical(idx: list[int], probs: np.ndarray, vecs: np.ndarray, f: int) -> int:
+    """The sentence of ``idx`` quoted for facet ``f``: one whose likeliest facet it is, and of those the closest
+    to its abstract's mean (a specific sentence rather than a generic opener)."""
+    centre = vecs.mean(axis=0)
+    return max(idx, key=lambda i: (int(np.argmax(probs[i])) == f, float(vecs[i] @ centre)))
+
+
 def _centroid(vecs: np.ndarray, weights: np.ndarray) -> np.ndarray:
     v = (weights[:, None] * vecs).sum(axis=0)
     return v / (np.linalg.norm(v) or 1.0)
@@ -118,7 +126,7 @@ def facet_notes(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str
         pi = _stating(paper_sents, pp, f)
         if not pi:
             continue
-        p_rep = max(pi, key=lambda j: pp[j, f])
+        p_rep = _typical(pi, pp, pvecs, f)
         qi = _stating(query_sents, qp, f)
         if not qi:
             if len(query_sents) > 2:
@@ -132,7 +140,7 @@ def facet_notes(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str
             a, b = np.unravel_index(int(np.argmax(pair)), pair.shape)
             notes.append(FacetNote(name, True, query_sents[qi[a]], paper_sents[pi[b]], sim))
         else:
-            q_rep = max(qi, key=lambda i: qp[i, f])
+            q_rep = _typical(qi, qp, qvecs, f)
             notes.append(FacetNote(name, False, query_sents[q_rep], paper_sents[p_rep], sim))
     return notes
 
