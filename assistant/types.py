@@ -54,6 +54,25 @@ class Claim(BaseModel):
     support: str = Field(description="'supported' | 'weak'")
 
 
+class FacetRow(BaseModel):
+    """One facet of a comparison (task, method, data, results): each compared paper's sentence for it, and
+    whether each later paper shares it with the first."""
+
+    facet: str
+    sentences: list[str] = Field(description="one per compared paper, in the comparison's order; \"\" where its "
+                                             "abstract states none")
+    shared: list[bool] = Field(default_factory=list, description="per paper after the first: its closest sentence "
+                                                                 "pair with the first's reaches the related-work bar")
+    similarity: list[float] = Field(default_factory=list, description="per paper after the first: that pair's cosine")
+
+
+class Comparison(BaseModel):
+    """Papers side by side, facet by facet, each in its abstract's own sentences."""
+
+    papers: list[int] = Field(description="the source numbers compared, in the order asked")
+    rows: list[FacetRow] = Field(default_factory=list)
+
+
 class CitedAnswer(BaseModel):
     """What every face shows: the answer with [n] markers, the cited sources, and what else was retrieved."""
 
@@ -76,6 +95,7 @@ class CitedAnswer(BaseModel):
     cut_reply: str = Field("", description="an LLM reply cut before its end (reply budget, dropped or stalled "
                                            "stream) that no supported citation backs: kept out of the answer, "
                                            "shown on request")
+    comparison: Comparison | None = Field(None, description="papers compared facet by facet (a comparison asked)")
 
 
 History = list[tuple[str, CitedAnswer]]

@@ -139,8 +139,9 @@ def test_papers_another_process_ingests_while_the_app_runs_are_related_and_filte
         md = client.predict("", "later#1", api_name="/related")
         assert md.startswith("Related to **") and "(later#1)" in md.split("\n")[0] and "first#1" in md, md
         on_load = next(f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "current_choices")
-        venue, year, source, _ = on_load()
+        venue, year, source, category, _ = on_load()
         assert "NeurIPS" in venue["choices"] and "2025" in year["choices"] and "later.txt" in source["choices"]
+        assert category["choices"] == ["any"] and category["visible"] is False  # no paper has a category
     finally:
         demo.close()
 

@@ -159,10 +159,10 @@ def call(url: str, api_name: str, data: list):
 def test_invalid_utf8_in_the_page_is_replaced_and_answered(ui):  # noqa: F811
     demo, url = ui
     personality = "Which papers study personality in large language models? \udcff"
-    box, history, _turns, panel = call(url, "chat", ["What is SyPE? \udcff", [], "any", "any", "any", False])
+    box, history, _turns, panel = call(url, "chat", ["What is SyPE? \udcff", [], "any", "any", "any", False, "any"])
     assert SYPE in panel and "[1](#pa-src-" in text(history[-1]), text(history[-1])
     assert text(history[-2]) == "What is SyPE? \ufffd"  # the question as shown: decoded with replacement
-    box, history, _turns, panel, _list = call(url, "list", [personality, [], "any", "any", "any", False])
+    box, history, _turns, panel, _list = call(url, "list", [personality, [], "any", "any", "any", False, "any"])
     assert "000_12a0d7b1c5c902c5#14" in panel and not text(history[-1]).startswith("⚠"), text(history[-1])
     plot, info = call(url, "map", [personality])
     assert "Highlighted (★): 2 papers" in info, info
@@ -303,6 +303,7 @@ def test_ingesting_an_empty_file_or_folder_warns_instead_of_a_silent_0_added(mon
     code, out, err = run_main(monkeypatch, capsys, "ingest", str(tmp_path / "nothing"), str(tmp_path / "empty.jsonl"),
                               str(tmp_path / "heading.txt"), "--index", str(tmp_path / "idx"))
     assert code == 0 and out.startswith("0 added, 0 updated, 0 unchanged, 0 removed, 0 skipped")
-    assert err.splitlines() == [f"warning: {tmp_path / 'nothing'}: no paper files (.txt, .jsonl) in this folder",
+    assert err.splitlines() == [f"warning: {tmp_path / 'nothing'}: no paper files (.txt paper lists, .jsonl, .bib, "
+                                ".csv or arXiv snapshot .json) in this folder",
                                 "warning: empty.jsonl: no papers in this file",
                                 "warning: heading.txt: no papers in this file"]

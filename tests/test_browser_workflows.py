@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from tests.conftest import ARTIFACTS, free_port
+from tests.conversations import CONVERSATIONS
 
 pytestmark = pytest.mark.browser
 
@@ -219,3 +220,29 @@ def test_a_question_asked_while_an_answer_is_still_coming_is_asked_after_it(page
                            timeout=60_000)  # the second answer names OmniMoE too
     text = page.inner_text("#pa-chat")
     assert text.index(first) < text.index(second) and "SyPE" in text[len(first):text.index(second)]
+
+
+@pytest.mark.parametrize("name", list(CONVERSATIONS))
+def test_the_issue_33_conversations_compare_keep_their_paper_and_quote_syntheses_in_the_page(page, name):
+    """Issue 33 (items 1–3) in the page's chat, no LLM: the same answers as `chat` (tests/test_cli.py) — a
+    comparison side by side, "another" and "they" as a researcher means them, a synthesis quoted with the line
+    saying a written one needs an LLM."""
+    turns, checks = CONVERSATIONS[name]
+    bubbles = []
+    for i, question in enumerate(turns):
+        page.fill("#pa-question textarea", question)
+        page.click("#pa-ask")
+        # An answer is final when its citations link to its sources (assistant.page.render.link_citations).
+        page.wait_for_function(f"""() => {{ const b = document.querySelectorAll('#pa-chat [data-testid="bot"]');
+            return b.length === {i + 1} && b[{i}].querySelector('a[href*="#pa-src-"]'); }}""", timeout=90_000)
+        bubbles.append(page.locator('#pa-chat [data-testid="bot"]').nth(i).inner_text())
+        cited = [c.inner_text() for c in page.locator("#pa-sources .pa-sources > details.pa-source summary code").all()]
+        for turn, shows, lacks, expected in checks:
+            if turn != i:
+                continue
+            for words in shows:
+                assert words in bubbles[i], (name, i, words, bubbles[i])
+            for words in lacks:
+                assert words not in bubbles[i], (name, i, words, bubbles[i])
+            assert cited == expected, (name, i, cited)
+    shot(page, f"conversation-{name}.png")

@@ -1,9 +1,13 @@
 import json
 import os
+import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
+from tests.conversations import CONVERSATIONS
 
 
 def run_cli(*args, env_extra=None, timeout=180):
@@ -186,6 +190,26 @@ def test_chat_keeps_the_paper_across_follow_ups_and_new_forgets_it(index, index_
     assert "refers to an earlier answer, and there is none yet" in turns[2]
     one_shot = run_cli("ask", "what dataset did it use?", "--index", str(index_dir))
     assert "follow-ups need `paper-assistant chat`" in one_shot.stderr
+
+
+@pytest.mark.parametrize("name", list(CONVERSATIONS))
+def test_the_issue_33_conversations_compare_keep_their_paper_and_quote_syntheses_in_chat(index, index_dir, name):
+    """Issue 33 (items 1–3) in `paper-assistant chat`, no LLM: a comparison side by side, "another" and "they" as a
+    researcher means them, a synthesis quoted with the line saying a written one needs an LLM."""
+    turns, checks = CONVERSATIONS[name]
+    out = subprocess.run([sys.executable, "-m", "assistant", "chat", "--index", str(index_dir)], input="\n".join(turns) + "\n",
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    said = out.stdout.split("you> ")[1:]
+    assert [t.splitlines()[0] for t in said] == turns
+    for i, shows, lacks, cited in checks:
+        text = said[i]
+        for words in shows:
+            assert words in text, (name, i, words, text)
+        for words in lacks:
+            assert words not in text, (name, i, words, text)
+        sources = text.split("\nSources:\n", 1)[1].split("\n\n")[0]
+        assert re.findall(r"^\[\d+\] .* \((\S+#\d+)\)", sources, re.M) == cited, (name, i, text)
 
 
 def test_a_cold_ask_imports_only_what_it_runs(index, index_dir):

@@ -24,9 +24,9 @@ SLOW_MARK = "(take your time)"
 SLOW_SECONDS = 4.0
 
 
-class CountingAssistant:
-    """The session Assistant, counting answers in flight; a question carrying SLOW_MARK first
-    sleeps SLOW_SECONDS, standing in for a slow LLM stream."""
+class CountingReplies:
+    """The page's answer stream (``reply_stream``), counting answers in flight; a question carrying
+    SLOW_MARK first sleeps SLOW_SECONDS, standing in for a slow LLM stream."""
 
     def __init__(self, inner):
         self._inner = inner
@@ -34,12 +34,9 @@ class CountingAssistant:
         self.in_flight = 0
         self.peak = 0
 
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
-    def ask_stream(self, question, *args, **kwargs):
+    def __call__(self, assistant, question, *args, **kwargs):
         # Counted from the call: the chat first shows the question (one update) and only then
-        # starts the stream, so counting from the stream's first step would miss that part.
+        # reads the stream, so counting from the stream's first step would miss that part.
         with self._lock:
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
@@ -50,7 +47,7 @@ class CountingAssistant:
                 if SLOW_MARK in (q or ""):
                     time.sleep(SLOW_SECONDS)
                     q = q.replace(SLOW_MARK, "")
-                yield from self._inner.ask_stream(q, *args, **kwargs)
+                yield from self._inner(assistant, q, *args, **kwargs)
             finally:
                 with self._lock:
                     self.in_flight -= 1
@@ -61,15 +58,19 @@ class CountingAssistant:
 @pytest.fixture(scope="module")
 def served(settings, assistant):
     import assistant.page as web
+    import assistant.page.chat as chat
 
-    counting = CountingAssistant(assistant)
-    demo = web.build_app(settings, counting)
-    demo.queue(default_concurrency_limit=20)  # as app.launch does
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, share=False, quiet=True,
-                **web.page_options())
-    yield counting, f"http://127.0.0.1:{port}/"
-    demo.close()
+    counting = CountingReplies(chat.reply_stream)
+    with pytest.MonkeyPatch.context() as patch:
+        # The page's chat answers through reply_stream; counting there sees every session's answer.
+        patch.setattr(chat, "reply_stream", counting)
+        demo = web.build_app(settings, assistant)
+        demo.queue(default_concurrency_limit=20)  # as app.launch does
+        port = free_port()
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, share=False,
+                    quiet=True, **web.page_options())
+        yield counting, f"http://127.0.0.1:{port}/"
+        demo.close()
 
 
 def first_source(panel: str) -> str | None:

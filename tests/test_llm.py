@@ -758,3 +758,26 @@ def test_an_endpoint_echoing_the_key_transformed_never_shows_it(fake, make_assis
         assert "".join(pieces).endswith("Your key is ***, as sent.")
         seen = unicodedata.normalize("NFKC", "".join(pieces) + ans.model_dump_json()).lower()
         assert not any(key[i : i + 6] in seen for i in range(len(key) - 5)), seen
+
+
+def test_a_comparison_with_an_llm_is_written_from_the_facet_sentences_and_checked(fake, make_assistant):
+    """Issue 33, item 1: with an LLM a comparison is a short written text grounded in each paper's facet sentences,
+    its citations checked against the abstracts; if the endpoint fails, the side-by-side table with a note."""
+    from assistant.research import COMPARE_NEEDS_LLM, reply
+
+    fake.default = Reply(text="Both papers forecast time series [1][2]. KITE anchors generation with a "
+                              "History-Conditional Manifold built from historical dynamics [1], while SyPE extends "
+                              "RoPE to the symplectic group to capture time-warped dynamics [2].")
+    a = make_assistant(fake.base_url)
+    ans = reply(a, "How does KITE differ from SyPE?")
+    assert ans.mode == "llm" and ans.answer.startswith("Both papers forecast time series [1][2].")
+    assert [s.paper_id for s in ans.sources] == ["004_9268713af81d21d3#18", "000_12a0d7b1c5c902c5#15"]
+    assert {c.n for c in ans.claims if c.support == "supported"} == {1, 2}
+    assert ans.comparison is not None and [r.facet for r in ans.comparison.rows][:2] == ["task", "method"]
+    assert COMPARE_NEEDS_LLM not in ans.answer
+    prompt = user_message(fake.requests[-1])
+    assert "[1] KITE" in prompt and "[2] SyPE" in prompt and "Knowledge-Guided Conditioning" in prompt
+    fake.default = Reply(status=500)
+    failed = reply(a, "How does KITE differ from SyPE?")
+    assert failed.mode == "extractive" and failed.comparison is not None and failed.answer.startswith("Comparing KITE [1]")
+    assert "Showing the side-by-side comparison from the abstracts instead." in failed.note

@@ -8,11 +8,12 @@ Imports: ``relevance`` and what is before it."""
 from assistant import public_face
 
 __getattr__, __dir__, __all__ = public_face(__name__, {
+    "followup": ("in_focus", "listed_turn"),
     "generate": ("as_data",),
     "listed": ("listed_from",),
     "llm": ("LLMStreamIncomplete", "OpenAIChat", "explain_llm_error"),
     "pipeline": ("Assistant",),
-    "prompts": ("answer_prompt", "related_prompt"),
+    "prompts": ("answer_prompt", "compare_prompt", "related_prompt"),
     "system_role": ("fold_system", "system_role_kept"),
     "service": ("EMPTY_INDEX", "corpus_to_refresh", "forget_indexes", "get_assistant", "get_index", "rebuild_index",
                 "require_papers"),

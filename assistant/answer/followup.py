@@ -7,6 +7,11 @@ refers to is found by rule (:class:`assistant.question.analysis.Reference`: "[2]
 me more", a pronoun), its papers' names are appended to the query and its cited papers are fused
 into the ranking. Ordinals and ``[n]`` are resolved by rule even with an LLM, exactly.
 
+"It", "they", "the method" (a pronoun, even in a question with many words of its own: ``Question.pointer``) mean
+the paper in focus (:func:`in_focus`: the one the previous answer was about, not a runner-up it also cites), pinned
+like "the second one" (an LLM, when set, still rewrites such a question first); a paper pinned is judged as the question asked alone with its name (its label appended, no
+amendment for the user's own words). "Another …" / "any other …" leaves the papers discussed out of retrieval.
+
 What the follow-up says about relevance (the paper pointed at, the user's own words) goes to the
 judge as fields of :class:`assistant.relevance.judge.RelevanceEvidence` (:meth:`FollowUps.evidence`).
 """
@@ -21,13 +26,13 @@ from assistant.answer.citations import strip_markers
 from assistant.answer.llm import ChatModel
 from assistant.answer.prompts import condense_prompt
 from assistant.evidence import RelevanceEvidence
-from assistant.question import (MAX_QUESTION_CHARS, Question, REFERENCE_WORDS, content_weights, lexical_coverage,
-                                question_weights)
+from assistant.question import (MAX_QUESTION_CHARS, Question, REFERENCE_WORDS, analyze, content_weights,
+                                lexical_coverage, question_weights)
 from assistant.retrieval import Filters, ScoredPaper, reciprocal_rank_fusion
 from assistant.settings import Settings
 from assistant.types import CitedAnswer, History
 from vectorstore.index import Index
-from vectorstore.papers import counted
+from vectorstore.papers import counted, name_to_ask_by
 
 
 @dataclass
@@ -39,6 +44,8 @@ class Anchor:
     sources: list
     pinned: bool = False
     note: str = ""
+    focus: bool = False
+    """Pinned as the paper in focus ("it", "they"), not by an ordinal: an LLM may still rewrite the question."""
 
 
 @dataclass
@@ -49,6 +56,10 @@ class FollowUp:
     anchor: Anchor | None = None
     llm_error: BaseException | None = None
     """The endpoint failed while condensing: the answer is extractive, without waiting again."""
+    exclude: frozenset[str] = frozenset()
+    """Papers the conversation has discussed, left out of retrieval: the question asks for another one."""
+    note: str = ""
+    """What the answer says of them ("Left out as already discussed: KITE.")."""
 
 
 def clean_rewrite(text: str) -> str:
@@ -64,8 +75,9 @@ def clean_rewrite(text: str) -> str:
 def anchored_query(question: str, anchor: Anchor) -> str:
     """A follow-up made retrievable without an LLM: the names of the anchor's papers (what "it"
     refers to) appended, or, if it cited none, its question prepended. Bounded: the anchor is
-    never a previous anchored query, so turns do not pile up."""
-    names = [s.title or s.label for s in anchor.sources[:2] if s.title or s.label]
+    never a previous anchored query, so turns do not pile up. An untitled paper labelled by what it contributes
+    is named by its label without that description (:func:`vectorstore.papers.name_to_ask_by`)."""
+    names = [s.title or name_to_ask_by(s.label, s.abstract) for s in anchor.sources[:2] if s.title or s.label]
     return (f"{question} ({'; '.join(names)})" if names
             else f"{anchor.answer.question or anchor.question} {question}")
 
@@ -78,6 +90,20 @@ def quoted_before(turns: History) -> dict[str, set[str]]:
             if src.sentence:
                 shown.setdefault(src.paper_id, set()).add(src.sentence)
     return shown
+
+
+def listed_turn(question: str, answer: CitedAnswer) -> bool:
+    """True for an answer that lists papers ("Which papers …?"): no one of them is the paper in focus."""
+    return len(answer.sources) > 1 and (answer.count is not None or analyze(question).is_list)
+
+
+def in_focus(history: History) -> tuple[str, CitedAnswer] | None:
+    """The latest turn that cited papers, when it was about one paper (its first source, the one the answer is
+    about, not a runner-up it also cites); None when it listed papers or nothing was cited."""
+    cited = [turn for turn in reversed(history) if turn[1].sources]
+    if not cited or listed_turn(*cited[0]):
+        return None
+    return cited[0]
 
 
 class FollowUps:
@@ -130,13 +156,17 @@ class FollowUps:
         anchor = self.anchor(asked, turns, filters) if turns else None
         # "The second one", "[2]": resolved here, exactly, LLM or not. A pronoun ("its limitations")
         # the LLM rewrites, unless it fails or just echoes the question.
-        pointed = anchor is not None and (anchor.pinned or bool(anchor.note))
+        pointed = anchor is not None and ((anchor.pinned and not anchor.focus) or bool(anchor.note))
         query, rewritten, llm_error = ((question, False, None) if pointed
                                        else self.condense(question, self.bounded_history(turns), llm))
         if rewritten and query.casefold() != question.casefold():
-            return FollowUp(query, None, llm_error)
-        if anchor is not None:
+            anchor = None
+        elif anchor is not None:
             query = anchored_query(question, anchor)
+        if asked.another and turns and not asked.names:  # "is there another …?": none discussed, none pinned
+            gone = {src.paper_id: src.title or src.label for _, ans in turns for src in ans.sources}
+            note = f"Left out as already discussed: {'; '.join(gone.values())}." if gone else ""
+            return FollowUp(query, None, llm_error, frozenset(gone), note)
         return FollowUp(query, anchor, llm_error)
 
     def anchor(self, asked: Question, history: History, filters: Filters | None = None) -> Anchor | None:
@@ -149,20 +179,22 @@ class FollowUps:
         the latest one that listed several, narrowed to that source (past the end: all of them, with a
         note). Sources outside ``filters`` (resolved) are left out.
         """
-        ref = asked.reference
-        if ref is None:
+        ref, focus = asked.reference, in_focus(history)
+        # "how do they check …": a pronoun in a question of many words of its own still means the paper in focus.
+        if ref is None and not (asked.pointer and not asked.names and focus is not None):
             return None
-        explicit = ref.kind == "ordinal"
+        explicit = ref is not None and ref.kind == "ordinal"
         cited = [turn for turn in reversed(history) if turn[1].sources]
         listed = [turn for turn in cited if len(turn[1].sources) > 1]
         q, ans = (listed or cited or [history[-1]])[0] if explicit else (cited or [history[-1]])[0]
-        sources = list(ans.sources)
+        # "it", "they", "the method": the paper the previous answer was about, not a runner-up it also cites.
+        sources = list(ans.sources) if explicit or focus is None else ans.sources[:1]
         if filters is not None and filters.active() and sources:
             found = self.index.store.get_papers([src.paper_id for src in sources])
             sources = [src for src in sources if src.paper_id in found and filters.admits(found[src.paper_id])]
             if not sources:
                 return None
-        anchor = Anchor(q, ans, sources)
+        anchor = Anchor(q, ans, sources, pinned=not explicit and focus is not None, focus=not explicit and focus is not None)
         if explicit and sources:
             n = ref.n
             if n == -1 or 1 <= n <= len(sources):
@@ -189,6 +221,8 @@ class FollowUps:
                 sp = have[pid]
                 sp.score = s
                 out.append(sp)
+        if anchor.pinned:  # the paper pointed at is the one answered, whatever the question's words retrieve
+            out.sort(key=lambda sp: sp.id != prev[0])
         return out[: max(k, len(prev))]
 
     def evidence(self, asked: Question, anchor: Anchor, papers: list[ScoredPaper],
@@ -200,9 +234,11 @@ class FollowUps:
         mentions limitations is a closest match, so each paper gets ``own_coverage`` of the user's own
         words. The top paper, when the earlier answer cited it, is ``pointed_at``.
         """
+        # One paper pointed at is judged as the question asked alone with its name: no amendment for the user's own
+        # words (the abstract holding "base model" is no answer to "which base model did they use?").
         weights = question_weights(asked, self.index.lexical(), self.cal.sentences.name_term_weight)
         own = content_weights({t: w for t, w in weights.items() if t not in REFERENCE_WORDS})
-        if own:
+        if own and not anchor.pinned:
             for p in papers:
                 relevance[p.id] = dataclasses.replace(relevance[p.id],
                                                       own_coverage=lexical_coverage(p.paper.searchable(), own))

@@ -163,10 +163,10 @@ class Generator:
                          f"match{'es' if len(cited) == 1 else ''}{' ' + where if prep.scope else ''}:")
         for n, p in zip(numbers, cited):
             sent = prep.evidence.get(p.id, (None, 0))[0]
-            text = sent.text if sent else p.paper.text[:300]
+            text = " ".join(s.text for s in prep.quotes.get(p.id, ())) or (sent.text if sent else p.paper.text[:300])
             # One paper is a sentence, not a one-item bulleted list.
             lines.append(f"{'- ' if len(cited) > 1 or prep.multi else ''}{p.paper.display()}: {text} [{n}]")
-        return "\n".join(lines)
+        return "\n".join(lines + (["", prep.needs_llm] if prep.needs_llm else []))
 
     def _extractive(self, prep: Prepared, cited: list[ScoredPaper], run: Run) -> str:
         """The extractive answer, numbered in the answer's shared numbering."""

@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from assistant.answer.prepared import Prepared
 from assistant.evidence import Sentence, SentenceCache
-from assistant.relevance import Judge, ListBar, ListResult, ListedPaper, bar_note, bar_scores, select
+from assistant.question import Question
+from assistant.relevance import Judge, ListBar, ListResult, ListedPaper, bar_note, bar_scores, code_list, select
+from assistant.retrieval import Filters, ScoredPaper, filters_scope
 from assistant.types import Verdict
 from vectorstore.encoding import Encoder
 
@@ -51,3 +55,20 @@ def listed_from(prep: Prepared, sentences: SentenceCache, encoder: Encoder, inde
     result.note = bar_note(result)
     result.weak = prep.verdict == Verdict.weak and bool(result.papers)  # as the chat says for the same question
     return result
+
+
+def code_prepared(asked: Question, filters: Filters, index, sentences: SentenceCache) -> Prepared:
+    """ "Which papers release code?" prepared: every paper (within ``filters``) whose abstract links code or a
+    project page, from the metadata (assistant.relevance.listing.code_list), none left to retrieval's chance."""
+    store = index.store
+    ids = store.paper_ids_where(filters.where()) or set()
+    papers = [p for p in store.get_papers(sorted(ids)).values() if p.links and filters.admits(p)]
+    listing = code_list(asked.text, papers, sentences, store.counts()[0])
+    listing.scope = filters_scope(dataclasses.replace(filters, has_code=None))  # "with code" is the topic
+    scored = [ScoredPaper(lp.paper, 1.0) for lp in listing.papers]
+    prep = Prepared(asked.text, asked.text, index.encoder.encode_one(asked.text), scored,
+                    {lp.id: (lp.sentence, 1.0) for lp in listing.papers},
+                    {lp.id: lp.relevance for lp in listing.papers}, Verdict.answered if scored else Verdict.none,
+                    multi=True, note=listing.note, analysis=asked, scope=listing.scope)
+    prep.listing = listing
+    return prep

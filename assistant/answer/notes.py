@@ -36,8 +36,8 @@ def annotate(prep: Prepared, names: NameCheck, variant: str, named_top: bool, fo
     a, papers, verdict = prep.analysis, prep.papers, prep.verdict
     is_list = a is not None and a.is_list
     label = (papers[0].paper.label or papers[0].paper.display()) if papers else ""
-    prep.headline = names.headline() or (NO_PAPER_ABOUT.format(topic=a.topic)
-                                         if is_list and verdict == Verdict.none and papers else "")
+    about = NO_PAPER_ABOUT.replace("No indexed", "No other indexed") if prep.excluded else NO_PAPER_ABOUT
+    prep.headline = names.headline() or (about.format(topic=a.topic) if is_list and verdict == Verdict.none and papers else "")
     if variant:
         prep.add_note(NO_SUCH_VARIANT.format(name=variant, label=label))
     elif names.flags and not names.refuses and not is_list and papers:

@@ -19,15 +19,16 @@ import numpy as np
 
 from assistant.answer.followup import Anchor, FollowUp, FollowUps, quoted_before
 from assistant.answer.generate import Generator
-from assistant.answer.listed import listed_from
+from assistant.answer.listed import code_prepared, listed_from
 from assistant.answer.llm import ChatModel, OpenAIChat
 from assistant.answer.notes import annotate, grounded_verdict
 from assistant.answer.prepared import Prepared
 from assistant.evidence import (Cues, RelevanceEvidence, SentenceCache, question_cues, relevance_evidence,
                                 sentence_features)
-from assistant.question import Question, analyze, code_request, coverage, reads_as_english, validate_question
+from assistant.question import (Question, analyze, code_request, coverage, reads_as_english, validate_question,
+                                what_it_is)
 from assistant.relevance import (AbstentionRule, CrossEncoderJudge, Judge, LOOSE_NOTE, LearnedJudge, ListBar, NameCheck,
-                                 ListResult, check_question, code_list, list_judges, title_leads, judge_features, load_model, load_relevance, passage,
+                                 ListResult, check_question, list_judges, title_leads, judge_features, load_model, load_relevance, passage,
                                  relevance_query, retrieved_signals, token_counts)
 from assistant.retrieval import (Filters, HybridRetriever, ScoredPaper, absent_variant, filters_scope,
                                  resolve_filters)
@@ -91,11 +92,11 @@ class Assistant:
         self.generator.llm = model
 
     # --- the steps up to the verdict ---------------------------------------------------------------
-    def prepare(self, question: str, history: History | None = None, filters: Filters | None = None,
+    def prepare(self, question: str | Question, history: History | None = None, filters: Filters | None = None,
                 k: int | None = None) -> Prepared:
-        """Analyze, resolve the follow-up, retrieve, score evidence and judge ``question``.
-        Raises QuestionError for an empty or over-long question, FilterError for an unknown filter value."""
-        asked = self.analyze(question)
+        """Analyze (unless ``question`` is :meth:`analyze`'s already), resolve the follow-up, retrieve, score evidence
+        and judge ``question``. Raises QuestionError for an empty or over-long question, FilterError for an unknown filter value."""
+        asked = question if isinstance(question, Question) else self.analyze(question)
         turns = list(history or [])
         filters = self.resolve(filters)
         follow = self.follow_up(asked, turns, filters)
@@ -119,16 +120,20 @@ class Assistant:
         # its anchor gave them; a list question is ordered by its list).
         reranked = self.relevance_model is not None and follow.anchor is None and not analysis.is_list
         papers = self.retrieve(analysis, qvec, follow.anchor, filters,
-                               max(k, self.calibration.relevance.rerank) if reranked else k)
+                               max(k, self.calibration.relevance.rerank) if reranked else k, follow.exclude)
         # A list question's lead-in ("Which papers …") carries no content: the relevance of its
         # sentences is judged against the topic alone.
         tvec = self.index.encoder.encode_one(analysis.topic) if analysis.topic != analysis.text else qvec
         # "Tell me more about the second one" wants something not shown yet, not a quote shown before.
         shown = quoted_before(turns) if follow.anchor is not None and asked.bare else None
         evidence, relevance, cues = self.score_evidence(analysis, qvec, tvec, papers, shown)
+        if follow.anchor is not None and follow.anchor.pinned and analysis is not asked and not asked.bare and papers:
+            # The paper pointed at is quoted for the user's own words, not for its label appended to find it.
+            own = self.index.encoder.encode_one(asked.text)
+            evidence[papers[0].id] = self.score_evidence(asked, own, own, papers[:1])[0][papers[0].id]
         if self.relevance_model is not None:
             probabilities = self.rerank(analysis, tvec, papers, relevance)
-            relevance = {pid: dataclasses.replace(ev, probability=probabilities.get(pid, 0.0), definition=analysis.definition)
+            relevance = {pid: dataclasses.replace(ev, probability=probabilities.get(pid, 0.0), definition=what_it_is(analysis))
                          for pid, ev in relevance.items()}
             if reranked:
                 # A paper the question names stays first ("… of Romberg-ZOGE?"; retrieval.hybrid.names_first).
@@ -136,15 +141,15 @@ class Assistant:
                 evidence = {p.id: evidence[p.id] for p in papers if p.id in evidence}
                 relevance = {p.id: relevance[p.id] for p in papers if p.id in relevance}
         pinned = self.follow_ups.evidence(asked, follow.anchor, papers, relevance) if follow.anchor else []
-        verdict = self.decide(papers, relevance, analysis.is_list)
+        verdict = self.decide(papers, relevance, analysis.is_list, bool(pinned))
         variant = absent_variant(analysis, papers) if not analysis.is_list else ""  # "ZebraNet Pro": ZebraNet found
         verdict = Verdict.weak if variant and verdict == Verdict.answered else verdict
         names = self.check_names(analysis, papers)
         verdict = grounded_verdict(verdict, names, analysis.is_list)
         prep = Prepared(asked.text, follow.query, qvec, papers, evidence, relevance, verdict,
                         multi=analysis.is_list and not pinned, llm_error=follow.llm_error, pinned=pinned,
-                        note=follow.anchor.note if follow.anchor else unanchored, topic_vec=tvec, analysis=analysis,
-                        scope=filters_scope(filters), cues=cues)
+                        note=follow.anchor.note if follow.anchor else unanchored or follow.note, topic_vec=tvec, analysis=analysis,
+                        scope=filters_scope(filters), cues=cues, excluded=follow.exclude)
         named_top = (self.relevance_model is not None and bool(papers) and papers[0].id in relevance
                      and self.judge.named(relevance[papers[0].id]))
         foreign = not reads_as_english(asked.text)  # a note only: ranking and verdict stay as they are
@@ -201,12 +206,14 @@ class Assistant:
 
     @step
     def retrieve(self, question: Question, qvec: np.ndarray, anchor: Anchor | None, filters: Filters | None,
-                 k: int) -> list[ScoredPaper]:
-        """Hybrid retrieval (a list question's pool is the list bar's), fused with an anchor's papers."""
+                 k: int, exclude: frozenset[str] = frozenset()) -> list[ScoredPaper]:
+        """Hybrid retrieval (a list question's pool is the list bar's), fused with an anchor's papers; the papers
+        in ``exclude`` (those discussed, when the question asks for another) left out."""
         r = self.settings.retrieval
         pool = max(k, self.list_bar.pool) if question.is_list else k
-        papers = self.retriever.search(question, k=pool, mode=r.mode, filters=filters, use_mmr=r.mmr,
+        papers = self.retriever.search(question, k=pool + len(exclude), mode=r.mode, filters=filters, use_mmr=r.mmr,
                                        mmr_lambda=r.mmr_lambda, query_vec=qvec)
+        papers = [p for p in papers if p.id not in exclude][:pool] if exclude else papers
         return self.follow_ups.condition(papers, anchor, k) if anchor is not None else papers
 
     @step
@@ -270,32 +277,23 @@ class Assistant:
         return self.learned_sentences(cues, qvec, tvec, papers, cache, shown, topical), relevance
 
     @step
-    def decide(self, papers: list[ScoredPaper], relevance: dict[str, RelevanceEvidence], listing: bool = False) -> Verdict:
+    def decide(self, papers: list[ScoredPaper], relevance: dict[str, RelevanceEvidence], listing: bool = False,
+               pinned: bool = False) -> Verdict:
         """The judge's verdict on the top paper: the answer's verdict. With the cross-encoder, on the paper it
-        rates highest (its calibration reads that paper's probability), or on the top paper the question names."""
+        rates highest (its calibration reads that paper's probability), or on the top paper the question names or
+        a follow-up points at (``pinned``)."""
         if not papers:
             return Verdict.none
         judge, top = self.topic_judge if listing else self.judge, relevance[papers[0].id]
-        if self.relevance_model is not None and not top.named_hit:
+        if self.relevance_model is not None and not top.named_hit and not pinned:
             top = max((relevance[p.id] for p in papers), key=lambda ev: ev.probability or 0.0)
         return judge.decide(top)
 
     @step
     def code_papers(self, asked: Question, filters: Filters) -> Prepared:
         """ "Which papers release code?": every paper (within ``filters``) whose abstract links code or a
-        project page, from the metadata (assistant.relevance.listing.code_list), none left to retrieval's chance."""
-        store = self.index.store
-        ids = store.paper_ids_where(filters.where()) or set()
-        papers = [p for p in store.get_papers(sorted(ids)).values() if p.links and filters.admits(p)]
-        listing = code_list(asked.text, papers, self.sentences, store.counts()[0])
-        listing.scope = filters_scope(dataclasses.replace(filters, has_code=None))  # "with code" is the topic
-        scored = [ScoredPaper(lp.paper, 1.0) for lp in listing.papers]
-        prep = Prepared(asked.text, asked.text, self.index.encoder.encode_one(asked.text), scored,
-                        {lp.id: (lp.sentence, 1.0) for lp in listing.papers},
-                        {lp.id: lp.relevance for lp in listing.papers}, Verdict.answered if scored else Verdict.none,
-                        multi=True, note=listing.note, analysis=asked, scope=listing.scope)
-        prep.listing = listing
-        return prep
+        project page, from the metadata (assistant.answer.listed.code_prepared), none left to retrieval's chance."""
+        return code_prepared(asked, filters, self.index, self.sentences)
 
     @step
     def listing(self, prep: Prepared) -> ListResult:

@@ -44,6 +44,13 @@ class Prepared:
     headline: str = ""
     """What a refusal says first when the check of the question's names decided it ("No indexed abstract
     mentions FlashPrune."; assistant.relevance.names), else ""."""
+    quotes: dict[str, list[Sentence]] = field(default_factory=dict)
+    """Several sentences to quote for a paper instead of its one evidence sentence (a synthesis without an LLM:
+    assistant.research.conversation), in abstract order."""
+    needs_llm: str = ""
+    """The line an extractive answer ends with when the question wants a written synthesis and no LLM is set."""
+    excluded: frozenset[str] = frozenset()
+    """Papers left out as already discussed (the question asked for another one)."""
     cues: Cues | None = None
     """Its cues (assistant.evidence.question_cues), made once by the evidence step; None when it had no papers."""
 

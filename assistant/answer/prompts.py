@@ -43,3 +43,13 @@ def related_prompt(folder: Path) -> ChatPromptTemplate:
     return ChatPromptTemplate.from_messages(
         [("system", _read(str(folder), "related_system.txt")), ("human", _read(str(folder), "related_user.txt"))]
     )
+
+
+def compare_prompt(folder: Path) -> ChatPromptTemplate:
+    """Papers compared: system + user messages; variables ``papers`` (each paper's sentences by facet, numbered
+    as its source) and ``question``. Raises FileNotFoundError."""
+    from langchain_core.prompts import ChatPromptTemplate
+
+    return ChatPromptTemplate.from_messages(
+        [("system", _read(str(folder), "compare_system.txt")), ("human", _read(str(folder), "compare_user.txt"))]
+    )

@@ -14,7 +14,7 @@ import sys
 
 import typer
 
-from assistant.cli.common import HasCodeOpt, IndexOpt, SourceOpt, VenueOpt, YearOpt, settings_for
+from assistant.cli.common import CategoryOpt, HasCodeOpt, IndexOpt, SourceOpt, VenueOpt, YearOpt, settings_for
 
 HELP = ("Ask about the indexed papers; follow-ups keep their paper (\"and what dataset?\", \"the second one\").\n"
         "  /new      start a new conversation\n"
@@ -29,6 +29,7 @@ def chat(
     venue: VenueOpt = None,
     year: YearOpt = None,
     source: SourceOpt = None,
+    category: CategoryOpt = None,
     has_code: HasCodeOpt = False,
 ):
     """Chat in the terminal: each answer is cited, and follow-ups keep the paper they mean."""
@@ -45,7 +46,7 @@ def chat(
     settings = settings_for(ctx, index)
     assistant = get_assistant(settings)
     require_papers(assistant.index)
-    filters = Filters(venue=venue, year=year, source=source, has_code=has_code or None)
+    filters = Filters(venue=venue, year=year, source=source, category=category, has_code=has_code or None)
     keep = Calibration().history.ui_turns
     turns: list = []
     interactive = sys.stdin.isatty()

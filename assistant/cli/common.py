@@ -72,6 +72,7 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="let --export overwrite 
 VenueOpt = Annotated[Optional[str], typer.Option(help="only papers of this venue")]
 YearOpt = Annotated[Optional[int], typer.Option(help="only papers of this year")]
 SourceOpt = Annotated[Optional[str], typer.Option(help="only papers from this file name")]
+CategoryOpt = Annotated[Optional[str], typer.Option(help="only papers of this category (arXiv's cs.LG)")]
 HasCodeOpt = Annotated[bool, typer.Option("--has-code", help="only papers whose abstract links code or a project page")]
 
 

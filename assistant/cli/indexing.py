@@ -2,39 +2,66 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
 from assistant.cli.common import IndexOpt, embedding_bar, settings_for
 
 
+SHOWN_ENTRIES = 50
+"""Malformed entries named one by one on stderr; the rest are counted (a broken snapshot has thousands)."""
+
+
+def _since(value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a date: give it as YYYY-MM-DD, e.g. --since 2024-01-01") from None
+
+
 def ingest(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(help="paper-list .txt files, .jsonl files or folders")],
+    paths: Annotated[list[Path], typer.Argument(help="paper files (.txt lists, .jsonl, .bib, .csv, arXiv snapshot "
+                                                     ".json) or folders")],
     index: IndexOpt = None,
     replace: Annotated[bool, typer.Option(
         "--replace", help="take these files as they are now: papers no longer in them are removed, a deleted "
         "heading drops venue and year, a same-named file from another folder takes the indexed one's place "
         "(without it such files are skipped and their indexed papers kept)")] = False,
+    category: Annotated[Optional[str], typer.Option(
+        help="read only papers of this category (arXiv's cs.LG), filtered while the file is read")] = None,
+    since: Annotated[Optional[str], typer.Option(
+        help="read only papers of this day or later (YYYY-MM-DD; arXiv: update_date, other formats: the year)")] = None,
 ):
     """Add papers to the index (idempotent: unchanged papers are skipped, edited ones replaced)."""
     from assistant.answer import get_index
     from vectorstore.ingest import ingest as run_ingest
+    from vectorstore.papers import Selection
 
+    selection = Selection(category=category.strip() if category and category.strip() else None, since=_since(since))
     settings = settings_for(ctx, index)
     with embedding_bar() as callbacks:
         callbacks["on_stage"]("loading the embedding model…")
         # Vector files that disagree with the database (a kill mid-write): rebuilt from the papers it stores, then on.
         idx = get_index(settings, create=True, repair=lambda line: typer.echo(line, err=True))
-        report = run_ingest(paths, idx, write_batch=settings.store.write_batch, replace=replace, **callbacks)
+        report = run_ingest(paths, idx, write_batch=settings.store.write_batch, replace=replace,
+                            selection=selection if selection.active() else None, **callbacks)
     for reason in report.skipped:
         typer.echo(f"skipped: {reason}", err=True)
+    bad = report.entries
+    for line in bad.skipped[:SHOWN_ENTRIES]:
+        typer.echo(f"skipped entry: {line}", err=True)
+    if bad.malformed > SHOWN_ENTRIES:
+        typer.echo(f"skipped entry: … and {bad.malformed - SHOWN_ENTRIES:,} more malformed entries", err=True)
     for warning in report.empty:
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(report.summary())
-    if report.skipped:
+    if report.skipped or bad.malformed:
         raise typer.Exit(1)
 
 

@@ -8,8 +8,8 @@ from typing import Annotated, Literal, Optional
 
 import typer
 
-from assistant.cli.common import (ExportOpt, ForceOpt, HasCodeOpt, IndexOpt, JsonOpt, SourceOpt, VenueOpt, YearOpt,
-                                  fail, settings_for)
+from assistant.cli.common import (CategoryOpt, ExportOpt, ForceOpt, HasCodeOpt, IndexOpt, JsonOpt, SourceOpt, VenueOpt,
+                                  YearOpt, fail, settings_for)
 
 
 def ask(
@@ -22,6 +22,7 @@ def ask(
     venue: VenueOpt = None,
     year: YearOpt = None,
     source: SourceOpt = None,
+    category: CategoryOpt = None,
     has_code: HasCodeOpt = False,
     mode: Annotated[Optional[Literal["hybrid", "dense", "bm25"]],
                     typer.Option(help="retrieval (default: the retrieval.mode setting, hybrid)")] = None,
@@ -40,9 +41,11 @@ def ask(
     settings = settings_for(ctx, index, retrieval={"k": k, "mode": mode})
     assistant = get_assistant(settings)
     require_papers(assistant.index)
-    filters = Filters(venue=venue, year=year, source=source, has_code=has_code or None)
+    filters = Filters(venue=venue, year=year, source=source, category=category, has_code=has_code or None)
     if as_json:
-        ans = assistant.ask(question, filters=filters)
+        from assistant.research import reply
+
+        ans = reply(assistant, question, filters=filters)
         typer.echo(answer_json(ans))
         _export_answer(export, ans, assistant)
         return
@@ -57,11 +60,12 @@ def print_answer(assistant, question: str, filters=None, history=None, abstracts
     """Answer ``question`` (after ``history``: ``[(question, CitedAnswer)]``), printing the LLM's text as
     it streams, then the sources; returns the CitedAnswer. Shared by ``ask`` and ``chat``."""
     from assistant.faces import answer_text
+    from assistant.research import reply_stream
 
     final = None
     streamed = False
     # hold: LLM text waits for a supported citation (printed text cannot be taken back if the reply is cut)
-    for piece in assistant.ask_stream(question, history=history, filters=filters, hold=True):
+    for piece in reply_stream(assistant, question, history=history, filters=filters, hold=True):
         if isinstance(piece, str):
             if assistant.llm is not None:
                 typer.echo(piece, nl=False)  # click flushes each echo: the user sees tokens as they come
@@ -158,6 +162,7 @@ def list_cmd(
     venue: VenueOpt = None,
     year: YearOpt = None,
     source: SourceOpt = None,
+    category: CategoryOpt = None,
     has_code: HasCodeOpt = False,
     export: Annotated[Optional[Path], typer.Option("--export", help="also write the listed papers to FILE.bib (BibTeX) or FILE.md")] = None,
     force: ForceOpt = False,
@@ -172,7 +177,8 @@ def list_cmd(
     _check_export(export, force)
     a = get_assistant(settings_for(ctx, index))
     require_papers(a.index)
-    result = list_papers(a, question, filters=Filters(venue=venue, year=year, source=source, has_code=has_code or None))
+    result = list_papers(a, question, filters=Filters(venue=venue, year=year, source=source, category=category,
+                                                      has_code=has_code or None))
     typer.echo(list_json(result) if as_json else list_text(result))
     _write_export(export, items_from_list(result), f"Papers for: {result.question}")
 

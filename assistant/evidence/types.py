@@ -38,7 +38,8 @@ class RelevanceEvidence:
     list_share: float | None = None
     list_bar: float | None = None
     definition: bool = False
-    """The question asks what a named thing is ("What is SyPE?", assistant.question.analysis.is_definition_question)."""
+    """The question asks what a named thing is ("What is SyPE?", assistant.question.analysis.is_definition_question), or
+    for a synthesis its abstract states ("summarise it"; assistant.question.intents.what_it_is)."""
     probability: float | None = None
     """The relevance cross-encoder's calibrated P(this paper answers the question) (assistant.relevance.crossencoder),
     set when ``calibration.relevance.model`` names a model."""

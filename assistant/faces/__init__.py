@@ -1,11 +1,12 @@
 """What every face shares: errors a user can cause or fix (``errors``), the console runner (``console``), plain-text
-and JSON renderings (``render``), ``doctor``, and the page's login and request bounds (``web_guard``).
+and JSON renderings (``render``; a comparison's: ``compared``), ``doctor``, and the page's login and request bounds (``web_guard``).
 
 Imports: ``evaluation`` and what is before it."""
 
 from assistant import public_face
 
 __getattr__, __dir__, __all__ = public_face(__name__, {
+    "compared": ("comparison_markdown", "comparison_text"),
     "console": ("run",),
     "doctor": ("run_doctor",),
     "errors": ("exit_message", "one_line", "user_errors"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from assistant.faces.compared import comparison_text
 from assistant.research import FACET_NAMES, RelatedPaper, shown_percent
 from assistant.settings import RelatedCalibration
 from assistant.text import markup
@@ -31,6 +32,8 @@ def _answer_text(ans: CitedAnswer, show_abstract: bool) -> str:
         lines += ["", f"({VERDICT_TEXT[Verdict.weak]})"]
     if ans.count is not None and not re.match(rf"{ans.count:,} papers? (?:in the index )?match", ans.answer):
         lines += ["", f"Found {counted(ans.count, 'paper')}."]  # once: an extractive list opens with its count
+    if ans.comparison is not None:  # papers side by side (assistant.faces.compared)
+        lines += ["", comparison_text(ans)]
     if ans.sources:
         lines += ["", "Sources:"]
         for s in ans.sources:

@@ -24,9 +24,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from assistant.mcp.tools import (AskResult, Backend, HasCode, IndexedPaper, K, ListResult, Query, RelatedResult,
-                                 SearchResult, Source, Venue, Year, ask_question, index_summary, list_matching,
-                                 paper_record, related_papers, search_papers)
+from assistant.mcp.tools import (AskResult, Backend, Category, HasCode, IndexedPaper, K, ListResult, Query,
+                                 RelatedResult, SearchResult, Source, Venue, Year, ask_question, index_summary,
+                                 list_matching, paper_record, related_papers, search_papers)
 from assistant.settings import Settings
 
 SERVER_NAME = "paper-assistant"
@@ -78,18 +78,19 @@ def build_server(backend: Backend):
     @server.tool(annotations=read_only)
     @_user_errors
     def search(query: Query, k: K = 5, venue: Venue = None, year: Year = None, source: Source = None,
-               has_code: HasCode = False) -> SearchResult:
+               has_code: HasCode = False, category: Category = None) -> SearchResult:
         """Rank indexed papers for a query (hybrid BM25 + embedding retrieval). Returns paper ids, labels,
-        scores and the sentence of each abstract that best matches. Filters: venue, year, source file."""
-        return search_papers(backend, query, k, venue, year, source, has_code)
+        scores and the sentence of each abstract that best matches. Filters: venue, year, source file, category."""
+        return search_papers(backend, query, k, venue, year, source, has_code, category)
 
     @server.tool(annotations=read_only)
     @_user_errors
     def ask(question: Query, k: Annotated[int | None, Field(ge=1, le=100, description="papers to retrieve (default 5)")] = None,
-            venue: Venue = None, year: Year = None, source: Source = None, has_code: HasCode = False) -> AskResult:
+            venue: Venue = None, year: Year = None, source: Source = None, has_code: HasCode = False,
+            category: Category = None) -> AskResult:
         """Answer a question from the indexed abstracts, with [n] citations and the supporting sentence of
         each. verdict: 'answered', 'closest match' (may not answer) or 'nothing found'."""
-        return ask_question(backend, question, k, venue, year, source, has_code)
+        return ask_question(backend, question, k, venue, year, source, has_code, category)
 
     @server.tool(annotations=read_only)
     @_user_errors
@@ -108,15 +109,15 @@ def build_server(backend: Backend):
     @_user_errors
     def list_papers(topic: Annotated[str, Field(description="a topic or an 'all papers that…' question", max_length=4000)],
                     venue: Venue = None, year: Year = None, source: Source = None,
-                    has_code: HasCode = False) -> ListResult:
+                    has_code: HasCode = False, category: Category = None) -> ListResult:
         """Every indexed paper on a topic (above a relevance bar), best first, with the count, one evidence
         sentence each, and the near misses just below the bar."""
-        return list_matching(backend, topic, venue, year, source, has_code)
+        return list_matching(backend, topic, venue, year, source, has_code, category)
 
     @server.tool(annotations=read_only)
     @_user_errors
     def get_paper(paper_id: Annotated[str, Field(description="a paper id, e.g. '000_12a0d7b1c5c902c5#13'")]) -> IndexedPaper:
-        """The full record of one indexed paper: title, label, abstract, authors, venue, year, url, source."""
+        """The full record of one indexed paper: title, label, abstract, authors, venue, year, url, source, categories."""
         return paper_record(backend, paper_id)
 
     @server.resource(INDEX_URI, name="index", title="Indexed papers", mime_type="application/json",

@@ -38,6 +38,7 @@ class SearchHit(BaseModel):
     sentence: str = Field(description="the abstract sentence that best matches the query")
     venue: str = ""
     year: int | None = None
+    categories: list[str] = Field(default_factory=list, description="the paper's categories, e.g. arXiv's cs.LG")
 
 
 class SearchResult(BaseModel):
@@ -81,6 +82,7 @@ class IndexedPaper(BaseModel):
     year: int | None = None
     url: str = ""
     source: str = Field("", description="file the paper was ingested from")
+    categories: list[str] = Field(default_factory=list, description="subject categories, e.g. arXiv's cs.LG")
 
 
 class _Open(BaseModel):
@@ -189,15 +191,17 @@ class Backend:
             else:
                 if report.added or report.updated or report.removed or report.skipped:
                     log.warning("ingested the corpus: %s", report.summary())
-                for reason in report.skipped:
+                for reason in report.skipped + [f"entry {line}" for line in report.entries.skipped[:20]]:
                     log.warning("skipped: %s", reason)
         return get_assistant(self.settings)
 
 
-def _filters(venue: str | None, year: int | None, source: str | None, has_code: bool = False):
+def _filters(venue: str | None, year: int | None, source: str | None, has_code: bool = False,
+             category: str | None = None):
     from assistant.retrieval import Filters
 
-    return Filters(venue=venue or None, year=year, source=source or None, has_code=has_code or None)
+    return Filters(venue=venue or None, year=year, source=source or None, has_code=has_code or None,
+                   category=category or None)
 
 
 # --- tool bodies (plain functions; the server registers them) ------------------------------------
@@ -207,33 +211,36 @@ Venue = Annotated[str | None, Field(description="only papers of this venue (case
 Year = Annotated[int | None, Field(description="only papers of this year, e.g. 2026")]
 Source = Annotated[str | None, Field(description="only papers from this ingested file name, with or without extension")]
 HasCode = Annotated[bool, Field(description="only papers whose abstract links code or a project page")]
+Category = Annotated[str | None, Field(description="only papers of this category (case-insensitive), e.g. arXiv's 'cs.LG'")]
 
 
 def search_papers(backend: Backend, query: str, k: int = 5, venue: str | None = None, year: int | None = None,
-                  source: str | None = None, has_code: bool = False) -> SearchResult:
+                  source: str | None = None, has_code: bool = False, category: str | None = None) -> SearchResult:
     """Ranked papers for ``query`` (hybrid retrieval, as ``ask`` retrieves), each with its best sentence."""
     from assistant.answer import require_papers
 
     a = backend.assistant()
     require_papers(a.index)
-    prep = a.prepare(query, filters=_filters(venue, year, source, has_code), k=k)
+    prep = a.prepare(query, filters=_filters(venue, year, source, has_code, category), k=k)
     hits = []
     for i, p in enumerate(prep.papers[:k], 1):
         sent = prep.evidence.get(p.id, (None, 0.0))[0]
         hits.append(SearchHit(rank=i, paper_id=p.id, label=p.paper.display(), score=round(p.score, 6),
                               similarity=round(p.dense, 4), bm25=round(p.bm25, 4), sentence=sent.text if sent else "",
-                              venue=p.paper.venue, year=p.paper.year))
+                              venue=p.paper.venue, year=p.paper.year, categories=p.paper.categories))
     return SearchResult(query=prep.question, verdict=VERDICTS[prep.verdict.value], count=len(hits), papers=hits)
 
 
 def ask_question(backend: Backend, question: str, k: int | None = None, venue: str | None = None,
-                 year: int | None = None, source: str | None = None, has_code: bool = False) -> AskResult:
+                 year: int | None = None, source: str | None = None, has_code: bool = False,
+                 category: str | None = None) -> AskResult:
     """The cited answer ``paper-assistant ask --json`` gives. Raises EmptyIndexError on an index
     without papers."""
     from assistant.answer import require_papers
+    from assistant.research import reply
 
     require_papers(backend.assistant().index)
-    ans = backend.assistant().ask(question, filters=_filters(venue, year, source, has_code), k=k)
+    ans = reply(backend.assistant(), question, filters=_filters(venue, year, source, has_code, category), k=k)
     return AskResult(
         question=ans.question, answer=ans.answer, verdict=VERDICTS[ans.verdict.value],
         citations=[Citation(n=s.n, paper_id=s.paper_id, label=s.title or s.label, sentence=s.sentence,
@@ -270,13 +277,13 @@ def related_papers(backend: Backend, text: str | None = None, paper_id: str | No
 
 
 def list_matching(backend: Backend, topic: str, venue: str | None = None, year: int | None = None,
-                  source: str | None = None, has_code: bool = False) -> ListResult:
+                  source: str | None = None, has_code: bool = False, category: str | None = None) -> ListResult:
     """What ``paper-assistant list --json`` gives: every paper above the bar, with the count."""
     from assistant.research import list_papers
     from assistant.answer import require_papers
 
     require_papers(backend.assistant().index)
-    result = list_papers(backend.assistant(), topic, filters=_filters(venue, year, source, has_code))
+    result = list_papers(backend.assistant(), topic, filters=_filters(venue, year, source, has_code, category))
     return ListResult(**result.to_dict())
 
 
@@ -291,12 +298,12 @@ def paper_record(backend: Backend, paper_id: str) -> IndexedPaper:
         raise unknown_paper(store, pid)
     p = found[pid]
     return IndexedPaper(id=p.id, title=p.title, label=p.label, abstract=p.text, authors=p.authors, venue=p.venue,
-                        year=p.year, url=p.url, source=p.source)
+                        year=p.year, url=p.url, source=p.source, categories=p.categories)
 
 
 def index_summary(backend: Backend) -> dict:
-    """Counts of papers and chunks, papers per venue, year and source file, and the papers themselves
-    (id, label, venue, year; up to MAX_LISTED_IN_RESOURCE)."""
+    """Counts of papers and chunks, papers per venue, year, source file and (when any paper has one) category,
+    and the papers themselves (id, label, venue, year; up to MAX_LISTED_IN_RESOURCE)."""
     store = backend.assistant().index.store
     papers, _ = store.all_papers()
     n_papers, n_chunks = store.counts()
@@ -313,5 +320,7 @@ def index_summary(backend: Backend) -> dict:
             "venues": tally(p.venue or "(none)" for p in papers),
             "years": tally(p.year if p.year is not None else "(none)" for p in papers),
             "sources": tally(p.source or "(none)" for p in papers),
+            **({"categories": tally(c for p in papers for c in p.categories)} if any(p.categories for p in papers)
+               else {}),
             "listed": [{"id": p.id, "label": p.display(), "venue": p.venue, "year": p.year} for p in listed],
             "truncated": len(papers) > len(listed)}

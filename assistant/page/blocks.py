@@ -49,8 +49,10 @@ def build_app(settings: Settings, assistant: Assistant) -> gr.Blocks:
             try:
                 now, pick = facet_choices(page), paper_choices(page)
             except Exception:  # noqa: BLE001 - a store that went away: keep the start-up choices
-                return gr.update(), gr.update(), gr.update(), gr.update()
-            return (*(gr.update(choices=now[f]) for f in ("venue", "year", "source")), gr.update(choices=pick))
+                return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
+            return (*(gr.update(choices=now[f]) for f in ("venue", "year", "source")),
+                    gr.update(choices=now["category"], visible=len(now["category"]) > 1), gr.update(choices=pick))
 
-        demo.load(current_choices, None, [chat.f_venue, chat.f_year, chat.f_source, rel_pick], api_name=False)
+        demo.load(current_choices, None, [chat.f_venue, chat.f_year, chat.f_source, chat.f_category, rel_pick],
+                  api_name=False)
     return demo

@@ -12,20 +12,25 @@ from types import SimpleNamespace
 import gradio as gr
 
 from assistant.answer import require_papers
+from assistant.research import reply, reply_stream
 from assistant.page.exports import export_files
 from assistant.page.render import CHAT_PLACEHOLDER, EARLIER_SOURCES, SHOW_NEWEST, answer_markdown, link_citations, sources_html
 from assistant.page.state import ANY, MAX_HISTORY_TURNS, Page, make_filters, trim_display, ui_error
 from assistant.text import markup, valid_text
 
 
+FACETS = ("venue", "year", "source", "category")
+"""The filter dropdowns, in the page's order."""
+
+
 def facet_choices(page: Page) -> dict[str, list[str]]:
-    """The filter dropdowns' choices: every venue, year and source file the index holds now."""
+    """The filter dropdowns' choices: every venue, year, source file and category the index holds now."""
     store = page.assistant.index.store
-    return {f: [ANY] + sorted(map(str, store.field_values(f))) for f in ("venue", "year", "source")}
+    return {f: [ANY] + sorted(map(str, store.field_values("categories" if f == "category" else f))) for f in FACETS}
 
 
 def answer(page: Page, message: str, history: list, turns: list, venue: str = ANY, year: str = ANY,
-           source: str = ANY, has_code: bool = False, session: str | None = None):
+           source: str = ANY, has_code: bool = False, session: str | None = None, category: str = ANY):
     """Answer ``message`` in the chat: yields ``(box, history, turns, sources panel)`` as the answer streams.
     ``turns``: ``[(question, CitedAnswer)]``, what a follow-up reads. Stops writing once New chat cleared
     ``session``'s chat. An error is one line in the chat, never a traceback."""
@@ -36,8 +41,8 @@ def answer(page: Page, message: str, history: list, turns: list, venue: str = AN
     text = ""
     try:
         require_papers(page.assistant.index)
-        stream = page.assistant.ask_stream(message, history=turns[-MAX_HISTORY_TURNS:],
-                                           filters=make_filters(venue, year, source, has_code))
+        stream = reply_stream(page.assistant, message, history=turns[-MAX_HISTORY_TURNS:],
+                              filters=make_filters(venue, year, source, has_code, category))
         text = ""
         history.append({"role": "assistant", "content": ""})
         final = None
@@ -75,13 +80,13 @@ def answer_json(page: Page, question: str) -> dict:
     """``/ask``: the answer as ``ask --json`` prints it. Raises gr.Error with the one line for any error."""
     try:
         require_papers(page.assistant.index)
-        return page.assistant.ask(question).model_dump(mode="json", by_alias=True)  # "citations", as ask --json
+        return reply(page.assistant, question).model_dump(mode="json", by_alias=True)  # "citations", as ask --json
     except Exception as exc:  # noqa: BLE001 - the client gets the line, the log no traceback
         raise gr.Error(ui_error(exc), print_exception=False) from None
 
 
 def list_all(page: Page, message: str, history: list, turns: list, venue: str = ANY, year: str = ANY,
-             source: str = ANY, has_code: bool = False) -> tuple:
+             source: str = ANY, has_code: bool = False, category: str = ANY) -> tuple:
     """List mode: every paper that matches ``message``, as ``(box, history, turns, sources panel, the list or None)``."""
     from assistant.relevance import as_answer
     from assistant.research import list_papers
@@ -91,7 +96,7 @@ def list_all(page: Page, message: str, history: list, turns: list, venue: str = 
     history = trim_display(list(history or []) + [{"role": "user", "content": markup.inert(message)}])
     try:
         require_papers(page.assistant.index)
-        result = list_papers(page.assistant, message, filters=make_filters(venue, year, source, has_code))
+        result = list_papers(page.assistant, message, filters=make_filters(venue, year, source, has_code, category))
     except Exception as exc:  # noqa: BLE001
         history.append({"role": "assistant", "content": f"⚠ {markup.inert(ui_error(exc))}"})
         return message, history, turns, gr.update(), None
@@ -102,13 +107,14 @@ def list_all(page: Page, message: str, history: list, turns: list, venue: str = 
 
 
 def on_enter(page: Page, message: str, history: list, turns: list, list_mode: bool, last_list, venue: str = ANY,
-          year: str = ANY, source: str = ANY, has_code: bool = False, session: str | None = None):
+          year: str = ANY, source: str = ANY, has_code: bool = False, session: str | None = None,
+          category: str = ANY):
     """Enter in the question box: list every matching paper in list mode, else answer. Yields what
     :func:`answer` yields, and the latest list (None after an answer)."""
     if list_mode:
-        yield list_all(page, message, history, turns, venue, year, source, has_code)
+        yield list_all(page, message, history, turns, venue, year, source, has_code, category)
         return
-    for out in answer(page, message, history, turns, venue, year, source, has_code, session):
+    for out in answer(page, message, history, turns, venue, year, source, has_code, session, category):
         yield (*out, None)  # an answer replaces the last list (the map and exports follow the latest)
 
 
@@ -123,7 +129,7 @@ def new_chat(page: Page, session: str | None) -> tuple:
 def chat_tab(page: Page, facets: dict[str, list[str]]) -> SimpleNamespace:
     """Build the Chat tab (inside its ``gr.Tab``) with the filter choices ``facets`` and bind the handlers.
     Returns its components by name; the map reads ``turns`` and ``last_list``, the page's load event
-    refreshes the filters (``f_venue``, ``f_year``, ``f_source``)."""
+    refreshes the filters (``f_venue``, ``f_year``, ``f_source``, ``f_category``)."""
     c = _components(facets)
     _bind(c, _endpoints(page), page.api_visibility)
     return c
@@ -153,6 +159,9 @@ def _components(facets: dict[str, list[str]]) -> SimpleNamespace:
                     c.f_year = gr.Dropdown(facets["year"], value=ANY, label="Year", elem_id="pa-filter-year")
                     c.f_source = gr.Dropdown(facets["source"], value=ANY, label="Source file", scale=2,
                                              elem_id="pa-filter-source")
+                    # Shown once the index holds a paper with categories (an arXiv snapshot, a .bib's primaryClass).
+                    c.f_category = gr.Dropdown(facets["category"], value=ANY, label="Category",
+                                               visible=len(facets["category"]) > 1, elem_id="pa-filter-category")
                 c.f_code = gr.Checkbox(False, label="Only papers with code (a link in the abstract)",
                                        elem_id="pa-filter-code")
             c.clear = gr.Button("New chat", size="sm")
@@ -165,7 +174,7 @@ def _components(facets: dict[str, list[str]]) -> SimpleNamespace:
                 c.exp_bib = gr.DownloadButton("BibTeX", value=None, size="sm", interactive=False, elem_id="pa-export-bib")
                 c.exp_md = gr.DownloadButton("Markdown", value=None, size="sm", interactive=False, elem_id="pa-export-md")
     c.turns = gr.State([])
-    c.filters = [c.f_venue, c.f_year, c.f_source, c.f_code]
+    c.filters = [c.f_venue, c.f_year, c.f_source, c.f_code, c.f_category]
     c.last_list = gr.State(None)
     return c
 
@@ -174,21 +183,22 @@ def _endpoints(page: Page) -> SimpleNamespace:
     """The handlers as Gradio calls them: their parameters are the endpoints' (the API's names and defaults),
     and ``request`` is Gradio's, whose session the chat state is kept under."""
     def chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY,
-             has_code: bool = False, request: gr.Request | None = None):
+             has_code: bool = False, category: str = ANY, request: gr.Request | None = None):
         yield from answer(page, message, history, turns, venue, year, source, has_code,
-                          getattr(request, "session_hash", None))
+                          getattr(request, "session_hash", None), category)
 
     def ask_api(question: str) -> dict:
         return answer_json(page, question)
 
     def list_chat(message: str, history: list, turns: list, venue: str = ANY, year: str = ANY, source: str = ANY,
-                  has_code: bool = False):
-        return list_all(page, message, history, turns, venue, year, source, has_code)
+                  has_code: bool = False, category: str = ANY):
+        return list_all(page, message, history, turns, venue, year, source, has_code, category)
 
     def route(message: str, history: list, turns: list, list_mode: bool, last_list, venue: str = ANY,
-               year: str = ANY, source: str = ANY, has_code: bool = False, request: gr.Request | None = None):
+               year: str = ANY, source: str = ANY, has_code: bool = False, category: str = ANY,
+               request: gr.Request | None = None):
         yield from on_enter(page, message, history, turns, list_mode, last_list, venue, year, source, has_code,
-                         getattr(request, "session_hash", None))
+                         getattr(request, "session_hash", None), category)
 
     def refresh_exports(turns: list, last_list, list_mode: bool):
         return export_files(page, turns, last_list, list_mode)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import re
 
-from assistant.faces import also_heading
+from assistant.faces import also_heading, comparison_markdown
 from assistant.text import markup
 from assistant.types import CitedAnswer, Source, VERDICT_TEXT, Verdict
 
@@ -37,6 +37,10 @@ CSS = """
 #pa-related-out td:nth-child(1), #pa-related-out th:nth-child(1),
 #pa-related-out td:nth-child(3), #pa-related-out th:nth-child(3) { white-space: nowrap; width: 1%; }
 #pa-related-out td { vertical-align: top; }
+/* A comparison in the chat (assistant.faces.compared): facet and verdict columns stay one word wide. */
+#pa-chat table td:first-child, #pa-chat table th:first-child,
+#pa-chat table td:last-child, #pa-chat table th:last-child { white-space: nowrap; width: 1%; }
+#pa-chat table td { vertical-align: top; }
 .pa-weak { color: #b45309; font-weight: 500; }
 .pa-verdict { font-style: italic; color: #92400e; }
 .pa-also { color: var(--body-text-color-subdued); font-size: 0.9em; }
@@ -225,6 +229,9 @@ def answer_markdown(ans: CitedAnswer) -> str:
             f"{bullet}[{s.n}] {markup.markdown(s.title or s.label)}: “{markup.markdown(s.sentence)}”"
             + (f" ⚠ weak support (similarity {s.similarity:.2f})" if s.support == "weak" else "")
             for s in checked))
+    table = comparison_markdown(ans)  # papers side by side, as the CLI shows them (assistant.faces.compared)
+    if table:
+        out.append("\n" + table)
     if ans.removed_citations:
         out.append("\n_Removed citations of sources that were not given: "
                    + ", ".join(f"[{n}]" for n in ans.removed_citations) + "_")

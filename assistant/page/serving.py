@@ -42,7 +42,7 @@ def prepare_assistant(settings: Settings, ingest_default: bool = True) -> Assist
     from vectorstore.ingest import ingest
 
     if ingest_default:
-        from vectorstore.lease import IndexInUseError
+        from vectorstore.store import IndexInUseError
 
         was_new = not settings.index.exists()
         index = get_index(settings, create=True)
@@ -57,7 +57,7 @@ def prepare_assistant(settings: Settings, ingest_default: bool = True) -> Assist
         else:
             if report.added or report.updated or report.removed or report.skipped:
                 print(f"ingested the corpus: {report.summary()}", file=sys.stderr)
-            for reason in report.skipped:
+            for reason in report.skipped + [f"entry {line}" for line in report.entries.skipped[:20]]:
                 print(f"skipped: {reason}", file=sys.stderr)
     return get_assistant(settings)
 

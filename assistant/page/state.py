@@ -61,7 +61,7 @@ def ui_error(exc: BaseException) -> str:
 
 
 def make_filters(venue: str | None = ANY, year: str | int | None = ANY, source: str | None = ANY,
-                 has_code: bool = False):
+                 has_code: bool = False, category: str | None = ANY):
     """The chat's filter dropdowns and code checkbox as retrieval Filters (``"any"`` or empty: no filter).
     Raises ValueError for a year that is not a number."""
     from assistant.retrieval import Filters
@@ -71,7 +71,7 @@ def make_filters(venue: str | None = ANY, year: str | int | None = ANY, source: 
 
     y = value(year)
     return Filters(venue=value(venue), year=int(y) if y is not None else None, source=value(source),
-                   has_code=True if has_code else None)
+                   has_code=True if has_code else None, category=value(category))
 
 
 def trim_display(history: list) -> list:

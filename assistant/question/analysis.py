@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from assistant.question.answer_types import QUANTITY_CUE, answer_type, asking_clause, counts, figures, whole_names
+from assistant.question.intents import Compare, compare_request, pointer, synthesis, wants_another
 from assistant.question.lists import LIST_LEAD, LIST_QUESTION, question_topic
 from assistant.settings import QuestionCalibration
 from assistant.text import valid_text, without_pictographs
@@ -290,6 +291,14 @@ class Question:
     answer then carries the abstract-only caveat."""
     answer_type: str = "other"
     """The kind of answer it expects (:func:`answer_type`, one of :data:`assistant.question.answer_types.ANSWER_TYPES`)."""
+    compare: Compare | None = None
+    """A comparison it asks for and what it points at (assistant.question.intents, as are the three below)."""
+    another: bool = False
+    """It asks for a paper not discussed yet ("is there another forecasting paper?")."""
+    synthesis: str = ""
+    """The synthesis it asks for: "summary", "components", "contributions", "comparison" or ""."""
+    pointer: str = ""
+    """A pronoun pointing at an earlier paper even past ``max_own_terms`` ("how do they check …")."""
 
     @property
     def kind(self) -> str:
@@ -332,4 +341,5 @@ def analyze(text: str, corpus_names: dict[str, str] | None = None, max_own_terms
         own_terms=tuple(t for t in terms if t not in REFERENCE_WORDS and t not in FRAMING_TERMS),
         beyond_abstracts=beyond_abstracts(text, is_list),
         answer_type="definition" if is_definition_question(text, names) else answer_type(text),
+        compare=compare_request(text, names), another=wants_another(text), synthesis=synthesis(text), pointer=pointer(text),
     )

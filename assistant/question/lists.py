@@ -14,7 +14,7 @@ LIST_LEAD = re.compile(
     r"^\s*(?:(?:please\s+)?(?:which|what|list|find|show(?:\s+me)?|give\s+me|are\s+there(?:\s+any)?|is\s+there(?:\s+any)?|all)\s+"
     rf"(?:of\s+)?(?:all\s+|the\s+|any\s+|other\s+)?{_WORKS}\s+"
     r"(?:that\s+|which\s+|who\s+|in\s+the\s+index\s+)?(?:(?:are|is)\s+(?:about|on)\s+)?(?:about\s+|on\s+)?"
-    rf"|(?:any\s+)?{_WORKS}\s+(?:about|on)\s+)", re.I)
+    rf"|(?:any\s+(?:other\s+)?|other\s+)?{_WORKS}\s+(?:about|on)\s+)", re.I)
 # "Which papers study X?", "List all works on Y", "papers about Z": every paper with a property;
 # any question with a list lead-in is one too.
 # "works" is also a verb ("What learning rate schedule works best …?"): in the words test it names

@@ -147,7 +147,7 @@ class LearnedJudge(_FollowUpAndListRules):
     def _score(self, ev: RelevanceEvidence) -> tuple[Verdict, str]:
         # The training questions hold no "What is X?" question: the model reads its few words as a weak
         # match. A paper holding the name asked about is what the question is about.
-        if ev.definition and self.named(ev):
+        if ev.definition and (self.named(ev) or ev.pointed_at):  # "summarise it": the paper pointed at, as one named
             return Verdict.answered, "named, asked what it is"
         if ev.features is None:
             return Verdict.none, "no sentences"
@@ -186,7 +186,7 @@ class CrossEncoderJudge(_FollowUpAndListRules):
     def _score(self, ev: RelevanceEvidence) -> tuple[Verdict, str]:
         # "What is Falcon?" with the Falcon paper found: it says what Falcon is (no calibration question asks so);
         # a follow-up naming its paper whose abstract holds the user's own words stays on it, answered.
-        if ev.definition and self.named(ev):
+        if ev.definition and (self.named(ev) or ev.pointed_at):  # "summarise it": the paper pointed at, as one named
             return Verdict.answered, "named, asked what it is"
         if ev.own_coverage is not None and self.named(ev):
             return Verdict.answered, "named, own words held"

@@ -28,7 +28,7 @@ _UNESCAPE = re.compile(r"\\([&%_#$])")
 # and no digit after it, so "costs $5 per run and $3" is two dollar signs, not math.
 _MATH = re.compile(r"(?<!\\)(\$\$[^$]+\$\$|\$(?=[^\s$])[^$]*?(?<=[^\s\\])\$(?!\d))")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
-_VERBATIM = {"paperid", "url"}
+_VERBATIM = {"paperid", "url", "doi", "eprint"}
 
 
 @dataclass
@@ -95,6 +95,11 @@ def cite_key(paper: Paper, taken: set[str]) -> str:
     words = [w for w in words if w.lower() not in ("a", "an", "the")] or words
     base = "".join(words[:3]).lower()[:30] or "paper"
     base += str(paper.year or "")
+    return _unique(base, taken)
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    """``base``, or ``base`` with a letter (then a number) that no key in ``taken`` has; added to ``taken``."""
     key, i = base, 0
     while key in taken:
         i += 1
@@ -133,14 +138,28 @@ def venue_name(venue: str) -> str:
     return f"{full} ({venue.strip()})" if full else venue
 
 
+def _own_entry(p: Paper, taken: set[str]) -> model.Entry:
+    """The BibTeX entry a paper was read from (``Paper.bibtex``), written back: its type, its citation key (a
+    letter added if another exported entry has it), its fields in their order, its abstract as stored (its math
+    too: it came from a .bib), and ``paperid``."""
+    fields = [(k, v) for k, v in p.bibtex.items() if k not in ("ENTRYTYPE", "ID")]
+    fields += [("abstract", p.text), ("paperid", p.id)]
+    return model.Entry(p.bibtex.get("ENTRYTYPE", "misc"), _unique(p.bibtex.get("ID") or cite_key(p, set()), taken),
+                       [model.Field(k, bib_value(v, k in _VERBATIM)) for k, v in fields])
+
+
 def to_bibtex(items: list[ExportItem]) -> str:
-    """BibTeX entries for ``items`` (``@inproceedings`` when the venue is known, else ``@misc``): the paper's
-    full title and authors when its record has them; an untitled paper's short label as title, with a
-    ``note`` saying it is a derived label."""
+    """BibTeX entries for ``items``: a paper read from a .bib file as its own entry (type, key and fields as read);
+    any other as ``@inproceedings`` when the venue is known, else ``@misc``, with the paper's full title and
+    authors when its record has them, an untitled paper's short label as title, with a ``note`` saying it is a
+    derived label, and an arXiv paper's ``eprint``, ``archiveprefix`` and ``primaryclass``."""
     lib = bibtexparser.Library()
     taken: set[str] = set()
     for it in items:
         p = it.paper
+        if p.bibtex:
+            lib.add(_own_entry(p, taken))
+            continue
         # The full title when the record has one (JSONL corpora); a bundled .txt paper list gives none,
         # so its short label stands in and a note says so rather than passing it off as the title.
         fields = [("title", p.display())]
@@ -155,6 +174,9 @@ def to_bibtex(items: list[ExportItem]) -> str:
             fields.append(("year", str(p.year)))
         if p.url or p.links:  # the record's own URL, else the code or project link the abstract gives
             fields.append(("url", p.url or p.links[0]))
+        if p.id.startswith("arxiv:"):  # an arXiv snapshot's paper: how BibTeX styles cite a preprint
+            fields += [("eprint", p.id.removeprefix("arxiv:")), ("archiveprefix", "arXiv")] + \
+                [("primaryclass", p.categories[0])] * bool(p.categories)
         # Plain text: a reference manager shows the abstract as it is, so no Markdown or LaTeX marks.
         fields += [("abstract", plain(p.text)), ("paperid", p.id)]
         lib.add(model.Entry("inproceedings" if p.venue else "misc", cite_key(p, taken),

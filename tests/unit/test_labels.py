@@ -119,3 +119,24 @@ def test_an_untitled_papers_bibtex_title_is_its_label_marked_as_derived():
     (entry,) = read_bibtex(to_bibtex([ExportItem(1, paper)]))
     assert entry["title"] == "a knowledge-guided probabilistic modeling framework"
     assert "derived from the abstract" in entry["note"] and entry["key"] == "knowledgeguidedprobabilistic2026"
+
+
+def test_a_follow_up_names_a_paper_labelled_by_its_contribution_by_its_undescribed_label():
+    """Merging issue 33 (6) with the conversations of items 1–3: "which base model did they use?" of the personality
+    paper was judged with its new label appended, "(a parameter-efficient framework for continuous,
+    multi-dimensional personality control)", words of its own abstract, and read as answered (P 0.80; its abstract
+    names no base model). A follow-up names such a paper as before: by a name it repeats or its opening words."""
+    from assistant.answer.followup import Anchor, anchored_query
+    from assistant.types import CitedAnswer, Source
+    from vectorstore.papers import derive_label, name_to_ask_by
+
+    papers = {p.label: p for p in load_papers([BUNDLED])}
+    personality = papers[EXPECTED["000#10"]]
+    assert name_to_ask_by(personality.label, personality.text) == "Aligning Large Language Models (LLMs) with…"
+    assert name_to_ask_by(personality.label, personality.text) == derive_label(personality.text, describe=False)
+    assert name_to_ask_by("KITE", papers["KITE"].text) == "KITE"  # a name stays
+    assert name_to_ask_by(personality.label, "") == personality.label  # abstract unknown: the label as it is
+    source = Source(n=1, paper_id=personality.id, label=personality.label, abstract=personality.text)
+    anchor = Anchor("q", CitedAnswer(question="q", answer="a", sources=[source]), [source], pinned=True)
+    assert anchored_query("which base model did they use?", anchor) == (
+        "which base model did they use? (Aligning Large Language Models (LLMs) with…)")

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from vectorstore.papers import CorpusError, iter_paper_files
+from vectorstore.papers import KINDS, CorpusError, iter_paper_files
 
 
 def _error(path) -> str:
@@ -20,8 +20,8 @@ def test_each_kind_of_non_file_is_named(tmp_path):
     zero.symlink_to("/dev/zero")
     loop.symlink_to(loop)
     dangling.symlink_to(tmp_path / "gone.txt")
-    assert _error(fifo) == f"{fifo}: not a regular file (a FIFO, socket or device): give a .txt or .jsonl file"
-    assert _error(zero) == f"{zero}: not a regular file (a FIFO, socket or device): give a .txt or .jsonl file"
+    assert _error(fifo) == f"{fifo}: not a regular file (a FIFO, socket or device): give a paper file (" + KINDS + ")"
+    assert _error(zero) == f"{zero}: not a regular file (a FIFO, socket or device): give a paper file (" + KINDS + ")"
     assert _error(loop) == f"{loop}: a symbolic link that leads nowhere (dangling, or a loop): point it at a paper file"
     assert _error(dangling).startswith(f"{dangling}: a symbolic link that leads nowhere")
     assert _error(tmp_path / "nope.txt") == f"{tmp_path / 'nope.txt'}: no such file or folder"

@@ -205,3 +205,51 @@ def test_no_dev_or_training_question_is_taken_for_another_language(dev_questions
     from assistant.question import reads_as_english
 
     assert [q["question"] for q in dev_questions if not reads_as_english(q["question"])] == []
+
+
+# Issue 33: what a conversation's turn asks beyond a lookup (assistant.question.intents). Each row: the question,
+# the comparison's targets as (kind, words) in the order said and its lead question (None: no comparison), whether it
+# asks for another paper, the synthesis it asks for, and the pronoun that points back past max_own_terms.
+INTENTS = [
+    ("compare it with the first one", ([("focus", "it"), ("ordinal", "the first one")], ""), False, "comparison", ""),
+    ("is there another forecasting paper? compare it with KITE", ([("focus", "it"), ("name", "KITE")],
+     "is there another forecasting paper?"), True, "comparison", ""),
+    ("how does KITE differ from SyPE?", ([("name", "KITE"), ("name", "SyPE")], ""), False, "comparison", ""),
+    ("how does it differ from SyPE?", ([("focus", "it"), ("name", "SyPE")], ""), False, "comparison", "does it"),
+    ("compare these", ([("all", "these")], ""), False, "comparison", ""),
+    ("Compare CacheEdit and World Shaper.", ([("name", "CacheEdit"), ("name", "World Shaper")], ""), False, "comparison", ""),
+    ("What is the difference between OmniMoE and PEER?", ([("name", "OmniMoE"), ("name", "PEER")], ""), False,
+     "comparison", ""),
+    ("Compared to PEER, how fast is OmniMoE?", None, False, "", ""),  # a detail, not a comparison
+    ("compresses differences between neighbouring workers' models", None, False, "", ""),
+    ("Is there a continual learning method that weighs old tasks versus new ones?", None, False, "", ""),
+    ("any other papers on forecasting?", None, True, "", ""),
+    ("sorting solvers run one after another until success", None, False, "", ""),  # not "another paper"
+    ("summarise it", None, False, "summary", ""),
+    ("I need a one-pass streaming summary for picking k items", None, False, "", ""),  # a topic, not a request
+    ("what are its two main components?", None, False, "components", ""),
+    ("what are KITE's two main components?", None, False, "components", ""),
+    ("How many building blocks are in the vocabulary?", None, False, "", ""),
+    ("What are the main contributions of KITE?", None, False, "contributions", ""),
+    ("how do they check that the personality actually changed?", None, False, "", "do they"),
+    ("which base model did they use?", None, False, "", "did they"),
+    ("Is it possible to make mixture-of-experts layers faster?", None, False, "", ""),  # an expletive "it"
+]
+
+
+@pytest.mark.parametrize("text, compare, another, synthesis, pointer", INTENTS)
+def test_a_turns_comparison_another_paper_synthesis_and_pointer(text, compare, another, synthesis, pointer):
+    q = analyze(text)
+    if compare is None:
+        assert q.compare is None, q.compare
+    else:
+        targets, lead = compare
+        assert [(t.kind, t.words) for t in q.compare.targets] == targets and q.compare.lead == lead
+    assert (q.another, q.synthesis, q.pointer) == (another, synthesis, pointer)
+
+
+def test_no_dev_question_asks_for_a_comparison_another_paper_or_a_synthesis_or_points_back(dev_questions):
+    """Single questions keep their answers: none of dev.jsonl reads as a turn of a conversation (issue 33)."""
+    fired = [(q["question"], a.compare, a.another, a.synthesis, a.pointer)
+             for q in dev_questions if ((a := analyze(q["question"])).compare or a.another or a.synthesis or a.pointer)]
+    assert fired == []

@@ -7,39 +7,47 @@ copy cut off mid-abstract), or put another folder's file of the same name in pla
 its papers stay: such files are far more often a failed copy, a bad save or a mix-up than a wish.
 ``paper-assistant ingest --replace`` takes a file as it is now; ``paper-assistant remove`` drops a
 file's papers. Each guard returns one-line skip reasons and takes the files it skips out of
-``by_file`` (``{file name: its papers as read now}``).
+``by_file`` (``{file name: the file as read now}``, :class:`~vectorstore.ingest.reading.FileRead`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from vectorstore.papers import Paper, counted, iter_paper_files, visible
+from vectorstore.ingest.reading import FileRead
+from vectorstore.papers import KINDS, counted, entries, iter_paper_files, visible
 
 REPLACE_HINT = "paper-assistant ingest --replace {name}"
 
 
-def empty_inputs(paths: list[str | Path], by_file: dict[str, list[Paper]], indexed: dict[str, set[str]]
+def empty_inputs(paths: list[str | Path], by_file: dict[str, FileRead], indexed: dict[str, set[str]]
                  ) -> tuple[list[str], list[str]]:
     """``(warnings, skip reasons)`` for inputs without a paper, taking the emptied files out of ``by_file``.
 
-    A folder without a .txt or .jsonl file, and a new file without a paper, is a warning. A file
-    read without a paper whose papers are indexed (``indexed``: ``{file name: paper ids}``) is skipped
-    and its papers stay: a file truncated to 0 bytes, or left with blank lines or a BOM, is far more
-    often a failed copy than a wish, and removal is explicit (``paper-assistant remove``).
+    A folder without a paper file, a new file without a paper, and a file none of whose papers the selection
+    (``--category``, ``--since``) admits, is a warning. A file read without a paper whose papers are indexed
+    (``indexed``: ``{file name: paper ids}``) is skipped and its papers stay: a file truncated to 0 bytes, or left
+    with blank lines or a BOM, is far more often a failed copy than a wish, and removal is explicit
+    (``paper-assistant remove``).
     """
-    warnings = [f"{p}: no paper files (.txt, .jsonl) in this folder" for p in map(Path, paths)
+    warnings = [f"{p}: no paper files ({KINDS}) in this folder" for p in map(Path, paths)
                 if p.is_dir() and next(iter_paper_files([p]), None) is None]
     skipped = []
-    for name in [n for n, papers in by_file.items() if not papers]:
-        del by_file[name]
+    for name in [n for n, read in by_file.items() if not len(read)]:
+        tally = by_file.pop(name).tally
         n = len(indexed.get(name, ()))
-        if n:
-            skipped.append(f"{name}: no papers in this file, but {counted(n, 'paper')} of it "
+        parts = ([f"{entries(tally.left_out)} left out by the selection"] if tally.left_out else []) + \
+            ([f"{entries(tally.no_abstract)} without an abstract"] if tally.no_abstract else []) + \
+            ([entries(tally.malformed, "malformed")] if tally.malformed else [])
+        why = f" ({', '.join(parts)})" if parts else ""
+        if tally.left_out:  # the selection's doing, not the file's: its indexed papers stay as they are
+            warnings.append(f"{name}: no paper in it passes the selection{why}")
+        elif n:
+            skipped.append(f"{name}: no papers in this file{why}, but {counted(n, 'paper')} of it "
                            f"{'is' if n == 1 else 'are'} indexed; they were kept (to drop them: "
                            f"paper-assistant remove {name})")
         else:
-            warnings.append(f"{name}: no papers in this file")
+            warnings.append(f"{name}: no papers in this file{why}")
     return warnings, skipped
 
 
@@ -47,21 +55,22 @@ MOSTLY_GONE = 0.5
 """A re-read file missing more than this share of its indexed papers gets the "cut short?" hint."""
 
 
-def shrunk(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store) -> list[str]:
+def shrunk(by_file: dict[str, FileRead], indexed: dict[str, set[str]], store) -> list[str]:
     """Skip reasons for the files of ``by_file`` that no longer hold some of their indexed papers, or
     whose last abstract is now a proper prefix of its indexed text (the file cut off inside it).
     ``indexed``: ``{file name: paper ids}``; ``store``: the VectorStore holding them (one paper read per
-    file). A paper moved to another file read in the same run is not missing."""
+    file). A paper moved to another file read in the same run is not missing, nor is one the selection
+    (``--category``, ``--since``) passed over."""
     out = []
-    read_now = {p.id for papers in by_file.values() for p in papers}
+    read_now = {pid for read in by_file.values() for pid in (*read.hashes, *read.tally.passed_over)}
     for name in list(by_file):
         had = indexed.get(name, set())
         if not had:
             continue
-        papers = by_file[name]
+        last = by_file[name].last
         missing = had - read_now
-        old = store.get_papers([papers[-1].id]).get(papers[-1].id) if not missing else None
-        cut = old is not None and len(papers[-1].text) < len(old.text) and old.text.startswith(papers[-1].text)
+        old = store.get_papers([last.id]).get(last.id) if not missing and last is not None else None
+        cut = old is not None and len(last.text) < len(old.text) and old.text.startswith(last.text)
         if not missing and not cut:
             continue
         del by_file[name]
@@ -71,27 +80,27 @@ def shrunk(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store)
             what = (f"{len(missing)} of its {counted(len(had), 'indexed paper')} "
                     f"{'is' if len(missing) == 1 else 'are'} no longer in it{hint}")
         else:
-            what = f"its last abstract ({papers[-1].id}) is now cut off inside its indexed text (file cut short?)"
+            what = f"its last abstract ({last.id}) is now cut off inside its indexed text (file cut short?)"
         out.append(f"{name}: {what}; nothing of it was changed. To take the file as it is now: "
                    + REPLACE_HINT.format(name=name))
     return out
 
 
-def deleted_inside(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store, unchanged: set[str]
+def deleted_inside(by_file: dict[str, FileRead], indexed: dict[str, set[str]], store, unchanged: set[str]
                    ) -> list[str]:
-    """Skip reasons for the paper lists (.txt) of ``by_file`` from which an abstract was deleted while
-    another was added: ids are positions (``<stem>#<n>``), so the count stays, the later abstracts
+    """Skip reasons for the paper lists (.txt, and .csv without a key column) of ``by_file`` from which an abstract
+    was deleted while another was added: ids are positions (``<stem>#<n>``), so the count stays, the later abstracts
     move up one id and the deleted one's text would silently leave the index. Seen as an indexed text
     that is nowhere in the files read now while another indexed text of the file moved to another id.
     An append (every indexed text at its id) and edits in place (no text moved) are taken.
     ``unchanged``: ids whose stored content hash matches the paper read now (their text is not fetched)."""
     out = []
-    read_now = {p.text for papers in by_file.values() for p in papers}
+    read_now = {p.text for read in by_file.values() for p in read.held or ()}
     for name in list(by_file):
         had = indexed.get(name, set())
-        if not had or not name.lower().endswith(".txt"):
+        if not had or not name.lower().endswith((".txt", ".csv")) or by_file[name].held is None:
             continue
-        now = {p.id: p.text for p in by_file[name]}
+        now = {p.id: p.text for p in by_file[name].held}
         old = store.get_papers([pid for pid in now if pid in had and pid not in unchanged])
         moved = [pid for pid, p in old.items() if p.text != now[pid] and p.text in read_now]
         gone = sorted((pid for pid, p in old.items() if p.text not in read_now), key=_position)
@@ -111,7 +120,7 @@ def _position(pid: str) -> tuple[str, int]:
     return stem, int(n) if n.isdigit() else 0
 
 
-def lost_heading(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], store) -> list[str]:
+def lost_heading(by_file: dict[str, FileRead], indexed: dict[str, set[str]], store) -> list[str]:
     """Skip reasons for the files of ``by_file`` that no longer give the venue or the year their indexed
     papers have: a paper list whose first line was deleted or blanked (no venue, no year), or deleted so
     that the first abstract's title line became the "heading" (its first paper is then its indexed text
@@ -121,17 +130,17 @@ def lost_heading(by_file: dict[str, list[Paper]], indexed: dict[str, set[str]], 
     taken. ``indexed``: ``{file name: paper ids}``, ``store``: the VectorStore."""
     out = []
     for name in list(by_file):
-        papers = by_file[name]
-        if not papers or not indexed.get(name):
+        read = by_file[name]
+        if not len(read) or not indexed.get(name):
             continue
         # All of the file's indexed papers (metadata only): a sample missed a year the later ones give.
         venue, year = store.source_heading(name)
         listing = name.lower().endswith(".txt")
         lost = [what for what, had, has in (
-            ("year", year is not None, any(p.year is not None for p in papers)),
-            ("venue", visible(venue), any(visible(p.venue) for p in papers))) if had and not has]
-        first = store.get_papers([papers[0].id]).get(papers[0].id) if listing and not lost else None
-        if first is not None and _lost_first_line(first.text, papers[0].text):
+            ("year", year is not None, read.has_year), ("venue", visible(venue), read.has_venue)) if had and not has]
+        head = read.head[0]
+        first = store.get_papers([head.id]).get(head.id) if listing and not lost else None
+        if first is not None and _lost_first_line(first.text, head.text):
             lost = ["venue", "year"]
         if not lost:
             continue
@@ -155,10 +164,10 @@ def _lost_first_line(old: str, new: str) -> bool:
     return bool(sep) and rest.strip() == new.strip() and visible(head)
 
 
-def taken_ids(by_file: dict[str, list[Paper]], owners: dict[str, str], store, replace: bool) -> list[str]:
+def taken_ids(by_file: dict[str, FileRead], owners: dict[str, str], store, replace: bool) -> list[str]:
     """Skip reasons for the files of ``by_file`` holding a paper id indexed under another file (``owners``:
     ``{paper id: file name}``). Ingest takes that as a paper moved between files read together
-    (vectorstore.ingest.run.load_files has refused ids whose owner was not read, or still holds them), but
+    (vectorstore.ingest.reading.load_files has refused ids whose owner was not read, or still holds them), but
     only while the owner is taken too (not skipped by a guard: its papers are kept, so its ids stay its
     own) and, unless ``replace``, the paper's text is the indexed one (another text under the same id is
     another paper). Repeated until no file is skipped, since each skip keeps more ids."""
@@ -170,19 +179,20 @@ def taken_ids(by_file: dict[str, list[Paper]], owners: dict[str, str], store, re
     return out
 
 
-def _bad_claim(by_file: dict[str, list[Paper]], name: str, owners: dict[str, str], store, replace: bool) -> str:
+def _bad_claim(by_file: dict[str, FileRead], name: str, owners: dict[str, str], store, replace: bool) -> str:
     """Why file ``name`` may not take an id indexed under another file (see :func:`taken_ids`), or ""."""
-    claims = {p.id: p for p in by_file[name] if owners.get(p.id, name) != name}
-    held = store.get_papers(list(claims)) if claims and not replace else {}
-    for pid, p in claims.items():
+    claims = [pid for pid in by_file[name].hashes if owners.get(pid, name) != name]
+    held = store.get_papers(claims) if claims and not replace else {}
+    now = by_file[name].get(held) if held else {}
+    for pid in claims:
         if owners[pid] not in by_file:
             return f"paper id {pid!r} belongs to {owners[pid]}, which was skipped (its papers are kept)"
-        if pid in held and held[pid].text != p.text:
+        if pid in held and pid in now and held[pid].text != now[pid].text:
             return f"paper id {pid!r} belongs to {owners[pid]}, under another text (another paper)"
     return ""
 
 
-def other_folder(by_file: dict[str, list[Paper]], files: dict[str, Path], stored_paths: dict[str, str],
+def other_folder(by_file: dict[str, FileRead], files: dict[str, Path], stored_paths: dict[str, str],
                  store) -> list[str]:
     """Skip reasons for the files of ``by_file`` whose indexed papers were read from another file of the
     same name that still exists (``stored_paths``: ``{file name: resolved path it was ingested from}``;
@@ -199,7 +209,7 @@ def other_folder(by_file: dict[str, list[Paper]], files: dict[str, Path], stored
         if then == now or _same_bytes(then, now):  # the same file, or a copy (a project copied whole)
             continue
         if not then.is_file():  # moved, unless not one of its first papers is an indexed one: another file
-            first = by_file[name][:20]
+            first = by_file[name].head
             held = store.get_papers([p.id for p in first])
             if not held or any(p.id in held and held[p.id].text == p.text for p in first):
                 continue

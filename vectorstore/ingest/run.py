@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,9 +23,10 @@ from pathlib import Path
 
 import vectorstore.ingest.guards as guards
 from vectorstore.ingest.batch import embed_batch, store_batch, stored_by_text
+from vectorstore.ingest.reading import FileRead, load_files
 from vectorstore.chunks import SENTENCE_SPLITTER, Chunker, ChunkingConfig
 from vectorstore.index import Index
-from vectorstore.papers import CorpusError, Paper, counted, iter_paper_files, load_file
+from vectorstore.papers import Paper, Selection, Tally, counted, entries, iter_paper_files
 
 
 @dataclass
@@ -44,12 +44,21 @@ class IngestReport:
     """Warnings, not errors: a file read without a paper in it, a folder without a paper file."""
     papers_total: int = 0
     chunks_total: int = 0
+    entries: Tally = field(default_factory=Tally)
+    """The entries of the files read that gave no paper: malformed (each named with its line), without an abstract,
+    left out by the selection (``--category``, ``--since``)."""
 
     def summary(self) -> str:
-        s = (f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged, {self.removed} removed, "
-             f"{len(self.skipped)} skipped; index holds {counted(self.papers_total, 'paper')} in "
-             f"{counted(self.chunks_total, 'chunk')}")
-        return s
+        """One line: ``3 added, 0 updated, 0 unchanged, 0 removed, 0 skipped; 212 entries without an abstract
+        skipped; index holds 3 papers in 5 chunks`` (the entries' counts only when there are any)."""
+        t = self.entries
+        extra = "".join(f"; {text}" for n, text in (
+            (t.no_abstract, f"{entries(t.no_abstract)} without an abstract skipped"),
+            (t.malformed, f"{entries(t.malformed, 'malformed')} skipped"),
+            (t.left_out, f"{entries(t.left_out)} left out by the selection")) if n)
+        return (f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged, {self.removed} removed, "
+                f"{len(self.skipped)} skipped{extra}; index holds {counted(self.papers_total, 'paper')} in "
+                f"{counted(self.chunks_total, 'chunk')}")
 
 
 RECORD_FORMAT = 3
@@ -61,7 +70,11 @@ vectors are re-used by id: nothing is embedded again)."""
 def content_hash(paper: Paper, model: str, max_tokens: int, chunking: ChunkingConfig | None = None) -> str:
     """Hash of everything that shapes a paper's stored records (text, metadata, model, chunk budget,
     chunking configuration: overlap, separators; the sentence splitter's version, as its spans are stored)."""
-    parts = [paper.model_dump(), model, max_tokens, RECORD_FORMAT]
+    dump = paper.model_dump()
+    for name in ("categories", "bibtex"):  # fields added later: empty, a paper hashes as before they were
+        if not dump[name]:
+            del dump[name]
+    parts = [dump, model, max_tokens, RECORD_FORMAT]
     if SENTENCE_SPLITTER > 1:  # version 1 hashed as before it was versioned
         parts.append({"sentences": SENTENCE_SPLITTER})
     key = chunking.hash_key() if chunking is not None else None
@@ -71,61 +84,10 @@ def content_hash(paper: Paper, model: str, max_tokens: int, chunking: ChunkingCo
     return hashlib.sha1(payload.encode()).hexdigest()
 
 
-def load_files(paths: Iterable[str | Path], indexed: dict[str, str] | None = None,
-               files: dict[str, Path] | None = None) -> tuple[dict[str, list[Paper]], list[str]]:
-    """``({file name: papers}, [skip reasons])``: unreadable files are reported, not fatal.
-
-    A file is also skipped whole when one of its paper ids belongs to another file: one read
-    earlier in this call, or (``indexed``: ``{paper id: source file name}``) one already in the
-    index, whose paper it would otherwise silently replace; and when a file of the same name (in
-    another folder) was read earlier in this call, as papers are keyed by file name. ``files``, when
-    given, is filled with ``{file name: the path read}``. Raises CorpusError only when a path does
-    not exist or has an unsupported type.
-    """
-    by_file: dict[str, list[Paper]] = {}
-    skipped: list[str] = []
-    seen: dict[str, str] = {}
-    indexed = indexed or {}
-    files = {} if files is None else files
-    loaded: list[tuple[Path, list[Paper]]] = []
-    found = list(iter_paper_files(paths, unreadable=skipped))
-    twice = {name for name, n in Counter(f.name for f in found).items() if n > 1}
-    for f in found:
-        if f.name in twice:  # neither is taken: which one "wins" would depend on the order of the folders
-            other = next(g for g in found if g.name == f.name and g != f)
-            skipped.append(f"{f}: another file named {f.name} ({other}) is read in this run; papers are known by "
-                           f"their file name, so nothing of this one was ingested: rename one of the two")
-            continue
-        files[f.name] = f
-        try:
-            loaded.append((f, load_file(f)))
-        except CorpusError as exc:
-            skipped.append(str(exc))
-    # A file read now owns what it holds now: a paper moved from a.jsonl to b.jsonl, both read in
-    # this call, belongs to b (its indexed owner a no longer has it).
-    now_in = {f.name: {p.id for p in papers} for f, papers in loaded}
-
-    def owner(pid: str) -> str | None:
-        src = indexed.get(pid)
-        return src if src is not None and (src not in now_in or pid in now_in[src]) else None
-
-    for f, papers in loaded:
-        clash = next(((p.id, seen.get(p.id) or owner(p.id)) for p in papers
-                      if seen.get(p.id, f.name) != f.name or (owner(p.id) or f.name) != f.name), None)
-        if clash:
-            skipped.append(f"{f}: paper id {clash[0]!r} already belongs to {clash[1]}; ids must be unique across "
-                           f"files, so nothing of {f.name} was ingested (if the paper moved there, ingest "
-                           f"both files together; if {clash[1]} was renamed: paper-assistant remove {clash[1]})")
-            continue
-        seen.update((p.id, f.name) for p in papers)
-        by_file[f.name] = papers
-    return by_file, skipped
-
-
 def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = None, paper_batch: int = 256,
            progress: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None,
            write_batch: int = 4096, build_lexical: bool = True, replace: bool = False,
-           on_stage: Callable[[str], None] | None = None) -> IngestReport:
+           selection: Selection | None = None, on_stage: Callable[[str], None] | None = None) -> IngestReport:
     """Ingest paper files/folders into ``index``; returns an :class:`IngestReport`.
 
     Papers that need work are taken shortest first, ``paper_batch`` at a time (one commit each);
@@ -134,18 +96,21 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     vectors), and Chroma is written ``write_batch`` chunks per call. Chunks left without a paper
     record by an earlier interrupted run whose paper is no longer being ingested are removed. With
     ``build_lexical`` the BM25 index is brought up to date before returning, so the first question
-    does not pay for it.
+    does not pay for it. arXiv snapshot lines are streamed: read once for their ids and hashes, again
+    for the papers to write, :data:`STREAM_WINDOW` batches at a time (shortest first within them).
 
     A re-read file that would lose or hide indexed papers (see :mod:`vectorstore.ingest.guards`: fewer
     papers, an abstract deleted from a list while another was added, a lost heading, a last abstract cut
-    off, a same-named file from another folder) is skipped
-    with its papers kept, unless ``replace``: then every file is taken as it is now.
+    off, a same-named file from another folder) is skipped with its papers kept, unless ``replace``: then every
+    file is taken as it is now. ``selection`` (``--category``, ``--since``) reads only the papers it admits; an
+    indexed paper it leaves out stays as it is.
 
     ``progress(n)`` is called with the number of papers just finished; ``on_total(n)`` once with the
     number of papers that need embedding; ``on_stage(line)`` with what it is doing before the first batch
-    ("reading 3 files…", "checking 2,000 papers against the index…": seconds a bar at 0 would not explain). Raises IndexInUseError when another writer holds the
-    lock, CorpusError for a missing path; a file that cannot be parsed, or that reuses another
-    file's paper ids, is skipped and reported.
+    ("reading 3 files…", "checking 2,000 papers against the index…": seconds a bar at 0 would not explain).
+    Raises IndexInUseError when another writer holds the lock, CorpusError for a missing path; a file that
+    cannot be parsed, or that reuses another file's paper ids, is skipped and reported; a malformed entry of a
+    .bib, .csv or arXiv file is named in ``report.entries`` and the rest of its file read.
     """
     store = index.store
     chunker = chunker or index.chunker()
@@ -153,12 +118,8 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     try:
         stored = store.paper_hashes()
         files: dict[str, Path] = {}
-        paths = list(paths)
-        if on_stage:
-            on_stage(f"reading {counted(sum(1 for _ in iter_paper_files(paths, unreadable=[])), 'file')}…")
-        by_file, hashes, stored_paths, report = _read_and_screen(paths, index, chunker, replace, stored, files)
-        if on_stage:
-            on_stage(f"checking {counted(len(hashes), 'paper')} against the index…")
+        by_file, stored_paths, report = _read_and_screen(list(paths), index, chunker, (replace, selection, on_stage),
+                                                         stored, files)
         # Where each file was read from, so a same-named file from another folder is told apart next time.
         paths_now = {name: str(files[name].resolve()) for name in by_file}
         # A paper record whose chunks are gone (an older version deleted them before writing the new
@@ -166,15 +127,17 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         # for another version of its text (a run killed between an edit's chunks and its record, the file
         # then reverted: its record's hash matches again, while the chunks are the edit's, or both versions').
         chunked = store.chunk_paper_hashes()
-        todo, loaded_ids = _to_do(by_file, stored, hashes, chunked, report)
+        wanted, loaded_ids = _to_do(by_file, stored, chunked, report)
         # A paper that vanished from a file we re-read was deleted or renumbered by its owner.
         gone = [pid for pid, (_, src) in stored.items() if src in by_file and pid not in loaded_ids]
+        todo = [(p, w[p.id]) for name, w in wanted.items() if by_file[name].held is not None
+                for p in by_file[name].papers(w)]
         # Before anything is deleted: stored vectors of chunks whose text reappears under another id.
         chunks_of, by_text = stored_by_text(todo, index, chunker)
-        todo_ids = {p.id for p, _ in todo}
+        todo_ids = {pid for w in wanted.values() for pid in w}
         orphans = [pid for pid in chunked if pid not in stored and pid not in todo_ids]
         interrupted = store.write_interrupted()
-        if todo or gone or orphans:
+        if todo_ids or gone or orphans:
             store.bump_generation(writing=True)
         if gone:
             store.delete_papers(gone)
@@ -183,16 +146,15 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         # and which is not being ingested now: nothing else would ever remove them.
         if orphans:
             store.delete_papers(orphans)
-        if on_total:
-            on_total(len(todo))
-        if on_stage and todo:
-            on_stage(f"embedding {counted(len(todo), 'paper')} ({min(paper_batch, len(todo))} at a time)…")
-        _write_batches(todo, index, chunker, (chunks_of, by_text), (paper_batch, write_batch), paths_now, report,
-                       progress)
-        for name in by_file:  # a file that moved: its unchanged papers learn the new path
+        _announce(len(todo_ids), paper_batch, on_total, on_stage)
+        sizes = (paper_batch, write_batch)
+        _write_batches(todo, index, chunker, (chunks_of, by_text), sizes, paths_now, report, progress)
+        _write_streamed([(by_file[n], w) for n, w in wanted.items() if by_file[n].held is None], index, chunker, sizes,
+                        paths_now, report, progress)
+        for name, read in by_file.items():  # a file that moved: its unchanged papers learn the new path
             if stored_paths.get(name) != paths_now[name]:
-                store.set_source_path([p.id for p in by_file[name] if p.id not in todo_ids], paths_now[name])
-        if todo or gone or orphans or interrupted:  # interrupted: a killed writer's caches may be stale
+                store.set_source_path([pid for pid in read.hashes if pid not in todo_ids], paths_now[name])
+        if todo_ids or gone or orphans or interrupted:  # interrupted: a killed writer's caches may be stale
             store.bump_generation()
         report.papers_total, report.chunks_total = store.counts()
         if build_lexical:  # the BM25 index and the exact-search matrix, so the first question is fast
@@ -203,16 +165,29 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         lock.release()
 
 
-def _read_and_screen(paths: list, index: Index, chunker: Chunker, replace: bool, stored: dict,
-                     files: dict[str, Path]) -> tuple[dict[str, list[Paper]], dict[str, str], dict[str, str],
-                                                      IngestReport]:
-    """``(papers by file, {paper id: content hash}, {file name: the path it was read from before}, a report
-    holding the files skipped)``: the files read, less those the guards keep out (:mod:`vectorstore.ingest.guards`;
-    fewer of them with ``replace``). ``stored``: the index's ``{paper id: (hash, file name)}``; ``files`` is
-    filled with ``{file name: the path read}``."""
+def _read_and_screen(paths: list, index: Index, chunker: Chunker,
+                     how: tuple[bool, Selection | None, Callable[[str], None] | None], stored: dict,
+                     files: dict[str, Path]) -> tuple[dict[str, FileRead], dict[str, str], IngestReport]:
+    """``(the files read, {file name: the path it was read from before}, a report holding the files skipped and the
+    entries that gave no paper)``: the files read, less those the guards keep out (:mod:`vectorstore.ingest.guards`;
+    fewer of them with ``replace``). ``how``: ``(replace, selection, on_stage)``, ``on_stage`` told "reading 3 files…"
+    before and "checking 2,000 papers against the index…" after the reading; ``stored``: the index's
+    ``{paper id: (hash, file name)}``; ``files`` is filled with ``{file name: the path read}``."""
+    replace, selection, on_stage = how
     store = index.store
     owners = {pid: src for pid, (_, src) in stored.items()}
-    by_file, skipped = load_files(paths, owners, files)
+
+    def hasher(p: Paper) -> str:
+        return content_hash(p, index.encoder.name, chunker.max_tokens, chunker.config)
+
+    if on_stage:
+        on_stage(f"reading {counted(sum(1 for _ in iter_paper_files(paths, unreadable=[])), 'file')}…")
+    by_file, skipped = load_files(paths, hasher, owners, files, selection)
+    if on_stage:
+        on_stage(f"checking {counted(sum(len(r.hashes) for r in by_file.values()), 'paper')} against the index…")
+    tally = Tally()
+    for read in by_file.values():
+        tally.add(read.tally)
     indexed: dict[str, set[str]] = {}  # {source file: its indexed paper ids}
     for pid, (_, src) in stored.items():
         indexed.setdefault(src, set()).add(pid)
@@ -223,35 +198,70 @@ def _read_and_screen(paths: list, index: Index, chunker: Chunker, replace: bool,
         skipped += guards.other_folder(by_file, files, stored_paths, store)
         skipped += guards.lost_heading(by_file, indexed, store)
     skipped += guards.taken_ids(by_file, owners, store, replace)
-    hashes = {p.id: content_hash(p, index.encoder.name, chunker.max_tokens, chunker.config)
-              for papers in by_file.values() for p in papers}
     if not replace:
         skipped += guards.shrunk(by_file, indexed, store)
-        skipped += guards.deleted_inside(by_file, indexed, store,
-                                         {pid for pid, h in hashes.items() if stored.get(pid, ("",))[0] == h})
-    return by_file, hashes, stored_paths, IngestReport(skipped=skipped, empty=empty)
+        unchanged = {pid for read in by_file.values() for pid, h in read.hashes.items()
+                     if stored.get(pid, ("",))[0] == h}
+        skipped += guards.deleted_inside(by_file, indexed, store, unchanged)
+    return by_file, stored_paths, IngestReport(skipped=skipped, empty=empty, entries=tally)
 
 
-def _to_do(by_file: dict[str, list[Paper]], stored: dict, hashes: dict[str, str], chunked: dict,
-           report: IngestReport) -> tuple[list[tuple[Paper, str]], set[str]]:
-    """``([(paper, hash) to embed and write], every paper id read)``, counting added, updated and unchanged
-    papers in ``report``. A paper is unchanged when its record has its hash and its chunks were written for it."""
-    todo: list[tuple[Paper, str]] = []
+def _announce(n: int, paper_batch: int, on_total: Callable[[int], None] | None,
+              on_stage: Callable[[str], None] | None) -> None:
+    """Tell ``on_total`` the ``n`` papers to embed and, when there are any, ``on_stage`` "embedding 9,800 papers
+    (256 at a time)…"."""
+    if on_total:
+        on_total(n)
+    if on_stage and n:
+        on_stage(f"embedding {counted(n, 'paper')} ({min(paper_batch, n)} at a time)…")
+
+
+def _to_do(by_file: dict[str, FileRead], stored: dict, chunked: dict, report: IngestReport
+           ) -> tuple[dict[str, dict[str, str]], set[str]]:
+    """``({file name: {paper id: hash} to embed and write}, every paper id read or passed over)``, counting added,
+    updated and unchanged papers in ``report``. A paper is unchanged when its record has its hash and its chunks
+    were written for it; one the selection passed over is neither read nor gone."""
+    wanted: dict[str, dict[str, str]] = {}
     loaded_ids: set[str] = set()
-    for papers in by_file.values():
-        for p in papers:
-            loaded_ids.add(p.id)
-            h = hashes[p.id]
-            old = stored.get(p.id)
-            if old and old[0] == h and p.id in chunked and chunked[p.id] <= {h, ""}:
+    for name, read in by_file.items():
+        loaded_ids |= read.tally.passed_over
+        for pid, h in read.hashes.items():
+            loaded_ids.add(pid)
+            old = stored.get(pid)
+            if old and old[0] == h and pid in chunked and chunked[pid] <= {h, ""}:
                 report.unchanged += 1
                 continue
-            todo.append((p, h))
+            wanted.setdefault(name, {})[pid] = h
             if old:
                 report.updated += 1
             else:
                 report.added += 1
-    return todo, loaded_ids
+    return wanted, loaded_ids
+
+
+STREAM_WINDOW = 8
+"""Batches of a streamed file read ahead and sorted by length together: memory holds this many batches of
+papers (2,048 at the default 256), whatever the file's size."""
+
+
+def _write_streamed(files: list[tuple[FileRead, dict[str, str]]], index: Index, chunker: Chunker,
+                    sizes: tuple[int, int], paths_now: dict[str, str], report: IngestReport,
+                    progress: Callable[[int], None] | None) -> None:
+    """Embed and write the ``{paper id: hash}`` wanted of each streamed file (:meth:`FileRead.papers` reads it
+    again), :data:`STREAM_WINDOW` batches of ``sizes[0]`` papers at a time; a paper that changed since the first
+    reading is left for the next ingest, with a warning."""
+    window = sizes[0] * STREAM_WINDOW
+    for read, wanted in files:
+        ahead: list[tuple[Paper, str]] = []
+        for p in read.papers(wanted):
+            ahead.append((p, wanted[p.id]))
+            if len(ahead) >= window:
+                _write_batches(ahead, index, chunker, ({}, {}), sizes, paths_now, report, progress)
+                ahead = []
+        _write_batches(ahead, index, chunker, ({}, {}), sizes, paths_now, report, progress)
+        if read.changed:
+            report.empty.append(f"{read.path}: {counted(read.changed, 'paper')} changed while the file was read; "
+                                "left as indexed for the next ingest to take")
 
 
 def _write_batches(todo: list[tuple[Paper, str]], index: Index, chunker: Chunker, reuse: tuple, sizes: tuple[int, int],

@@ -1,19 +1,35 @@
-"""Paper files and folders: which files to read (:func:`iter_paper_files`) and each one loaded by its
-format (:func:`load_file`: ``.jsonl`` records or a ``.txt`` paper list), or all at once (:func:`load_papers`).
+"""Paper files and folders: which files to read (:func:`iter_paper_files`) and each one loaded by its format
+(:func:`file_format`: a ``.txt`` paper list, ``.jsonl`` records, a ``.bib`` BibTeX export, a ``.csv`` with a
+header, arXiv snapshot lines in a ``.json`` or ``.jsonl``): whole (:func:`read_file`, :func:`load_file`), a line at a
+time (:func:`stream_file`, the arXiv snapshot: :func:`is_streamed`), or all files at once (:func:`load_papers`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
+from vectorstore.papers.format_arxiv import is_arxiv_file, iter_arxiv
+from vectorstore.papers.format_bibtex import load_bibtex
+from vectorstore.papers.format_csv import load_csv
 from vectorstore.papers.format_jsonl import load_jsonl
 from vectorstore.papers.format_txt import load_paper_list
 from vectorstore.papers.records import CorpusError, Paper
+from vectorstore.papers.selection import Selection, Tally
 
 
-SUPPORTED_SUFFIXES = (".txt", ".jsonl")
+SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".json", ".bib", ".csv")
+KINDS = ".txt paper lists, .jsonl, .bib, .csv or arXiv snapshot .json"
+"""The formats, as a message names them."""
+
+
+def _in_folder(f: Path) -> bool:
+    """A file a folder's expansion takes: a supported suffix, and for ``.json`` an arXiv snapshot (a folder also
+    holds .json settings and caches, such as an index's own)."""
+    suffix = f.suffix.lower()
+    return suffix in SUPPORTED_SUFFIXES and (suffix != ".json" or is_arxiv_file(f))
 
 
 def iter_paper_files(paths: Iterable[str | Path], unreadable: list[str] | None = None) -> Iterator[Path]:
@@ -41,15 +57,16 @@ def iter_paper_files(paths: Iterable[str | Path], unreadable: list[str] | None =
                 unreadable += unreadable_folders(p)
             # Subfolders too ("papers/2024/a.jsonl"); extensions in any case ("list.TXT").
             yield from once(sorted(f for f in p.rglob("*") if f.suffix.lower() in SUPPORTED_SUFFIXES and f.is_file()
-                                   and not any(part.startswith(".") for part in f.relative_to(p).parts)))
+                                   and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                                   and _in_folder(f)))
         elif p.is_file():
             if p.suffix.lower() not in SUPPORTED_SUFFIXES:
-                raise CorpusError(f"{p}: unsupported file type {p.suffix!r} (use .txt paper lists or .jsonl)")
+                raise CorpusError(f"{p}: unsupported file type {p.suffix!r} (use {KINDS})")
             yield from once([p])
         elif os.path.lexists(p) and not p.exists():
             raise CorpusError(f"{p}: a symbolic link that leads nowhere (dangling, or a loop): point it at a paper file")
         elif os.path.lexists(p):
-            raise CorpusError(f"{p}: not a regular file (a FIFO, socket or device): give a .txt or .jsonl file")
+            raise CorpusError(f"{p}: not a regular file (a FIFO, socket or device): give a paper file ({KINDS})")
         else:
             raise CorpusError(f"{p}: no such file or folder")
 
@@ -70,18 +87,73 @@ def unreadable_folders(root: Path) -> list[str]:
     return lines
 
 
-def load_file(path: Path) -> list[Paper]:
-    """Papers of one ``.jsonl`` file or ``.txt`` paper list (extension in any case); raises CorpusError, also for
-    a file the operating system will not let us read (permissions, a folder in its place): the ingest skips and
-    reports it, and its indexed papers stay, instead of stopping the run (hostile round #35)."""
+def file_format(path: Path) -> str:
+    """``"txt"``, ``"jsonl"``, ``"bibtex"``, ``"csv"`` or ``"arxiv"`` (a ``.json``/``.jsonl`` whose first record has
+    the snapshot's fields), by the suffix in any case; a ``.json`` of other records is read as JSONL."""
+    suffix = Path(path).suffix.lower()
+    if suffix in (".json", ".jsonl"):
+        return "arxiv" if is_arxiv_file(Path(path)) else "jsonl"
+    return {".bib": "bibtex", ".csv": "csv"}.get(suffix, "txt")
+
+
+def is_streamed(path: Path) -> bool:
+    """True for a file read a line at a time (:func:`stream_file`): arXiv snapshot lines, gigabytes of them."""
+    return file_format(path) == "arxiv"
+
+
+@contextlib.contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """A file the operating system will not let us read (permissions, a folder in its place) as CorpusError: the
+    ingest skips and reports it, and its indexed papers stay, instead of stopping the run (hostile round #35)."""
     try:
-        return load_jsonl(path) if Path(path).suffix.lower() == ".jsonl" else load_paper_list(path)
+        yield
     except PermissionError as exc:
         raise CorpusError(f"{path}: cannot be read (permission denied): skipped; its indexed papers are kept") from exc
     except IsADirectoryError as exc:
         raise CorpusError(f"{path}: is a folder, not a paper file: skipped") from exc
     except OSError as exc:
         raise CorpusError(f"{path}: cannot be read ({exc.strerror or exc}): skipped; its indexed papers are kept") from exc
+
+
+def read_file(path: Path, selection: Selection | None = None, known: Container[str] = frozenset(),
+              tally: Tally | None = None) -> list[Paper]:
+    """The papers of one file (its format by :func:`file_format`) that ``selection`` admits, in file order.
+
+    ``tally`` (when given) receives the entries of a ``.bib``, ``.csv`` or arXiv file that gave no paper (malformed,
+    each named with its line; without an abstract), and those ``selection`` left out (the ids among ``known`` in
+    ``tally.passed_over``). Raises CorpusError for a file that cannot be read at all: a ``.txt`` or ``.jsonl`` with
+    any bad record (its format is all or nothing), a file that is not UTF-8 text, a CSV without title and abstract
+    columns, one the operating system will not let us read."""
+    tally = tally if tally is not None else Tally()
+    with _reading(path):
+        fmt = file_format(path)
+        if fmt == "arxiv":
+            return list(iter_arxiv(path, tally, selection, known))
+        loaders = {"txt": lambda: load_paper_list(path), "jsonl": lambda: load_jsonl(path),
+                   "bibtex": lambda: load_bibtex(path, tally), "csv": lambda: load_csv(path, tally)}
+        papers = loaders[fmt]()
+    if selection is None or not selection.active():
+        return papers
+    kept = [p for p in papers if selection.admits(p.categories, None, p.year)]
+    if len(kept) < len(papers):
+        left = {p.id for p in papers} - {p.id for p in kept}
+        tally.left_out += len(left)
+        tally.passed_over |= {pid for pid in left if pid in known}
+    return kept
+
+
+def stream_file(path: Path, selection: Selection | None = None, known: Container[str] = frozenset(),
+                tally: Tally | None = None) -> Iterator[Paper]:
+    """:func:`read_file` for arXiv snapshot lines (:func:`is_streamed`), a paper at a time, so that memory holds
+    one record whatever the file's size. Raises CorpusError as :func:`read_file`, when the iteration meets it."""
+    with _reading(path):
+        yield from iter_arxiv(path, tally if tally is not None else Tally(), selection, known)
+
+
+def load_file(path: Path) -> list[Paper]:
+    """Every paper of one file (:func:`read_file` without a selection; malformed entries of a ``.bib``, ``.csv`` or
+    arXiv file are left out: :func:`read_file` names them)."""
+    return read_file(path)
 
 
 def load_papers(paths: Iterable[str | Path]) -> list[Paper]:

@@ -3,7 +3,9 @@ label, :func:`derive_label`; the code and project links, :func:`code_links`), th
 (:class:`CorpusError`) and the wording of counts.
 
 The loaders, one module per format: :mod:`vectorstore.papers.format_txt` (paper-list text files),
-:mod:`vectorstore.papers.format_jsonl` (JSONL records), :mod:`vectorstore.papers.files` (files and folders, by suffix).
+:mod:`vectorstore.papers.format_jsonl` (JSONL records), :mod:`vectorstore.papers.format_bibtex` (BibTeX),
+:mod:`vectorstore.papers.format_csv` (CSV with a header), :mod:`vectorstore.papers.format_arxiv` (arXiv metadata
+snapshot lines); :mod:`vectorstore.papers.files` (files and folders, each by its format).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ class Paper(BaseModel):
     """One abstract, the unit that answers cite."""
 
     id: str = Field(min_length=1)
-    text: str = Field(min_length=1, description="the abstract, exactly as in the source file")
+    text: str = Field(min_length=1, description="the abstract as in the source file (in a BibTeX entry or arXiv record: LaTeX accents as Unicode)")
     title: str = ""
     label: str = Field("", description="short display name, e.g. 'OmniMoE'")
     authors: list[str] = Field(default_factory=list)
@@ -29,6 +31,11 @@ class Paper(BaseModel):
     year: int | None = None
     url: str = ""
     source: str = Field("", description="file the paper came from (file name only)")
+    categories: list[str] = Field(default_factory=list,
+                                  description="subject categories as the source gives them, e.g. arXiv's ['cs.LG', 'stat.ML']")
+    bibtex: dict[str, str] = Field(default_factory=dict, description=(
+        "the BibTeX entry the paper was read from (a .bib file; else empty): its fields as read, LaTeX as Unicode, "
+        "with 'ENTRYTYPE' and 'ID' (the citation key), so an export writes the entry back"))
 
     def display(self) -> str:
         """Label for lists and citations: title if known, else the derived label."""
@@ -160,7 +167,7 @@ def _direct_names(rest: str) -> list[str]:
     return names
 
 
-def derive_label(text: str, max_words: int = 6) -> str:
+def derive_label(text: str, max_words: int = 6, describe: bool = True) -> str:
     """A short display label for an untitled abstract: the name it introduces, else what it says it contributes,
     else its first words.
 
@@ -168,8 +175,8 @@ def derive_label(text: str, max_words: int = 6) -> str:
     word, e.g. "OmniMoE", "Reward Auditor" is caught by the title-case variant); "called/named X";
     else the contribution sentence's own words (:func:`contribution_phrase`: "a unified framework for
     constrained diffusion models", never an acronym it merely mentions, "VLA"); else the most frequent
-    non-generic capitalised token; otherwise the first ``max_words`` words + "…".
-    Returns a non-empty string for non-empty text.
+    non-generic capitalised token; otherwise the first ``max_words`` words + "…". Without ``describe``, no
+    contribution phrase (:func:`name_to_ask_by`). Returns a non-empty string for non-empty text.
     """
     # Text-mode markup is no part of a name: "we propose \\textbf{MapGR} (…)" introduces MapGR.
     head = _MARKUP.sub(r"\1", " ".join(text.split()))
@@ -186,7 +193,7 @@ def derive_label(text: str, max_words: int = 6) -> str:
     if names:
         uses = {c: len(re.findall(rf"(?<![\w-]){re.escape(c)}(?![\w-])", head)) for c in names}
         return max(names, key=lambda c: (uses[c], -names.index(c)))
-    phrase = contribution_phrase(head)
+    phrase = contribution_phrase(head) if describe else ""
     if phrase:
         return phrase
     counts: dict[str, int] = {}
@@ -205,6 +212,18 @@ def derive_label(text: str, max_words: int = 6) -> str:
     if len(label) > cut:
         return label[:cut].rstrip() + "…"
     return label + ("…" if len(words) > max_words else "")
+
+
+def name_to_ask_by(label: str, text: str) -> str:
+    """``label`` as a follow-up names its paper in the question the judge reads ("… (OmniMoE)"): itself, unless it
+    is :func:`derive_label`'s description of the untitled abstract ``text`` (its :func:`contribution_phrase`, "a
+    parameter-efficient framework for …"), which says what the abstract says and so made any question about the
+    paper read as answered ("which base model did they use?" of an abstract naming none: P 0.80); then the label
+    without the description, a name the abstract repeats or its opening words ("Aligning Large Language Models
+    (LLMs) with…", P 0.036). ``text`` "" (unknown): ``label``."""
+    if label and text and label == contribution_phrase(_MARKUP.sub(r"\1", " ".join(text.split()))):
+        return derive_label(text, describe=False)
+    return label
 
 
 def counted(n: int, noun: str) -> str:

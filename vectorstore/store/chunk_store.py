@@ -102,7 +102,8 @@ class ChunkStore(StoreReads, StoreQueries):
             p = papers[c.paper_id]
             m = {"paper_id": c.paper_id, "index": c.index, "start": c.start, "end": c.end,
                  "venue": p.venue, "source": p.source, "has_code": has_code[c.paper_id], TEXT_KEY: text_key(c.text),
-                 "year": p.year}  # None deletes a stored year (upsert merges metadata)
+                 "year": p.year,  # None deletes a stored year (upsert merges metadata)
+                 "categories": list(p.categories) or None}  # a list for "$contains"; Chroma refuses an empty one
             if sentences is not None:
                 m.update(sentences[k])
             if hashes is not None:

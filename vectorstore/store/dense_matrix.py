@@ -42,7 +42,7 @@ class DenseMatrix:
     fields: dict[str, list]
     matrix: np.ndarray
 
-    FIELDS = ("venue", "year", "source", "paper_id", "has_code")
+    FIELDS = ("venue", "year", "source", "paper_id", "has_code", "categories")
 
     def save(self, folder: Path) -> None:
         with replace_folder(folder) as tmp:
@@ -91,7 +91,7 @@ class DenseMatrix:
         return bool(np.all(np.abs(norms - 1.0) < 1e-3))
 
     def mask(self, where: dict | None) -> np.ndarray | None:
-        """Rows that pass a Chroma-style ``where`` (field equality, $eq, $in, $and, $or); None = unsupported."""
+        """Rows that pass a Chroma-style ``where`` (field equality, $eq, $in, $contains, $and, $or); None = unsupported."""
         n = len(self.ids)
         if not where:
             return np.ones(n, dtype=bool)
@@ -113,6 +113,8 @@ class DenseMatrix:
             elif set(cond) == {"$in"}:
                 allowed = set(cond["$in"])
                 return np.fromiter((v in allowed for v in values), bool, n)
+            elif set(cond) == {"$contains"}:  # a list field (categories) holding the value
+                return np.fromiter((isinstance(v, list) and cond["$contains"] in v for v in values), bool, n)
             else:
                 return None
         return np.fromiter((v == cond and v is not None for v in values), bool, n)

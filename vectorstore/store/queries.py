@@ -29,12 +29,14 @@ class StoreQueries:
     defines ``state_stamp``, ``_vectors_current`` and ``_iter_get``."""
 
     def field_values(self, field: str) -> set:
-        """Distinct values of a paper field (``venue``, ``year``, ``source``) across the index."""
+        """Distinct values of a paper field (``venue``, ``year``, ``source``; ``categories``: each category) across
+        the index."""
         dense = self.dense_matrix()
         if dense is not None and field in dense.fields:
-            return {v for v in dense.fields[field] if v not in (None, "")}
-        return {m[field] for page in self._iter_get(self.papers, ["metadatas"]) for m in page["metadatas"]
-                if m.get(field) not in (None, "")}
+            values = dense.fields[field]
+        else:
+            values = [m.get(field) for page in self._iter_get(self.papers, ["metadatas"]) for m in page["metadatas"]]
+        return {x for v in values for x in (v if isinstance(v, list) else [v]) if x not in (None, "")}
 
     def nearest_papers(self, embedding: np.ndarray, n: int) -> list[tuple[str, float]]:
         """The ``n`` papers whose whole-abstract embedding is nearest ``embedding``: ``[(id, cosine)]`` best first."""

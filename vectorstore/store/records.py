@@ -42,6 +42,9 @@ def paper_metadata(paper: Paper, content_hash: str) -> dict:
         "has_code": bool(paper.links),  # a filter ("papers with code"); the links are read from the text
         # None deletes the key: Chroma's upsert merges metadata, so a year taken out of a file would stay.
         "year": paper.year,
+        # A list (Chroma's "$contains" filters on it), None without one: Chroma refuses an empty list.
+        "categories": list(paper.categories) or None,
+        "bibtex": json.dumps(paper.bibtex, ensure_ascii=False) if paper.bibtex else None,
     }
     return meta
 
@@ -52,4 +55,5 @@ def paper_from(doc: str, meta: dict) -> Paper:
         id=meta["paper_id"], text=doc, title=meta.get("title", ""), label=meta.get("label", ""),
         authors=json.loads(meta.get("authors") or "[]"), venue=meta.get("venue", ""),
         year=meta.get("year"), url=meta.get("url", ""), source=meta.get("source", ""),
+        categories=list(meta.get("categories") or []), bibtex=json.loads(meta.get("bibtex") or "{}"),
     )
