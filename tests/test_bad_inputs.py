@@ -275,6 +275,26 @@ def test_doctor_says_an_ingest_is_running_while_one_holds_the_writer_lock(index,
     assert next(run_doctor(settings))[1] == first[1]  # released: the plain line again
 
 
+def test_doctor_during_a_first_ingest_says_it_is_running_not_that_the_index_is_empty(tmp_path, settings, encoder):
+    """Second hostile round (#35, F14): while a first ingest loaded its model and embedded its first batch,
+    doctor failed with "the index holds no papers … add some with `paper-assistant ingest`"."""
+    from assistant.answer import forget_indexes
+    from assistant.faces.doctor import run_doctor
+    from vectorstore.index import open_index
+
+    empty = settings.model_copy(update={"index": tmp_path / "first"})
+    idx = open_index(empty.index, encoder)
+    forget_indexes()
+    ok, line = next(run_doctor(empty))
+    assert not ok and "the index holds no papers" in line  # no ingest: the index is just empty
+    with idx.writer_lock():
+        forget_indexes()
+        ok, line = next(run_doctor(empty))
+    assert (ok, line) == (True, f"index at {empty.index}: an ingest is running (another process on this machine); "
+                                "no papers are written yet")
+    forget_indexes()
+
+
 def test_map_out_refuses_an_existing_file_unless_forced(index, index_dir, monkeypatch, capsys, tmp_path):
     """As --export: an existing file is left alone with one line; --force overwrites it."""
     out_file = tmp_path / "map.png"

@@ -863,6 +863,18 @@ def test_a_french_or_chinese_question_on_an_indexed_topic_is_told_questions_are_
                                         "as English.")
 
 
+@pytest.mark.parametrize("question", ["Quels articles accélèrent le mixture-of-experts ?", "哪些论文加速了专家混合模型？"])
+def test_a_list_in_french_or_chinese_is_told_questions_are_matched_in_english(assistant, question):
+    """Second hostile round (#35, F10): `list` (and MCP's list_papers) gave its list with no word that the
+    question was matched as English; the answer path's note is the list's too, once."""
+    from assistant.question import FOREIGN_NOTE
+    from assistant.research import list_papers
+
+    result = list_papers(assistant, question)
+    assert result.note.endswith(FOREIGN_NOTE) and result.note.count(FOREIGN_NOTE) == 1
+    assert FOREIGN_NOTE not in list_papers(assistant, "Which papers speed up mixture-of-experts layers?").note
+
+
 def test_cjk_question_naming_a_method_finds_it(assistant):
     ans = assistant.ask("什么是SyPE？")
     assert ans.sources and ans.sources[0].paper_id == SYPE

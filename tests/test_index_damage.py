@@ -260,3 +260,52 @@ def test_a_jsonl_file_gets_hints_of_its_own_format(tmp_path, encoder):
     assert ingest([f], idx).skipped == [
         "recs.jsonl: 3 of its 4 indexed papers are no longer in it (cut short?); nothing of it was changed. To take "
         "the file as it is now: paper-assistant ingest --replace recs.jsonl"]
+
+
+def _sqlite_a_folder(folder):
+    (folder / "chroma" / "chroma.sqlite3").unlink()
+    (folder / "chroma" / "chroma.sqlite3").mkdir()
+
+
+def _chroma_a_file(folder):
+    shutil.rmtree(folder / "chroma")
+    (folder / "chroma").write_text("x")
+
+
+@pytest.mark.parametrize("odd, why", [
+    (_sqlite_a_folder, "(it is a folder, not SQLite's file)"),
+    (_chroma_a_file, "(IDX/chroma is a file, not the folder that holds it)")], ids=["sqlite a folder", "chroma a file"])
+def test_a_database_of_the_wrong_kind_is_named_with_its_remedy(tmp_path, encoder, odd, why):
+    """Second hostile round (#35, F18): Chroma's own words came through: "unable to open database file (code
+    14)" for a folder where chroma.sqlite3 belongs, "File exists (os error 17)" for a file where chroma/ does."""
+    from assistant.faces import one_line
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+    from vectorstore.store import StoreError
+
+    folder = tmp_path / "idx"
+    ingest([CORPUS / "004_9268713af81d21d3.txt"], open_index(folder, encoder))
+    odd(folder)
+    with pytest.raises(StoreError) as err:
+        open_index(folder, encoder)
+    assert one_line(err.value) == (
+        f"the index database {folder}/chroma/chroma.sqlite3 is damaged {why.replace('IDX', str(folder))}, so the "
+        f"index cannot be read: delete {folder} and run `paper-assistant ingest` again (the paper files are not touched)")
+
+
+def test_a_file_where_a_cache_folder_belongs_is_named_and_replaced(tmp_path, encoder):
+    """Second hostile round (#35, F18): doctor said "(. is not a plain file)", and the rebuild it promised never
+    came (the file stayed, the rename onto it failed, a .tmp folder was left)."""
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+    from vectorstore.store import LexicalIndex
+
+    folder = tmp_path / "idx"
+    idx = open_index(folder, encoder)
+    ingest([CORPUS / "004_9268713af81d21d3.txt"], idx)
+    shutil.rmtree(idx.lexical_dir)
+    idx.lexical_dir.write_text("x")
+    assert LexicalIndex.inspect(idx.lexical_dir) == (None, "it is a file, not a folder")
+    fresh = open_index(folder, encoder)
+    assert fresh.lexical().search("reward model", 1)
+    assert idx.lexical_dir.is_dir() and not idx.lexical_dir.with_name(idx.lexical_dir.name + ".tmp").exists()

@@ -143,6 +143,15 @@ def test_list_papers_gives_every_match_and_the_count(stdio_client):
     assert all(p["sentence"] for p in out["papers"])
 
 
+def test_search_and_list_papers_say_a_french_query_is_matched_as_english(stdio_client):
+    """Second hostile round (#35, F10): the tools gave no word that questions are matched in English."""
+    from assistant.question import FOREIGN_NOTE
+
+    assert FOREIGN_NOTE in ok(call(stdio_client, "search", {"query": "Comment accélérer le mixture-of-experts ?"}))["note"]
+    assert FOREIGN_NOTE in ok(call(stdio_client, "list_papers", {"topic": "Quels articles étudient les modèles de diffusion ?"}))["note"]
+    assert FOREIGN_NOTE not in ok(call(stdio_client, "search", {"query": "mixture-of-experts speedup"}))["note"]
+
+
 def test_get_paper_returns_the_full_record(stdio_client):
     out = ok(call(stdio_client, "get_paper", {"paper_id": OMNIMOE}))
     assert out["id"] == OMNIMOE and out["label"] == "OmniMoE" and out["source"] == "000_12a0d7b1c5c902c5.txt"
@@ -158,6 +167,15 @@ def test_bad_input_gets_clear_errors(stdio_client):
     assert "query" in error_text(call(stdio_client, "search", {}))  # the missing argument is named
     # The server is still answering after the errors.
     assert ok(call(stdio_client, "get_paper", {"paper_id": SYPE}))["label"] == "SyPE"
+
+
+def test_arguments_that_fail_the_schema_get_one_line_naming_the_field(stdio_client):
+    """Second hostile round (#35, F20): the SDK answered pydantic's report, four lines and a link per error."""
+    msg = error_text(call(stdio_client, "search", {"query": "moe", "k": 1000}))
+    assert msg == "invalid arguments for search: k: input should be less than or equal to 100 (got 1000)"
+    msg = error_text(call(stdio_client, "related", {"k": 0, "explain": 99}))
+    assert "\n" not in msg and msg.startswith("invalid arguments for related: ") and "k: " in msg and "explain: " in msg
+    assert error_text(call(stdio_client, "get_paper", {})) == "invalid arguments for get_paper: paper_id: field required"
 
 
 def test_index_resource_lists_papers_venues_and_years(stdio_client):
@@ -288,93 +306,128 @@ BAD_LINES = [  # (line as sent, the error's code, its id)
 ]
 
 
-def test_raw_stdio_answers_every_unreadable_line_and_keeps_serving(index, index_dir, tmp_path):
+class RawStdio:
+    """A server subprocess over stdio driven by hand (the lines a client may send, byte for byte), its
+    replies read from a thread so a missing one fails after ``wait`` seconds instead of hanging."""
+
+    def __init__(self, index_dir: Path, log: Path):
+        import queue
+        import threading
+
+        self.log = log
+        self.proc = subprocess.Popen([sys.executable, *server_args(index_dir)], cwd=ROOT, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=open(log, "w"))
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(x) for x in iter(self.proc.stdout.readline, b"")],
+                         daemon=True).start()
+
+    def send(self, raw: bytes, end: bytes = b"\n") -> None:
+        self.proc.stdin.write(raw + end)
+        self.proc.stdin.flush()
+
+    def rpc(self, message: dict) -> None:
+        _rpc(self.proc, message)
+
+    def reply(self, wait: float = 120) -> dict:
+        import queue
+
+        try:
+            return json.loads(self.lines.get(timeout=wait))
+        except queue.Empty:
+            raise AssertionError("no reply: " + self.log.read_text()[-2000:]) from None
+
+    def handshake(self) -> None:
+        self.rpc({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "raw-test", "version": "0"}}})
+        assert self.reply()["id"] == 0
+        self.rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def get_omnimoe(self, rid) -> None:
+        """Asks for OmniMoE's record with id ``rid`` and checks the answer: the server still serves."""
+        self.rpc({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                  "params": {"name": "get_paper", "arguments": {"paper_id": OMNIMOE}}})
+        got = self.reply()
+        assert got["id"] == rid and got["result"]["structuredContent"]["label"] == "OmniMoE", got
+
+    def close(self) -> None:
+        """Ends the session; the server must exit cleanly, with nothing unanswered and no traceback."""
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+        assert self.proc.returncode == 0 and self.lines.empty()
+        assert "Traceback" not in self.log.read_text()
+
+
+@pytest.fixture
+def raw_stdio(index, index_dir, tmp_path):
+    raw = RawStdio(index_dir, tmp_path / "stderr.log")
+    try:
+        raw.handshake()
+        yield raw
+    finally:
+        if raw.proc.poll() is None:
+            raw.proc.kill()
+
+
+def test_raw_stdio_answers_every_unreadable_line_and_keeps_serving(raw_stdio):
     """Seventh break-it run (#156-#160): a request whose string arguments held a lone surrogate escape
     ("\ud800"), or a line that was no JSON, got no reply at all (the SDK logs what it cannot parse), so a
     client waited forever. Each gets a JSON-RPC error now, with the request's id where it can be read, and
     the server answers the next request; a notification and a blank line get nothing."""
-    import queue
-    import threading
-
-    proc = subprocess.Popen([sys.executable, *server_args(index_dir)], cwd=ROOT, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=open(tmp_path / "stderr.log", "w"))
-    lines: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(x) for x in iter(proc.stdout.readline, b"")], daemon=True).start()
-
-    def send(raw: bytes) -> None:
-        proc.stdin.write(raw + b"\n")
-        proc.stdin.flush()
-
-    def reply() -> dict:
-        try:
-            return json.loads(lines.get(timeout=120))
-        except queue.Empty:
-            raise AssertionError("no reply: " + (tmp_path / "stderr.log").read_text()[-2000:]) from None
-
-    try:
-        _rpc(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                               "clientInfo": {"name": "raw-test", "version": "0"}}})
-        assert reply()["id"] == 0
-        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        send(rb'{"jsonrpc":"2.0","method":"notifications/\ud800"}')  # no reply due: nothing comes
-        send(b"")
-        for n, (line, code, pid) in enumerate(BAD_LINES):
-            send(line)
-            got = reply()
-            assert (got["id"], got["error"]["code"]) == (pid, code), (line, got)
-            assert code != -32602 or "lone surrogate escape" in got["error"]["message"]
-            _rpc(proc, {"jsonrpc": "2.0", "id": 100 + n, "method": "tools/call",
-                        "params": {"name": "get_paper", "arguments": {"paper_id": OMNIMOE}}})
-            got = reply()
-            assert got["id"] == 100 + n and got["result"]["structuredContent"]["label"] == "OmniMoE", (line, got)
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=60)
-    assert proc.returncode == 0 and lines.empty()
-    assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+    raw = raw_stdio
+    raw.send(rb'{"jsonrpc":"2.0","method":"notifications/\ud800"}')  # no reply due: nothing comes
+    raw.send(b"")
+    for n, (line, code, pid) in enumerate(BAD_LINES):
+        raw.send(line)
+        got = raw.reply()
+        assert (got["id"], got["error"]["code"]) == (pid, code), (line, got)
+        assert code != -32602 or "lone surrogate escape" in got["error"]["message"]
+        raw.get_omnimoe(100 + n)
+    raw.close()
 
 
-def test_raw_stdio_answers_a_request_whose_id_is_no_string_or_integer(index, index_dir, tmp_path):
+def test_raw_stdio_answers_a_request_whose_id_is_no_string_or_integer(raw_stdio):
     """Hostile round (#35, 11): a request whose id was null, an object, a list, a fraction or a boolean got no
     reply at all (the SDK read it as a notification), so the client waited forever. JSON-RPC 2.0 allows a
     request a string or an integer id: anything else is an invalid request, answered with id null."""
-    import queue
-    import threading
+    raw = raw_stdio
+    for n, bad in enumerate([None, {"n": 1}, [1], 1.5, 2.0, True, False]):
+        raw.rpc({"jsonrpc": "2.0", "id": bad, "method": "tools/list"})
+        got = raw.reply()
+        assert got == {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32600, "message": "Invalid request: a request's id must be a string or an integer"}}, (bad, got)
+        raw.get_omnimoe(f"ok{n}")
+    raw.rpc({"jsonrpc": "2.0", "id": -7, "method": "tools/list"})  # integers and strings stay ids
+    assert raw.reply()["id"] == -7
+    raw.close()
 
-    proc = subprocess.Popen([sys.executable, *server_args(index_dir)], cwd=ROOT, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=open(tmp_path / "stderr.log", "w"))
-    lines: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(x) for x in iter(proc.stdout.readline, b"")], daemon=True).start()
 
-    def reply() -> dict:
-        try:
-            return json.loads(lines.get(timeout=60))
-        except queue.Empty:
-            raise AssertionError("no reply: " + (tmp_path / "stderr.log").read_text()[-2000:]) from None
+def _rss_kib(pid: int) -> int:
+    return int(re.search(r"VmRSS:\s+(\d+)", Path(f"/proc/{pid}/status").read_text()).group(1))
 
-    try:
-        _rpc(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                               "clientInfo": {"name": "raw-test", "version": "0"}}})
-        assert reply()["id"] == 0
-        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        for n, bad in enumerate([None, {"n": 1}, [1], 1.5, 2.0, True, False]):
-            _rpc(proc, {"jsonrpc": "2.0", "id": bad, "method": "tools/list"})
-            got = reply()
-            assert got == {"jsonrpc": "2.0", "id": None, "error": {
-                "code": -32600, "message": "Invalid request: a request's id must be a string or an integer"}}, (bad, got)
-            _rpc(proc, {"jsonrpc": "2.0", "id": f"ok{n}", "method": "tools/call",
-                        "params": {"name": "get_paper", "arguments": {"paper_id": OMNIMOE}}})
-            got = reply()
-            assert got["id"] == f"ok{n}" and got["result"]["structuredContent"]["label"] == "OmniMoE", (bad, got)
-        _rpc(proc, {"jsonrpc": "2.0", "id": -7, "method": "tools/list"})  # integers and strings stay ids
-        assert reply()["id"] == -7
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=60)
-    assert proc.returncode == 0 and lines.empty()
-    assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+
+def test_raw_stdio_answers_a_line_that_never_ends_at_once_and_reads_it_in_bounded_memory(raw_stdio):
+    """Hostile round (#35, F3): a line with no newline was read whole (64 MiB sent: the server held it all,
+    and more in copies) and answered only when it ended, if ever. Past MAX_LINE_CHARS it is answered -32700
+    at once, the rest is dropped as it arrives, and the next line is served."""
+    from assistant.mcp.stdio_lines import MAX_LINE_CHARS
+
+    raw = raw_stdio
+    raw.get_omnimoe("warm")  # the model and the index are loaded: what follows is the line's memory only
+    before = _rss_kib(raw.proc.pid)
+    raw.send(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search","arguments":{"query":"',
+             end=b"")
+    for _ in range(64):
+        raw.send(b"a" * (1 << 20), end=b"")
+    got = raw.reply(wait=60)  # before the line ends
+    assert got == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": (
+        f"Parse error: the line is over {MAX_LINE_CHARS:,} characters, the most this server reads; "
+        "it was dropped unread")}}
+    grown = _rss_kib(raw.proc.pid) - before
+    assert grown < 32 * 1024, f"the server grew {grown} KiB reading a 64 MiB line"
+    raw.send(b'"}}}')  # the line's end: nothing more is answered for it
+    raw.get_omnimoe(6)
+    raw.close()
 
 
 def _readme_config() -> dict:

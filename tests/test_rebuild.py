@@ -49,8 +49,21 @@ def _folder_deleted(seg):
     shutil.rmtree(seg)
 
 
-@pytest.mark.parametrize("damage", [_count_more, _cut_header, _folder_deleted],
-                         ids=["header counts more vectors", "header cut", "vector folder deleted"])
+def _metadata_garbled(seg):
+    """Second hostile round (#35, F5): Chroma's id map overwritten; every command said "delete the index"."""
+    path = seg / "index_metadata.pickle"
+    assert path.stat().st_size > 100  # the base index is synced: the map is written
+    path.write_bytes(bytes(range(256)) * 4)
+
+
+def _metadata_cut(seg):
+    path = seg / "index_metadata.pickle"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+@pytest.mark.parametrize("damage", [_count_more, _cut_header, _folder_deleted, _metadata_garbled, _metadata_cut],
+                         ids=["header counts more vectors", "header cut", "vector folder deleted",
+                              "id map overwritten", "id map cut"])
 def test_damaged_vector_files_are_rebuilt_by_doctor_to_the_clean_index(base, tmp_path, damage):
     folder, _ = base
     before = snapshot(folder)

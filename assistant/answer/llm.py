@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from assistant.answer.system_role import fold_system, fold_system_messages
+from assistant.answer.wire import (LLMReplyOverBudget, LLMStreamIncomplete, budget_client, over_budget,
+                                   reply_limit)
 from assistant.settings import LLMSettings
 from assistant.text import StreamRedactor, endpoint_reason, redact
 
@@ -44,30 +46,6 @@ class LLMDeadlineError(TimeoutError):
         super().__init__(f"no {'reply' if first else 'next piece of the reply'} within {timeout:g} s")
         self.timeout = timeout
         self.first = first
-
-
-class LLMStreamIncomplete(RuntimeError):
-    """The answer stream ended without the protocol's end mark: ``finish_reason`` is None (the server
-    stopped sending) or ``"length"`` (the reply budget, ``max_tokens``, ran out)."""
-
-    def __init__(self, finish_reason: str | None):
-        super().__init__(f"stream ended with finish_reason={finish_reason!r}")
-        self.finish_reason = finish_reason
-
-
-class LLMReplyOverBudget(LLMStreamIncomplete):
-    """The reply ran past what ``max_tokens`` allows (an endpoint that ignores it): more than ``limit``
-    characters (:func:`reply_limit`), or more pieces than a reply of ``max_tokens`` tokens comes in."""
-
-    def __init__(self, limit: int):
-        super().__init__("length")
-        self.limit = limit
-
-
-def reply_limit(cfg: LLMSettings) -> int:
-    """The most characters of a reply read: ``max_tokens`` × ``reply_chars_per_token`` (8: twice English's
-    4 characters a token). Past it the client stops reading; a 50 MB reply kept an answer busy 300 s."""
-    return int(cfg.max_tokens * cfg.reply_chars_per_token)
 
 
 class ChatModel(Protocol):
@@ -103,8 +81,14 @@ class OpenAIChat:
 
         chain = self.client | StrOutputParser()
         messages = self._messages(messages)
-        text = "".join(iter_with_deadline(lambda: [chain.invoke(messages)], self.cfg.timeout,
-                                          self.cfg.first_token_timeout))
+        try:
+            text = "".join(iter_with_deadline(lambda: [chain.invoke(messages)], self.cfg.timeout,
+                                              self.cfg.first_token_timeout))
+        except Exception as exc:
+            cut = over_budget(exc)  # the openai client wraps it in an APIConnectionError
+            if cut is None:
+                raise
+            raise cut from None
         if len(text) > reply_limit(self.cfg):
             raise LLMReplyOverBudget(reply_limit(self.cfg))
         return redact(text, self.cfg)
@@ -181,6 +165,7 @@ def make_chat_model(cfg: LLMSettings, stream_usage: bool = True) -> ChatOpenAI:
         timeout=max(cfg.timeout, cfg.first_token_timeout),
         max_retries=cfg.max_retries,
         stream_usage=stream_usage,
+        http_client=budget_client(cfg),  # every reply body read through a byte budget (a line that never ends)
         # langchain-openai sends the budget as max_completion_tokens, which some local servers
         # (llama-cpp-python, older Ollama) ignore; they read the older max_tokens, so send both there.
         extra_body={"max_tokens": cfg.max_tokens} if cfg.base_url and "api.openai.com" not in cfg.base_url else None,
@@ -273,9 +258,10 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
     # beyond any masking. Only its HTTP status and a reason of ours.
     where = redact(cfg.base_url or "the OpenAI API", cfg)
 
+    exc = over_budget(exc) or exc  # raised while a non-streamed reply was read, it comes wrapped
     if isinstance(exc, LLMReplyOverBudget):
         return (f"The LLM's answer ran past the reply budget of {cfg.max_tokens} tokens and was cut at "
-                f"{exc.limit:,} characters (the endpoint {where} does not stop at max_tokens).")
+                f"{exc.limit:,} {exc.unit} (the endpoint {where} does not stop at max_tokens).")
     if isinstance(exc, LLMStreamIncomplete):
         if exc.finish_reason == "length":
             return (f"The LLM's answer reached the reply budget of {cfg.max_tokens} tokens and was cut "

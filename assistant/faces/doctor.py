@@ -58,7 +58,10 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     except Exception as exc:
         return False, f"index: {_index_failure(exc, settings)}"
     where = f"{settings.store.host}:{settings.store.port}" if settings.store.host else str(settings.index)
+    writer = _writer(idx)
     if papers == 0:
+        if writer:  # a first ingest loading its model or embedding its first batch: nothing is wrong
+            return True, f"index at {where}: an ingest is running ({writer}); no papers are written yet"
         from assistant.answer import EMPTY_INDEX
 
         return False, f"index at {where}: {EMPTY_INDEX}"
@@ -66,13 +69,17 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
             f"{idx.encoder.model_name}, backend {idx.encoder.backend})")
     if repaired:
         line = f"{repaired[-1]}; {line}"
-    try:
-        writer = idx.writer_busy()
-    except Exception:  # noqa: BLE001 - the lease is unreadable: the store check above passed, say nothing
-        writer = None
     if writer:
         line += f"; an ingest is running ({writer}): answers use the papers written so far"
     return True, line
+
+
+def _writer(idx) -> str | None:
+    """Who holds the index's ingest lease (``idx.writer_busy()``), or None."""
+    try:
+        return idx.writer_busy()
+    except Exception:  # noqa: BLE001 - the lease is unreadable: the store check passed, say nothing
+        return None
 
 
 def _rebuild_damaged(settings: Settings, exc: BaseException, told: list[str]) -> None:
@@ -155,8 +162,9 @@ def _health_problems(settings: Settings) -> list[str]:
     for cache in sorted(idx.directory.glob("dense-*")):
         odd = not_a_file(cache)
         if odd:  # read as it is, it exhausted memory (a link to /dev/zero) or blocked (a FIFO)
-            problems.append(f"the exact-search cache {cache} holds {odd}, which is not a plain file: the next question "
-                            "rebuilds it from the index (nothing is lost)")
+            what = "is a file, not a folder" if odd == "." else f"holds {odd}, which is not a plain file"
+            problems.append(f"the exact-search cache {cache} {what}: the next question rebuilds it from the index "
+                            "(nothing is lost)")
     keywords, unwritable = LexicalIndex.inspect(idx.lexical_dir)[1], cannot_write(idx.lexical_dir)
     if unwritable:  # nothing can rebuild it on disk: every process rebuilds it in memory
         problems.append(f"the keyword index cache {idx.lexical_dir} cannot be written by this user ({unwritable}): "

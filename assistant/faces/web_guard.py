@@ -244,7 +244,23 @@ class _BoundedTraceback:
         import sys
         import traceback
 
+        exc = sys.exc_info()[1]
+        if _malformed_inputs(exc):
+            # The client's fault, not the page's: one line (a hostile round logged a traceback for each, #35 F16).
+            first = " ".join(str(exc).split())[:200]
+            print(f"request refused: its inputs are not what the page takes ({type(exc).__name__}: {first})",
+                  file=file or sys.stderr)
+            return
         print(bounded(traceback.format_exc(limit=limit, chain=chain)), file=file or sys.stderr, end="")
+
+
+def _malformed_inputs(exc: BaseException | None) -> bool:
+    """True when ``exc`` (or what caused it) is pydantic's refusal of a request's inputs (a chat history of
+    the wrong shape): Gradio validates them before any handler of ours runs."""
+    from pydantic import ValidationError
+
+    return any(isinstance(e, ValidationError) for e in (exc, getattr(exc, "__cause__", None),
+                                                         getattr(exc, "__context__", None)))
 
 
 def launch_options() -> dict:

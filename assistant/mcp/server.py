@@ -9,8 +9,8 @@ Transports: stdio (the default; what desktop clients launch) or streamable HTTP 
 (``--http``). On stdio, stdout is the protocol: the SDK moves file descriptor 1 to stderr while it
 serves (so a stray print or a native library's output cannot corrupt a message), and our logs go
 to stderr. A stdio line the SDK cannot read (no JSON, no JSON-RPC message, a lone surrogate escape)
-is answered with a JSON-RPC error (:func:`unreadable_reply`; the SDK answers nothing, and the client
-waited forever), and so is a request whose id is no string or integer (:class:`_CheckedLines`). The model and the index load in a background thread started once the first message
+is answered with a JSON-RPC error (:mod:`assistant.mcp.stdio_lines`; the SDK answers nothing, and the client
+waited forever), and so is a request whose id is no string or integer, and a line over ``MAX_LINE_CHARS``. The model and the index load in a background thread started once the first message
 (the handshake) is answered; a tool called before they are ready waits for them.
 """
 
@@ -49,6 +49,39 @@ def _user_errors(fn):
     return wrapper
 
 
+def arguments_error(tool: str, exc) -> str:
+    """One line for arguments that fail a tool's input schema (``exc``: pydantic's ValidationError): each field,
+    what it must be, and the value given, cut to 40 characters. The SDK's own text is pydantic's report, over
+    several lines with a documentation link per error (a hostile round, #35 F20)."""
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or "arguments"
+        given = "" if err["type"] == "missing" else f" (got {repr(err.get('input'))[:40]})"
+        parts.append(f"{field}: {err['msg'].lower()}{given}")
+    return f"invalid arguments for {tool}: " + "; ".join(parts)
+
+
+def server_class():
+    """The SDK's :class:`MCPServer` with one-line argument errors (made when a server is built: the SDK is
+    imported only then)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from pydantic import ValidationError
+
+    class OneLineErrors(MCPServer):
+        """:class:`MCPServer` whose argument errors are one line (:func:`arguments_error`)."""
+
+        async def call_tool(self, name, arguments, context=None):
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                    raise
+                raise ToolError(arguments_error(name, exc.__cause__)) from exc.__cause__
+
+    return OneLineErrors
+
+
 # --- the server ----------------------------------------------------------------------------------
 INSTRUCTIONS = (
     "Search and question a local index of conference paper abstracts. Answers cite abstracts as [n] and "
@@ -60,7 +93,6 @@ INSTRUCTIONS = (
 def build_server(backend: Backend):
     """The :class:`MCPServer` with the five tools and the index resource, over ``backend``."""
 
-    from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
     async def warm_after_first_message(ctx, call_next):
@@ -71,8 +103,8 @@ def build_server(backend: Backend):
         finally:
             backend.warm_up()
 
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING",
-                       middleware=[warm_after_first_message])
+    server = server_class()(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING",
+                            middleware=[warm_after_first_message])
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only)
@@ -135,172 +167,6 @@ def build_server(backend: Backend):
     return server
 
 
-# --- stdio: every line gets an answer ---------------------------------------------------------------
-def unreadable_reply(exc: Exception):
-    """The JSON-RPC error (``mcp.types.JSONRPCError``) for a stdio line the SDK could not read as a message,
-    or None when none is due. The SDK hands such a line on as the exception its parser raised (a pydantic
-    ValidationError) and answers nothing, so a client waits forever for the reply to that request.
-
-    Not JSON: -32700 (parse error), id null. JSON that is no JSON-RPC message: -32600 (invalid request),
-    with its id when it has a readable one; id null when the id is no string or integer. JSON holding a lone surrogate escape ("\\ud800", which
-    Python reads but no UTF-8 text can hold, so the SDK's parser refuses the line): -32602 (invalid
-    params) with its id. JSON nested too deeply to read back (hundreds of brackets): -32700, id null.
-    A notification (no id), a reply of the client's and a blank line get nothing."""
-    from mcp.types import PARSE_ERROR, ErrorData, JSONRPCError
-
-    try:
-        return _reply_to(exc)
-    except RecursionError:  # raised out of the reader, it ended the server (an ExceptionGroup)
-        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
-            code=PARSE_ERROR, message="Parse error: the line is nested too deeply to read"))
-
-
-def _reply_to(exc: Exception):
-    from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
-
-    errors = exc.errors() if hasattr(exc, "errors") else []
-    line = next((e["input"] for e in errors if e.get("type") == "json_invalid"), None)
-    if isinstance(line, str):
-        if not line.strip():
-            return None
-        try:
-            message = json.loads(line)
-        except ValueError:
-            return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
-                code=PARSE_ERROR, message="Parse error: the line is not a JSON text"))
-    else:  # parsed, but no message: the whole object is an error's input (a field the message lacks)
-        message = next((e["input"] for e in errors if isinstance(e.get("input"), dict)),
-                       errors[0]["input"] if errors else None)
-    if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
-        return None  # the client's reply to a request of ours: answering it would be a reply to a reply
-    if isinstance(message, dict) and "id" not in message and "method" in message:
-        return None  # a notification is never answered
-    pid = message.get("id") if isinstance(message, dict) else None
-    if not (_id_type(pid) and _unicode(pid)):
-        pid = None
-    if isinstance(message, dict) and "id" in message and not _id_type(message["id"]):
-        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
-            code=INVALID_REQUEST, message="Invalid request: a request's id must be a string or an integer"))
-    if isinstance(line, str) and not _unicode(message):
-        return JSONRPCError(jsonrpc="2.0", id=pid, error=ErrorData(
-            code=INVALID_PARAMS, message="Invalid params: the request holds a lone surrogate escape (such as "
-                                         "\\ud800), which is no Unicode text; send text as valid UTF-16 pairs"))
-    return JSONRPCError(jsonrpc="2.0", id=pid, error=ErrorData(
-        code=INVALID_REQUEST, message="Invalid request: not a JSON-RPC 2.0 request of this protocol"))
-
-
-def _id_type(value) -> bool:
-    """True for an id JSON-RPC 2.0 allows a request (a string or an integer; null only in replies)."""
-    return isinstance(value, str) or isinstance(value, int) and not isinstance(value, bool)
-
-
-def _unicode(value) -> bool:
-    """True when every string in ``value`` (a parsed JSON value) is valid Unicode (no lone surrogate)."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
-        return True
-    if isinstance(value, dict):
-        return all(_unicode(k) and _unicode(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(map(_unicode, value))
-    return True
-
-
-class _Answering:
-    """The SDK's stdio read stream, answering every line it could not read (:func:`unreadable_reply`) on
-    the write stream instead of passing the parser's exception on (which the SDK only logs). The rest of
-    the stream's interface is the inner one's."""
-
-    def __init__(self, inner, write_stream):
-        self._inner, self._write = inner, write_stream
-
-    @property
-    def last_context(self):  # the sender's context, which the SDK's loop reads off its stream
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self):
-        import anyio
-        from mcp.shared.message import SessionMessage
-
-        while True:
-            item = await self._inner.receive()
-            if not isinstance(item, Exception):
-                return item
-            reply = unreadable_reply(item)
-            if reply is not None:
-                try:
-                    await self._write.send(SessionMessage(reply))
-                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    pass  # the client is gone
-
-    def __aiter__(self):
-        return self
-
-    async def __anext__(self):
-        import anyio
-
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    def close(self) -> None:
-        self._inner.close()
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self.aclose()
-
-
-def without_bad_id(line: str) -> str:
-    """``line`` as the SDK should read it: a request whose ``id`` is no string or integer (null, an object, a
-    list, a fraction, a boolean) without its ``"jsonrpc"`` member, so that the SDK refuses it and
-    :func:`unreadable_reply` answers -32600 with id null. The SDK reads such a line as a notification (it
-    drops the id) and answers nothing: the client waited forever. Any other line is returned as is."""
-    if '"id"' not in line:
-        return line
-    try:
-        message = json.loads(line)
-    except (ValueError, RecursionError):
-        return line  # the SDK refuses it too, and the reply is unreadable_reply's
-    if not isinstance(message, dict) or "method" not in message or "id" not in message or _id_type(message["id"]):
-        return line
-    return json.dumps({k: v for k, v in message.items() if k != "jsonrpc"}) + "\n"
-
-
-async def _serve_stdio(server) -> None:
-    """``server.run("stdio")`` (:class:`MCPServer`'s ``run_stdio_async``: the SDK's stdio transport, which
-    claims fd 0 and 1), its read stream wrapped in :class:`_Answering` and each line it reads passed through
-    :func:`without_bad_id`. The SDK gives no hook for either, so this reaches its low-level server
-    (``_lowlevel_server``) and claims fd 0 with its own ``_claim_fd`` (fd 0 then reads the null device, as the
-    SDK leaves it), giving the transport the wire as text lines (mcp 2.3)."""
-    import anyio
-    from mcp.server import stdio
-
-    class CheckedLines(stdio._UnownedTextWrapper):
-        def readline(self, size: int = -1) -> str:
-            return without_bad_id(super().readline(size))
-
-    lowlevel = server._lowlevel_server
-    buffer, release = stdio._claim_fd(0, sys.stdin, "rb", stdio._open_stdin_diversion)
-    try:
-        lines = anyio.wrap_file(CheckedLines(buffer, encoding="utf-8", errors="replace"))
-        async with stdio.stdio_server(stdin=lines) as (read_stream, write_stream):
-            await lowlevel.run(_Answering(read_stream, write_stream), write_stream,
-                               lowlevel.create_initialization_options())
-    finally:
-        if release is not None:
-            release()
-
-
 def port_in_use(host: str, port: int) -> str | None:
     """Why ``host:port`` cannot be bound, or None when it can."""
     import socket
@@ -343,4 +209,6 @@ def serve(settings: Settings, http: bool = False, port: int = DEFAULT_HTTP_PORT,
                 setattr(sys, name, getattr(sys, f"__{name}__"))
         import anyio
 
-        anyio.run(_serve_stdio, server)
+        from assistant.mcp.stdio_lines import serve_stdio
+
+        anyio.run(serve_stdio, server)

@@ -46,6 +46,7 @@ class SearchResult(BaseModel):
     verdict: Verdict = Field(description="whether the best match answers the query, by the abstention rule")
     count: int
     papers: list[SearchHit]
+    note: str = Field("", description="what the answer path says of the query (e.g. that it does not read as English)")
 
 
 class Citation(BaseModel):
@@ -228,7 +229,8 @@ def search_papers(backend: Backend, query: str, k: int = 5, venue: str | None = 
         hits.append(SearchHit(rank=i, paper_id=p.id, label=p.paper.display(), score=round(p.score, 6),
                               similarity=round(p.dense, 4), bm25=round(p.bm25, 4), sentence=sent.text if sent else "",
                               venue=p.paper.venue, year=p.paper.year, categories=p.paper.categories))
-    return SearchResult(query=prep.question, verdict=VERDICTS[prep.verdict.value], count=len(hits), papers=hits)
+    return SearchResult(query=prep.question, verdict=VERDICTS[prep.verdict.value], count=len(hits), papers=hits,
+                        note=prep.note)
 
 
 def ask_question(backend: Backend, question: str, k: int | None = None, venue: str | None = None,

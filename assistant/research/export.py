@@ -17,7 +17,7 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser import model
 
-from assistant.text import plain
+from assistant.text import plain, strip_controls, valid_text
 from vectorstore.papers import Paper, counted
 
 FORMATS = {".bib": "bibtex", ".bibtex": "bibtex", ".md": "markdown", ".markdown": "markdown"}
@@ -74,8 +74,9 @@ def _balanced(text: str) -> str:
 
 def bib_value(text: str, verbatim: bool = False) -> str:
     """A field value safe for BibTeX and LaTeX: one line, balanced braces, ``& % #`` escaped and ``_``
-    and a lone ``$`` too outside ``$…$`` (not for ``verbatim`` fields such as ids and URLs)."""
-    value = " ".join(_balanced(str(text)).split())
+    and a lone ``$`` too outside ``$…$`` (not for ``verbatim`` fields such as ids and URLs); no control
+    sequence (:func:`assistant.text.strip_controls`)."""
+    value = " ".join(_balanced(strip_controls(str(text))).split())
     if verbatim:
         return value
     # & % # are errors (or a comment) even in math; _ is a subscript there, so inline math keeps it.
@@ -230,8 +231,9 @@ def _md_url(url: str) -> str:
 
 def md_text(text: str) -> str:
     """``text`` shown literally in Markdown: link brackets, emphasis, code, table bars and HTML escaped;
-    LaTeX math as Unicode first (``10.9$\\times$`` → ``10.9×``: a Markdown viewer renders no math)."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(plain(str(text)).split()))
+    LaTeX math as Unicode first (``10.9$\\times$`` → ``10.9×``: a Markdown viewer renders no math); control
+    sequences dropped whole (``ESC [ 2 J``, not just its ESC)."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(plain(strip_controls(str(text))).split()))
 
 
 def export_format(path: str | Path) -> str:
@@ -243,7 +245,11 @@ def export_format(path: str | Path) -> str:
 
 
 def render(items: list[ExportItem], fmt: str, heading: str = "Papers") -> str:
-    return to_bibtex(items) if fmt == "bibtex" else to_markdown(items, heading)
+    """``items`` as BibTeX or Markdown (``fmt``: :func:`export_format`), without control sequences: an abstract or
+    a question holding ``ESC [ 2 J`` or an OSC 52 string reached the file raw, and ran when it was printed with
+    ``cat`` (a hostile round, #35 F19)."""
+    text = to_bibtex(items) if fmt == "bibtex" else to_markdown(items, heading)
+    return strip_controls(valid_text(text))  # and what other fields (ids, authors, a .bib's own entry) carry
 
 
 def output_problem(path: Path, force: bool = False, flag: str = "--export") -> str:

@@ -4,6 +4,7 @@ prepared by the answer path, listed by its bar (:mod:`assistant.relevance.listin
 from __future__ import annotations
 
 from assistant.answer import Assistant, listed_from
+from assistant.question import FOREIGN_NOTE
 from assistant.relevance import ListBar, ListResult
 from assistant.retrieval import Filters
 
@@ -15,6 +16,11 @@ def list_papers(assistant: Assistant, question: str, filters: Filters | None = N
     prep = assistant.prepare(question, filters=filters, k=(bar or assistant.list_bar).pool)
     # The answer's own list when the bar is the calibrated one (a list question), else computed here.
     if prep.listing is not None and bar in (None, assistant.list_bar):
-        return prep.listing
-    return listed_from(prep, assistant.sentences, assistant.index.encoder, assistant.index.store.counts()[0],
-                       assistant.judge, bar or assistant.list_bar)
+        result = prep.listing
+    else:
+        result = listed_from(prep, assistant.sentences, assistant.index.encoder, assistant.index.store.counts()[0],
+                             assistant.judge, bar or assistant.list_bar)
+    if FOREIGN_NOTE in prep.note and FOREIGN_NOTE not in result.note:
+        # A list in French came back empty or off-topic with no word why (a hostile round, #35 F10).
+        result.note = " ".join(x for x in (result.note, FOREIGN_NOTE) if x)
+    return result

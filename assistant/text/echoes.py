@@ -6,7 +6,7 @@ The views, each a fixed rule (no guessing, no model):
 
 - :func:`nfkc_view`: the text NFKC-normalized a character at a time ('ｓｋ－１' -> 'sk-1').
 - :func:`decoded_view`: that, with escapes decoded (``\\x73``, ``\\u0073``, ``\\u{73}``, ``\\U00000073``,
-  ``%73``), HTML entities (``&#115;``, ``&#x73;``, ``&amp;``) and lists of two or more numbers
+  ``%73``, octal ``\\163``), HTML entities (``&#115;``, ``&#x73;``, ``&amp;``) and lists of two or more numbers
   (``[115, 107, 45]``, ``0x73, 0x6b``: each number one character), then accents dropped (NFKD without
   combining marks) and Cyrillic and Greek letters that look like Latin ones read as those (:data:`CONFUSABLES`).
 - :func:`squeezed`: a view's ASCII letters and digits only, lower-cased: separators, spaces, colons and
@@ -14,7 +14,7 @@ The views, each a fixed rule (no guessing, no model):
 - :func:`deduped`: a squeezed view with each run of one character kept once ("sskk--" -> "sk").
 
 :func:`squeezed_forms` are what a squeezed view is searched for: the secret as is, hex (of its UTF-8 or
-UTF-16 bytes), base32, base64 (standard or URL-safe; of the secret, of it reversed, and base64 of its
+UTF-16 bytes; of its UTF-8 bytes reversed), its bytes in binary (8 digits each), base32, base64 (standard or URL-safe; of the secret, of it reversed, and base64 of its
 base64), base85 and Ascii85, each also reversed; an encoded form inside a longer encoded text is found by
 its stable middle (:func:`encoded_middles`).
 """
@@ -39,7 +39,8 @@ no entry: a letter drawn like a digit (Cyrillic 'О' for '0', 'З' for '3') is n
 _ITEM = r"(?:0[xX][0-9A-Fa-f]{1,6}|\d{1,7})"
 _NUMBERS = re.compile(rf"(?<![\w.]){_ITEM}(?:\s*[,;]\s*{_ITEM})+(?![\w.])")
 _ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})|\\u\{([0-9A-Fa-f]{1,6})\}|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})"
-                     r"|%([0-9A-Fa-f]{2})|&#[xX]([0-9A-Fa-f]{1,6});?|&#(\d{1,7});?|(&[A-Za-z][A-Za-z0-9]{1,31};)")
+                     r"|%([0-9A-Fa-f]{2})|&#[xX]([0-9A-Fa-f]{1,6});?|&#(\d{1,7});?|(&[A-Za-z][A-Za-z0-9]{1,31};)"
+                     r"|\\([0-3][0-7]{2})")  # an octal escape of a byte (C, printf): three digits, as echoed
 PARTIAL = re.compile(rf"(?:\\[xuU]?\{{?[0-9A-Fa-f]{{0,7}}|&#?[xX]?[0-9A-Za-z]{{0,7}}|%[0-9A-Fa-f]?|(?<![\w.])"
                      rf"[\[({{]?\s*(?:{_ITEM}\s*[,;]\s*)*(?:{_ITEM}|0[xX]?)?)$")
 """The end of a text that may be the start of an escape, an entity or a number list (``\\x7``, ``&#11``,
@@ -82,6 +83,8 @@ def nfkc_view(text: str) -> View:
 
 
 def _decode_escape(m: re.Match) -> str | None:
+    if m.group(9):
+        return chr(int(m.group(9), 8))
     if m.group(8):
         named = html.unescape(m.group(8))
         return named if named != m.group(8) else None
@@ -189,7 +192,8 @@ def squeezed_forms(secret: str) -> list[str]:
     if len(secret) < MIN_FORM:
         return []
     raw = secret.encode()
-    forms = [secret, raw.hex(), secret.encode("utf-16-be").hex(), secret.encode("utf-16-le").hex(),
+    forms = [secret, raw.hex(), raw[::-1].hex(), secret.encode("utf-16-be").hex(), secret.encode("utf-16-le").hex(),
+             "".join(f"{b:08b}" for b in raw),
              *encoded_middles(raw, base64.b32encode, 5, 5), *_base85_middles(raw, base64.b85encode),
              *_base85_middles(raw, base64.a85encode)]
     for source in (raw, raw[::-1]):

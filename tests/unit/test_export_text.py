@@ -20,3 +20,17 @@ def test_a_bibtex_export_with_a_dollar_reads_back_as_written():
     assert r"title = {Saving \$5 on GPUs}" in text and text.endswith("}\n")
     back = read_bibtex(text)[0]
     assert back["title"] == "Saving $5 on GPUs" and back["abstract"] == "Costs $5 with xᵢ terms."
+
+
+def test_an_export_holds_no_control_sequences():
+    """Second hostile round (#35, F19): an abstract, title or question holding terminal escapes (a screen clear,
+    an OSC 52 clipboard write, a bare ESC) reached the Markdown and BibTeX files raw, and ran on `cat`."""
+    from assistant.research.export import render
+
+    paper = Paper(id="e#1", text="We clear\x1b[2J the screen\x1b]52;c;aGk=\x07 and ring\x07.", title="Esc\x1bape",
+                  venue="ICML", year=2026)
+    for fmt in ("markdown", "bibtex"):
+        out = render([ExportItem(1, paper, "We clear\x1b[2J the screen.")], fmt, heading="Q\x1b[31m?")
+        assert not any(c in out for c in "\x1b\x07\x9b\x9d"), (fmt, out)
+        assert "We clear the screen" in out and ("Escape" in out or "Esc" in out)
+    assert "# Q?" in render([ExportItem(1, paper)], "markdown", heading="Q\x1b[31m?")

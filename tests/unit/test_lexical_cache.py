@@ -64,3 +64,33 @@ def test_a_missing_or_older_cache_is_no_damage(tmp_path):
     assert LexicalIndex.inspect(folder) == (None, None)
     (folder / "ids.json").write_text("[]")
     assert LexicalIndex.inspect(folder)[1] == "ids.json is not a keyword index's"
+
+
+def _ids_reordered(folder):
+    meta = json.loads((folder / "ids.json").read_text())
+    order = [1, 0, *range(2, len(meta["chunk_ids"]))]
+    meta["chunk_ids"] = [meta["chunk_ids"][i] for i in order]
+    meta["paper_ids"] = [meta["paper_ids"][i] for i in order]
+    (folder / "ids.json").write_text(json.dumps(meta))
+
+
+def _rows_reordered(folder):
+    """Two chunks' rows swapped in the matrix (indices), each still a chunk this index has."""
+    path = folder / "bm25" / "indices.csc.index.npy"
+    indices = np.load(path)
+    swapped = np.where(indices == 0, 1, np.where(indices == 1, 0, indices)).astype(indices.dtype)
+    np.save(path, swapped)
+
+
+@pytest.mark.parametrize("damage", [_ids_reordered, _rows_reordered], ids=["ids put in another order",
+                                                                          "rows put in another order"])
+def test_a_reordered_bm25_cache_is_not_loaded(tmp_path, damage):
+    """Second hostile round (#35, F6): ids (or rows) put in another order, each still one of the index's, passed
+    every check and sent keyword hits to other chunks. A checksum binds the ids to the arrays, as the dense
+    cache's does."""
+    folder = tmp_path / "bm25-abstracts"
+    LexicalIndex.build(CHUNKS, "6:1:x").save(folder)
+    damage(folder)
+    loaded, why = LexicalIndex.inspect(folder)
+    assert loaded is None and why == ("its checksum does not match its ids and BM25 arrays (ids or rows put in "
+                                      "another order?)")

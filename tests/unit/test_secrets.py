@@ -98,7 +98,11 @@ def _disguised(key: str) -> dict[str, str]:
             "base64 twice, inside": base64.b64encode(base64.b64encode(b"Authorization: Bearer " + raw)).decode(),
             "base85": base64.b85encode(raw).decode(), "Ascii85": base64.a85encode(raw).decode(),
             "doubled": "".join(c * 2 for c in key), "Cyrillic lookalikes": key.translate(_CYRILLIC),
-            "URL-encoded": "".join(f"%{b:02X}" for b in raw)}
+            "URL-encoded": "".join(f"%{b:02X}" for b in raw),
+            # The second hostile round (#35, F11):
+            "octal escapes": "".join(f"\\{b:03o}" for b in raw), "8-bit binary": " ".join(f"{b:08b}" for b in raw),
+            "8-bit binary, run together": "".join(f"{b:08b}" for b in raw), "hex of it reversed": raw[::-1].hex(),
+            "hex of it reversed, spaced": raw[::-1].hex(" ")}
 
 
 def _visible_of(echo: str, shown: str, key: str) -> list[str]:

@@ -52,8 +52,10 @@ def database_damage(db: Path) -> str | None:
     except FileNotFoundError:  # no index yet (Chroma creates it), unless its HNSW folders remain: deleted
         held = db.parent.is_dir() and any((d / "header.bin").is_file() for d in db.parent.iterdir() if d.is_dir())
         return MISSING if held else None
-    except (IsADirectoryError, NotADirectoryError):
-        return None  # a folder there fails in Chroma, with its own line
+    except IsADirectoryError:  # Chroma said "unable to open database file (code 14)": no remedy
+        return "it is a folder, not SQLite's file"
+    except NotADirectoryError:  # Chroma said "File exists (os error 17)"
+        return f"{db.parent} is a file, not the folder that holds it"
     if size == 0:
         return "empty, while its HNSW folders remain" if any(p.is_dir() for p in db.parent.iterdir()) else None
     if not head.startswith(SQLITE_MAGIC):

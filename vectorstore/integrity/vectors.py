@@ -123,9 +123,37 @@ def _link_lists_damage(path: Path, count: int, max_m: int, top: int, entry: int,
     return None
 
 
+def metadata_damage(folder: Path) -> str | None:
+    """How a segment's ``index_metadata.pickle`` (Chroma's map of chunk ids to HNSW labels: dicts of strings
+    and integers, written beside the HNSW files once they are synced) cannot be read, or None (sound, or
+    not written yet). Chroma's reader stops every command on a damaged one ("Error deserializing pickle
+    file"), so it is judged before Chroma loads it. Read with no class allowed (``find_class`` refuses), so
+    a pickle written by anyone else runs no code; the whole file must be one pickle (a cut one has no end)."""
+    import io
+    import pickle
+
+    class DataOnly(pickle.Unpickler):
+        def find_class(self, module: str, name: str):
+            raise pickle.UnpicklingError(f"a class ({module}.{name}), which no index metadata holds")
+
+    path = folder / "index_metadata.pickle"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    stream = io.BytesIO(raw)
+    try:
+        value = DataOnly(stream).load()
+    except Exception as exc:  # noqa: BLE001 - any failure to read it is damage (EOFError, UnpicklingError, …)
+        return f"{path} cannot be read ({type(exc).__name__}: {str(exc)[:80] or 'cut short'})"
+    if stream.tell() != len(raw) or not isinstance(value, dict):
+        return f"{path} holds more than one index's metadata, or none (overwritten?)"
+    return None
+
+
 def hnsw_problem(folder: Path, full: bool = False) -> str | None:
     """:func:`hnsw_damage` of a segment folder as it is now (its header read afresh), then
-    :func:`hnsw_content_damage` (``full``: every vector), judged :func:`settled`."""
+    :func:`hnsw_content_damage` (``full``: every vector) and :func:`metadata_damage`, judged :func:`settled`."""
     def look() -> str | None:
         try:
             header = (folder / "header.bin").read_bytes()
@@ -134,7 +162,7 @@ def hnsw_problem(folder: Path, full: bool = False) -> str | None:
         if len(header) != HEADER:  # hnswlib reads past a short header into whatever memory holds: a crash
             return f"{folder / 'header.bin'} is {len(header):,} bytes, not {HEADER}"
         try:
-            return hnsw_damage(folder, header) or hnsw_content_damage(folder, header, full)
+            return hnsw_damage(folder, header) or hnsw_content_damage(folder, header, full) or metadata_damage(folder)
         except (FileNotFoundError, ValueError):
             return None  # replaced mid-look by a writer: the second look judges
 

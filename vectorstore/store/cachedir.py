@@ -21,7 +21,14 @@ def replace_folder(folder: Path) -> Iterator[Path]:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     yield tmp
-    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        mode = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISDIR(mode):
+        folder.unlink()  # a file, a link or a FIFO where the cache folder belongs (rmtree leaves it: rename failed)
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
 
 

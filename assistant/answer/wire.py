@@ -1,0 +1,104 @@
+"""The reply budget on the wire: how much of an endpoint's reply is read, in characters and in bytes.
+
+The budget in characters (:func:`reply_limit`) counts the text of parsed pieces, so it never sees bytes
+that never become a piece: a stream line that never ends (the SSE reader holds it whole, waiting for its
+newline) or a non-streamed reply that never ends (read whole before it is parsed). Both grew memory without
+limit. So the HTTP client under the chat model (:func:`budget_client`) also counts each response body as it
+arrives and stops past :func:`reply_byte_limit` with :class:`WireOverBudget`, before any parser holds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from assistant.settings import LLMSettings
+
+if TYPE_CHECKING:  # imported when a chat model is made: an answer without an LLM needs no HTTP client
+    import httpx2
+
+# A streamed piece's envelope (id, model, created, choice, finish_reason, usage) is about 200-400 bytes of
+# JSON around its text; 2 KiB each leaves room for verbose servers and still bounds a reply to a few MiB.
+ENVELOPE_BYTES = 2048
+# A character of text is at most 6 bytes on the wire (a \uXXXX escape; 4 as raw UTF-8).
+BYTES_PER_CHAR = 6
+
+
+class LLMStreamIncomplete(RuntimeError):
+    """The answer stream ended without the protocol's end mark: ``finish_reason`` is None (the server
+    stopped sending) or ``"length"`` (the reply budget, ``max_tokens``, ran out)."""
+
+    def __init__(self, finish_reason: str | None):
+        super().__init__(f"stream ended with finish_reason={finish_reason!r}")
+        self.finish_reason = finish_reason
+
+
+class LLMReplyOverBudget(LLMStreamIncomplete):
+    """The reply ran past what ``max_tokens`` allows (an endpoint that ignores it): more than ``limit``
+    characters (:func:`reply_limit`), or more pieces than a reply of ``max_tokens`` tokens comes in."""
+
+    unit = "characters"
+
+    def __init__(self, limit: int):
+        super().__init__("length")
+        self.limit = limit
+
+
+class WireOverBudget(LLMReplyOverBudget):
+    """A reply body ran past :func:`reply_byte_limit` (``.limit``, in bytes) before it could be parsed."""
+
+    unit = "bytes"
+
+
+def reply_limit(cfg: LLMSettings) -> int:
+    """The most characters of a reply read: ``max_tokens`` × ``reply_chars_per_token`` (8: twice English's
+    4 characters a token). Past it the client stops reading; a 50 MB reply kept an answer busy 300 s."""
+    return int(cfg.max_tokens * cfg.reply_chars_per_token)
+
+
+def reply_byte_limit(cfg: LLMSettings) -> int:
+    """The most bytes of one HTTP reply body read: the text budget (:func:`reply_limit` characters, 6 bytes
+    each at most) plus an envelope of ``ENVELOPE_BYTES`` for each of the ``2 × max_tokens + 16`` pieces the
+    stream reader accepts. 512 tokens: about 2.1 MiB."""
+    return BYTES_PER_CHAR * reply_limit(cfg) + ENVELOPE_BYTES * (2 * cfg.max_tokens + 16)
+
+
+def budget_client(cfg: LLMSettings) -> httpx2.Client:
+    """The openai client's default HTTP client (redirects, connection limits, proxies from the environment),
+    each response body read through a counter that raises :class:`WireOverBudget` past
+    :func:`reply_byte_limit`. A response hook, not a transport, so that a proxy from the environment (which
+    the client mounts as its own transport) is counted too: the hook runs after the headers and before the
+    body is read, streamed or not."""
+    # The openai client (3.x) is built on httpx2, the successor of httpx; its types are the ones it checks.
+    import httpx2
+    import openai
+
+    limit = reply_byte_limit(cfg)
+
+    class CountedBody(httpx2.SyncByteStream):
+        def __init__(self, inner: httpx2.SyncByteStream):
+            self._inner, self._read = inner, 0
+
+        def __iter__(self) -> Iterator[bytes]:
+            for piece in self._inner:
+                self._read += len(piece)
+                if self._read > limit:
+                    raise WireOverBudget(limit)
+                yield piece
+
+        def close(self) -> None:
+            self._inner.close()
+
+    def count(response: httpx2.Response) -> None:
+        response.stream = CountedBody(response.stream)
+
+    return openai.DefaultHttpxClient(event_hooks={"response": [count]})
+
+
+def over_budget(exc: BaseException) -> LLMReplyOverBudget | None:
+    """The budget error behind ``exc``: itself, or the cause of the APIConnectionError the openai client
+    wraps it in when it was raised while a non-streamed reply was read. None for any other error."""
+    for err in (exc, exc.__cause__, exc.__context__):
+        if isinstance(err, LLMReplyOverBudget):
+            return err
+    return None
