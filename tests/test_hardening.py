@@ -145,6 +145,62 @@ def test_200kb_abstract_is_refused_with_the_limit_and_a_hint(scratch):
     assert len(load_paper_list(at_limit)) == 1
 
 
+def _peak_bytes(call) -> int:
+    """The most bytes Python held at once (tracemalloc) while ``call()`` ran, less what it held before."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        call()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_paper_file_over_the_size_limit_is_refused_by_its_size_unread(scratch):
+    """Hostile round (#35, F4): a paper list was read whole before any check: a 65 MB list of one long "abstract"
+    took 1.3 GB (20 times its size) before the length check refused it. Now its size refuses it, unread: the
+    file here is 129 MiB (sparse: it costs no disk), reading it whole would hold 129 MiB."""
+    from vectorstore.papers import MAX_FILE_BYTES, CorpusError, read_file
+
+    root, idx = scratch
+    big = root / "big_list.txt"
+    big.write_text("ICML 2026\n\nWe study BigNet.\n")
+    os.truncate(big, MAX_FILE_BYTES + 2**20)
+
+    def refused():
+        with pytest.raises(CorpusError) as exc:
+            read_file(big)
+        refused.line = str(exc.value)
+
+    assert _peak_bytes(refused) < 4 * 2**20
+    assert refused.line == (f"{big}: 129.0 MiB, over the 128 MiB a paper file read whole may have (.txt, .jsonl, .bib, "
+                            ".csv): skipped unread, its indexed papers are kept; split it into smaller files")
+    assert ingest_bad(idx, big).skipped == [refused.line]
+
+
+def test_an_endless_snapshot_line_is_passed_over_in_pieces_and_the_next_record_read(tmp_path):
+    """Hostile round (#35, F4), for arXiv snapshot lines (streamed): a 40 MiB line (line breaks lost) was held whole;
+    now it is named as malformed having held at most one line's limit (4 MiB), and the record after it is read."""
+    from vectorstore.papers import Tally, iter_arxiv
+
+    def record(n: int) -> bytes:
+        return json.dumps({"id": f"2401.0000{n}", "title": f"Paper {n}", "abstract": f"We study StreamNet {n}.",
+                           "authors": "A. Author", "categories": "cs.LG", "update_date": "2024-01-02"}).encode()
+
+    snap = tmp_path / "snapshot.json"
+    with snap.open("wb") as f:
+        f.write(record(1) + b"\n" + b'{"id": "2401.00002", "abstract": "')
+        f.seek(40 * 2**20)  # 40 MiB of one line (a sparse hole: NUL bytes)
+        f.write(b'"}\n' + record(3) + b"\n")
+    tally = Tally()
+    papers: list = []
+    assert _peak_bytes(lambda: papers.extend(iter_arxiv(snap, tally))) < 12 * 2**20
+    assert [p.id for p in papers] == ["arxiv:2401.00001", "arxiv:2401.00003"]
+    assert tally.skipped == [f"{snap}:2: a line of over 4 MiB, no record (line breaks lost?)"]
+
+
 def test_huge_metadata_and_deep_nesting_skip_their_file_naming_the_line(scratch):
     """A 2 MB title or 100,000 authors made answers and MCP replies megabytes long; one deeply nested
     record ended the whole multi-file ingest with "unexpected RecursionError"."""
