@@ -530,6 +530,40 @@ def test_cli_ingest_reports_each_bad_file_in_one_line_and_keeps_the_good_one(tmp
     assert out.strip() == "1 added, 0 updated, 0 unchanged, 0 removed, 2 skipped; index holds 1 paper in 1 chunk"
 
 
+def test_a_fifo_or_dangling_link_named_or_inside_a_folder_is_skipped_with_its_reason(tmp_path, monkeypatch, capsys):
+    """Hostile round (#35, F8, F12): one FIFO or dangling symbolic link named on the command line aborted the
+    whole ingest (nothing of the good files was read, exit 2); a FIFO, socket or dangling link inside an ingested
+    folder was passed over without a word. Each is now skipped with its reason, the rest ingested, exit 1."""
+    import socket
+
+    from vectorstore.papers import KINDS
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    pipe, dangling, good = tmp_path / "pipe.txt", tmp_path / "dangling.txt", tmp_path / "good.txt"
+    os.mkfifo(pipe)
+    dangling.symlink_to(tmp_path / "gone.txt")
+    good.write_text(f"ICML 2026\n\n{TWIN}\n")
+    (folder / "ok.txt").write_text("ICML 2026\n\nWe study FolderNet, a network for folders of papers.\n")
+    os.mkfifo(folder / "inner.txt")
+    (folder / "lost.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    sock = socket.socket(socket.AF_UNIX)  # a socket named like a paper file
+    sock.bind(str(folder / "s.bib"))
+    try:
+        code, out, err = run_main(monkeypatch, capsys, "ingest", str(pipe), str(dangling), str(good), str(folder),
+                                  "--index", str(tmp_path / "idx"))
+    finally:
+        sock.close()
+    fifo_why = f"not a regular file (a FIFO, socket or device): give a paper file ({KINDS})"
+    link_why = "a symbolic link that leads nowhere (dangling, or a loop): point it at a paper file"
+    assert code == 1
+    assert err.splitlines() == [f"skipped: {pipe}: {fifo_why}", f"skipped: {dangling}: {link_why}",
+                                f"skipped: {folder / 'inner.txt'}: {fifo_why}",
+                                f"skipped: {folder / 'lost.jsonl'}: {link_why}",
+                                f"skipped: {folder / 's.bib'}: {fifo_why}"]
+    assert out.strip() == "2 added, 0 updated, 0 unchanged, 0 removed, 5 skipped; index holds 2 papers in 2 chunks"
+
+
 def test_a_list_whose_heading_was_deleted_is_skipped_and_keeps_its_venue_and_year(tmp_path, monkeypatch, capsys, encoder):
     """Deleting a .txt list's heading line (venue and year) re-ingested its papers without them, exit 0,
     and a venue filter then missed them."""
