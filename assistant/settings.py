@@ -160,18 +160,17 @@ class HistoryCalibration(BaseModel):
                            "hand-set", ge=1)
 
 
-class RelatedCalibration(BaseModel):
+class RelatedCalibration(BaseModel):  # related work (assistant/research): values and their fits in docs/quality.md
     unmatched_below: float = _tuned(0.50, "a sentence whose best match on the other side is below this cosine is a difference",
                                     "CSFCube, 375 query–candidate pairs: each query sentence's best cosine in a related candidate (grade ≥ 2; median 0.585) vs an unrelated one (grade 0; 0.404): equal error at 0.50 (24% vs 25%), Youden's J 0.52")
-    pool_extra: int = _tuned(40, "papers fetched beyond k (and the excluded ones) before fusing for related work", "hand-set", ge=0)
-    facet_weight: float = _tuned(0.6, "CSFCube: weight of facet-sentence alignment vs whole-abstract cosine",
-                                 "CSFCube (its dev split): 0.5–0.7 all score NDCG@20 0.60–0.62")
-    facet_lexical_weight: float = _tuned(0.2, "CSFCube: weight of lexical overlap in facet scores",
-                                         "CSFCube (its dev split): 0.1–0.2 all score NDCG@20 0.60–0.62")
-    min_similarity: float = _tuned(0.52, "related work's bar: dense cosine to a paper or long text", "fit_related.py: CSFCube recall 0.9 (0.519)", ge=0, le=1)
-    min_similarity_short: float = _tuned(0.43, "the bar for a text under short_text_sentences", "the same, short texts (0.427)", ge=0, le=1)
+    pool_extra: int = _tuned(40, "papers fetched beyond k (and the excluded ones) before scoring for related work", "hand-set", ge=0)
+    facet_weight: float = _tuned(0.6, "CSFCube: weight of facet-sentence alignment vs whole-abstract cosine", "CSFCube dev: 0.5–0.7 all score NDCG@20 0.60–0.62")
+    facet_lexical_weight: float = _tuned(0.2, "CSFCube: weight of lexical overlap in facet scores", "CSFCube dev: 0.1–0.2 all score NDCG@20 0.60–0.62")
+    dense_weight: float = _tuned(0.65, "related work's relevance: weight of the dense cosine (the rest: TF-IDF cosine)", "fit_related.py: CSFCube, best mean NDCG@20 of abstract and short queries (0.604, 0.587)", ge=0, le=1)
+    min_similarity: float = _tuned(0.38, "related work's bar: relevance to a paper or long text", "fit_related.py: CSFCube recall 0.9 (0.376)", ge=0, le=1)
+    min_similarity_short: float = _tuned(0.30, "the bar for a text under short_text_sentences", "the same, short texts (0.300)", ge=0, le=1)
     short_text_sentences: int = _tuned(4, "shorter query texts are short", "CSFCube facet texts 1–3, abstracts ≥ 4", ge=1)
-    shared_above: float = _tuned(0.50, "a facet is shared at this sentence-pair cosine", "hand-set; unmatched_below, fitted on CSFCube, came to the same cut", ge=0, le=1)
+    shared_above: float = _tuned(0.53, "a facet is shared at this cosine of the two texts' facet centroids", "related_facets.py: CSFCube, unrelated shown shared no more than before (0.19 vs 0.20)", ge=0, le=1)
 
 
 class Calibration(BaseModel):

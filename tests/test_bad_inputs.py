@@ -247,6 +247,78 @@ def test_export_and_map_never_write_through_a_link_or_into_a_folder(index, index
     assert list(folder.iterdir()) == []
 
 
+def test_export_and_map_refuse_a_fifo_or_socket_even_forced(index, index_dir, monkeypatch, capsys, tmp_path):
+    """Hostile round (#35, F7): `--export FIFO --force` hung for ever (opening a FIFO waits for a reader); a socket
+    was "unexpected OSError". Refused in one line before anything is opened. So that the old code fails here
+    instead of hanging, a reader drains the FIFO if the command is still running after 20 s."""
+    import os
+    import socket
+    import threading
+
+    fifo, sock_path = tmp_path / "sources.md", tmp_path / "map.png"
+    os.mkfifo(fifo)
+    drained: list[bytes] = []
+    done = threading.Event()
+
+    def drain():
+        if not done.wait(20):
+            with open(fifo, "rb") as f:
+                drained.append(f.read())
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        code, out, err = run_main(monkeypatch, capsys, "list", "Which papers study personality in large language "
+                                  "models?", "--export", str(fifo), "--force", "--index", str(index_dir))
+    finally:
+        done.set()
+    assert (code, out, drained) == (2, "", [])
+    assert err == (f"error: {fifo} is not a plain file (a FIFO, socket or device): --export writes only a plain file; "
+                   "name another file\n")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(sock_path))
+    try:
+        code, out, err = run_main(monkeypatch, capsys, "map", "--out", str(sock_path), "--force", "--index",
+                                  str(index_dir))
+    finally:
+        sock.close()
+    assert (code, err) == (2, f"error: {sock_path} is not a plain file (a FIFO, socket or device): --out writes only "
+                              "a plain file; name another file\n")
+
+
+def test_an_output_or_index_under_a_file_or_with_an_overlong_name_is_one_line(index, index_dir, monkeypatch, capsys,
+                                                                              tmp_path):
+    """Hostile round (#35, F15): `--export` under a path whose parent is a file was "unexpected FileExistsError",
+    a file name over 255 bytes "unexpected OSError: [Errno 36]", `ingest --index` under a file "unexpected
+    NotADirectoryError". Each is one line naming the path and what to do, and nothing is written."""
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("a file, not a folder\n")
+    under = blocker / "sub" / "sources.md"
+    code, out, err = run_main(monkeypatch, capsys, "list", "Which papers study personality in large language models?",
+                              "--export", str(under), "--index", str(index_dir))
+    assert (code, out, err) == (2, "", f"error: {under}: {blocker} is a file, not a folder, so nothing can be created "
+                                       "under it: choose a path in a folder for --export\n")
+    long_name = tmp_path / ("n" * 300 + ".md")
+    shown = f"{str(long_name)[:79]}… ({len(str(long_name)):,} characters)"
+    code, out, err = run_main(monkeypatch, capsys, "ask", "What is SyPE?", "--export", str(long_name),
+                              "--index", str(index_dir))
+    assert (code, out, err) == (2, "", f"error: {shown}: a name in it is 303 bytes long, over the 255 a file name may "
+                                       "have here: choose a shorter name for --export\n")
+    code, out, err = run_main(monkeypatch, capsys, "map", "--out", str(blocker / "map.png"), "--index", str(index_dir))
+    assert (code, err) == (2, f"error: {blocker / 'map.png'}: {blocker} is a file, not a folder, so nothing can be "
+                              "created under it: choose a path in a folder for --out\n")
+    paper = tmp_path / "p.txt"
+    paper.write_text("ICML 2026\n\nWe study UnderNet, a network for folders.\n")
+    code, out, err = run_main(monkeypatch, capsys, "ingest", str(paper), "--index", str(blocker / "idx"))
+    assert (code, out, err) == (2, "", f"error: the index location {blocker / 'idx'}: {blocker} is a file, not a "
+                                       "folder, so nothing can be created under it: choose a path in a folder for "
+                                       "--index\n")
+    long_index = tmp_path / ("i" * 300)
+    code, out, err = run_main(monkeypatch, capsys, "ingest", str(paper), "--index", str(long_index))
+    assert code == 2 and err.startswith("error: the index location ") and err.endswith(
+        ": a name in it is 300 bytes long, over the 255 a file name may have here: choose a shorter name for --index\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "p.txt"]
+
+
 @pytest.mark.parametrize("first_line, venue", [
     ("We study penguins.", None), ("Is attention all you need?", None), ("我们研究企鹅。", None),
     ("NeurIPS accepted papers", "NeurIPS accepted papers"), ("ICML 2026.", "ICML"),

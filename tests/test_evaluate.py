@@ -153,8 +153,15 @@ def test_csfcube_mode_on_a_tiny_pool(tmp_path, encoder):
     assert res["queries"] == 1 and len(pool) - 1 > 20
     assert res["R@20"] == 1.0 and res["NDCG@20"] == pytest.approx(1.0)
     assert res["per_facet"] == {"method": {"n": 1, "NDCG@20": pytest.approx(1.0), "R@20": 1.0}}
-    assert format_csfcube(res).splitlines() == ["CSFCube (1 queries, candidate re-ranking): NDCG@20 1.000  R@20 1.000",
-                                                "  method      n=1   NDCG@20 1.000  R@20 1.000"]
+    assert format_csfcube(res).splitlines()[:2] == [
+        "CSFCube (1 queries, candidate re-ranking): NDCG@20 1.000  R@20 1.000",
+        "  method      n=1   NDCG@20 1.000  R@20 1.000"]
+    # Issue 33 (5): related work's own order (its relevance) is scored too, beside the cosine and RRF orders.
+    for kind in ("abstract", "short"):
+        assert set(res["related"][kind]) == {"relevance", "cosine", "rrf"}
+        assert res["related"][kind]["relevance"]["MRR"] == 1.0
+    assert res["related"]["abstract"]["relevance"]["NDCG@20"] == pytest.approx(1.0)
+    assert "relevance (what related work orders by)" in format_csfcube(res)
     swapped = q | {"graded_relevance": q["graded_relevance"] | {"c:1": 2, "c:3": 3}}  # the weaker match graded higher
     (tmp_path / "queries.jsonl").write_text(json.dumps(swapped))
     ndcg = run_csfcube(encoder, tmp_path)["NDCG@20"]

@@ -145,6 +145,62 @@ def test_200kb_abstract_is_refused_with_the_limit_and_a_hint(scratch):
     assert len(load_paper_list(at_limit)) == 1
 
 
+def _peak_bytes(call) -> int:
+    """The most bytes Python held at once (tracemalloc) while ``call()`` ran, less what it held before."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        call()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_paper_file_over_the_size_limit_is_refused_by_its_size_unread(scratch):
+    """Hostile round (#35, F4): a paper list was read whole before any check: a 65 MB list of one long "abstract"
+    took 1.3 GB (20 times its size) before the length check refused it. Now its size refuses it, unread: the
+    file here is 129 MiB (sparse: it costs no disk), reading it whole would hold 129 MiB."""
+    from vectorstore.papers import MAX_FILE_BYTES, CorpusError, read_file
+
+    root, idx = scratch
+    big = root / "big_list.txt"
+    big.write_text("ICML 2026\n\nWe study BigNet.\n")
+    os.truncate(big, MAX_FILE_BYTES + 2**20)
+
+    def refused():
+        with pytest.raises(CorpusError) as exc:
+            read_file(big)
+        refused.line = str(exc.value)
+
+    assert _peak_bytes(refused) < 4 * 2**20
+    assert refused.line == (f"{big}: 129.0 MiB, over the 128 MiB a paper file read whole may have (.txt, .jsonl, .bib, "
+                            ".csv): skipped unread, its indexed papers are kept; split it into smaller files")
+    assert ingest_bad(idx, big).skipped == [refused.line]
+
+
+def test_an_endless_snapshot_line_is_passed_over_in_pieces_and_the_next_record_read(tmp_path):
+    """Hostile round (#35, F4), for arXiv snapshot lines (streamed): a 40 MiB line (line breaks lost) was held whole;
+    now it is named as malformed having held at most one line's limit (4 MiB), and the record after it is read."""
+    from vectorstore.papers import Tally, iter_arxiv
+
+    def record(n: int) -> bytes:
+        return json.dumps({"id": f"2401.0000{n}", "title": f"Paper {n}", "abstract": f"We study StreamNet {n}.",
+                           "authors": "A. Author", "categories": "cs.LG", "update_date": "2024-01-02"}).encode()
+
+    snap = tmp_path / "snapshot.json"
+    with snap.open("wb") as f:
+        f.write(record(1) + b"\n" + b'{"id": "2401.00002", "abstract": "')
+        f.seek(40 * 2**20)  # 40 MiB of one line (a sparse hole: NUL bytes)
+        f.write(b'"}\n' + record(3) + b"\n")
+    tally = Tally()
+    papers: list = []
+    assert _peak_bytes(lambda: papers.extend(iter_arxiv(snap, tally))) < 12 * 2**20
+    assert [p.id for p in papers] == ["arxiv:2401.00001", "arxiv:2401.00003"]
+    assert tally.skipped == [f"{snap}:2: a line of over 4 MiB, no record (line breaks lost?)"]
+
+
 def test_huge_metadata_and_deep_nesting_skip_their_file_naming_the_line(scratch):
     """A 2 MB title or 100,000 authors made answers and MCP replies megabytes long; one deeply nested
     record ended the whole multi-file ingest with "unexpected RecursionError"."""
@@ -472,6 +528,40 @@ def test_cli_ingest_reports_each_bad_file_in_one_line_and_keeps_the_good_one(tmp
         f"skipped: {tmp_path / 'b_bad.txt'}: invalid UTF-8 at byte 11 (line 3); re-save the file as UTF-8",
     ]
     assert out.strip() == "1 added, 0 updated, 0 unchanged, 0 removed, 2 skipped; index holds 1 paper in 1 chunk"
+
+
+def test_a_fifo_or_dangling_link_named_or_inside_a_folder_is_skipped_with_its_reason(tmp_path, monkeypatch, capsys):
+    """Hostile round (#35, F8, F12): one FIFO or dangling symbolic link named on the command line aborted the
+    whole ingest (nothing of the good files was read, exit 2); a FIFO, socket or dangling link inside an ingested
+    folder was passed over without a word. Each is now skipped with its reason, the rest ingested, exit 1."""
+    import socket
+
+    from vectorstore.papers import KINDS
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    pipe, dangling, good = tmp_path / "pipe.txt", tmp_path / "dangling.txt", tmp_path / "good.txt"
+    os.mkfifo(pipe)
+    dangling.symlink_to(tmp_path / "gone.txt")
+    good.write_text(f"ICML 2026\n\n{TWIN}\n")
+    (folder / "ok.txt").write_text("ICML 2026\n\nWe study FolderNet, a network for folders of papers.\n")
+    os.mkfifo(folder / "inner.txt")
+    (folder / "lost.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    sock = socket.socket(socket.AF_UNIX)  # a socket named like a paper file
+    sock.bind(str(folder / "s.bib"))
+    try:
+        code, out, err = run_main(monkeypatch, capsys, "ingest", str(pipe), str(dangling), str(good), str(folder),
+                                  "--index", str(tmp_path / "idx"))
+    finally:
+        sock.close()
+    fifo_why = f"not a regular file (a FIFO, socket or device): give a paper file ({KINDS})"
+    link_why = "a symbolic link that leads nowhere (dangling, or a loop): point it at a paper file"
+    assert code == 1
+    assert err.splitlines() == [f"skipped: {pipe}: {fifo_why}", f"skipped: {dangling}: {link_why}",
+                                f"skipped: {folder / 'inner.txt'}: {fifo_why}",
+                                f"skipped: {folder / 'lost.jsonl'}: {link_why}",
+                                f"skipped: {folder / 's.bib'}: {fifo_why}"]
+    assert out.strip() == "2 added, 0 updated, 0 unchanged, 0 removed, 5 skipped; index holds 2 papers in 2 chunks"
 
 
 def test_a_list_whose_heading_was_deleted_is_skipped_and_keeps_its_venue_and_year(tmp_path, monkeypatch, capsys, encoder):

@@ -361,7 +361,7 @@ def test_an_unreadable_file_in_a_folder_is_skipped_and_named_and_keeps_its_paper
     ingest with "unexpected PermissionError"; the readable new file beside it was not ingested. The test runs
     as root, which reads any file, so the refusal is made at the one call that reads it."""
     import json
-    from pathlib import Path
+    import os
 
     folder = tmp_path / "papers"
     folder.mkdir()
@@ -372,14 +372,14 @@ def test_an_unreadable_file_in_a_folder_is_skipped_and_named_and_keeps_its_paper
     fresh.write_text(json.dumps({"id": "y", "abstract": "Beta paper on diffusion samplers."}) + "\n")
     with locked.open("a") as f:  # changed since, so it must be read again
         f.write(json.dumps({"id": "z", "abstract": "Gamma paper on protein folding."}) + "\n")
-    real_read = Path.read_bytes
+    real_open = os.open
 
-    def refusing_read(self):
-        if str(self) == str(locked):
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read(self)
+    def refusing_open(path, *args, **kwargs):  # the one call that opens a paper file to read it
+        if str(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", refusing_read)
+    monkeypatch.setattr(os, "open", refusing_open)
     res = ingest([folder], idx)
     assert res.added == 1 and len(res.skipped) == 1
     assert res.skipped[0] == f"{locked}: cannot be read (permission denied): skipped; its indexed papers are kept"
@@ -412,3 +412,14 @@ def test_an_unreadable_subfolder_is_named_and_its_papers_kept(tmp_path, encoder,
     assert res.skipped == [f"{folder / 'sub'}: folder cannot be read (permission denied): skipped; the papers indexed "
                            "from it are kept"]
     assert set(idx.store.get_papers(["x", "y"])) == {"x", "y"}
+
+
+def test_ingest_names_each_stage_before_the_first_batch(tmp_path, encoder):
+    """Issue 33 (6): the seconds before the first batch of 256 papers is embedded said nothing (``0/2000``)."""
+    f = tmp_path / "l.txt"
+    f.write_text("ICML 2026\nAlpha transformers route tokens.\n\nGamma diffusion denoises images.\n", encoding="utf-8")
+    events = []
+    ingest([f], open_index(tmp_path / "i", encoder), on_stage=lambda line: events.append(line),
+           on_total=lambda n: events.append(f"total {n}"), progress=lambda n: events.append(f"done {n}"))
+    assert events == ["reading 1 file…", "checking 2 papers against the index…", "total 2",
+                      "embedding 2 papers (2 at a time)…", "done 2"]

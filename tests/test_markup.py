@@ -23,7 +23,7 @@ def test_plain_drops_emphasis_marks_and_text_mode_latex():
 
 def test_plain_never_raises_on_latex_it_cannot_read_and_leaves_no_command():
     """A command the converter does not know (an author's own macro) reads as its argument, else its
-    name; the known ones around it are still converted ("R_T \\le C" stays "R[T]≤C", not "leC")."""
+    name; the known ones around it are still converted ("R_T \\le C" stays "R_T≤C", not "leC")."""
     out = markup.plain(r"radii $\{r/2^k\}_{k=0}^R$ and $\unknowncmd{x}$ and $\mathsf{A} \le \eps$")
     assert "r/2ᵏ" in out and "and x and" in out and "A≤eps" in out and "\\" not in out
 
@@ -108,14 +108,28 @@ def test_image_syntax_is_not_taken_for_a_link():
 def test_math_common_forms_read_right_and_unknown_commands_give_their_argument():
     from assistant.text.markup import math_plain
 
-    assert math_plain(r"R_T \le C\sqrt{T \log T}") == "R[T]≤C√(T log T)"  # \le, and the space before log
+    assert math_plain(r"R_T \le C\sqrt{T \log T}") == "R_T≤C√(T log T)"  # \le, and the space before log
     assert math_plain(r"f: \mathcal{X} \to \mathcal{Y}") == "f:𝓧→𝓨"
     assert math_plain(r"O(n \log n)") == "O(n log n)"
     assert math_plain(r"\text{foo bar}") == "foo bar"
     assert math_plain(r"\frobnicate{x} + 1") == "x+1"  # unknown: its argument (never "frobnicatex + 1")
     # a fraction keeps its denominator; a script on a literal brace stays after the brace
     assert math_plain(r"\tilde{\mathcal{O}}\big(\frac{d \log N}{\Delta^2}\big)") == "𝓞̃((d log N)/(Δ²))"
-    assert math_plain(r"\{r/2^k\}_{k=0}^R") == "{r/2ᵏ}([k=0])ᴿ"
+    assert math_plain(r"\{r/2^k\}_{k=0}^R") == "{r/2ᵏ}ₖ₌₀ᴿ"
+
+
+def test_scripts_are_unicode_where_it_exists_else_plain_ascii_never_brackets():
+    """Issue 33 (6): flatlatex wrote a subscript it has no table entry for in brackets ("γ[t]", "ℓ[∞]") and put
+    parentheses around a base that already carries a script ("{r/2ᵏ}([k=0])ᴿ", "(xᵢ)²")."""
+    from assistant.text.markup import math_plain
+
+    assert markup.plain(r"a step size $\gamma_t$ and the $\ell_\infty$ ball") == "a step size γₜ and the ℓ∞ ball"
+    assert math_plain(r"\ell_{\infty}") == "ℓ∞"
+    assert math_plain(r"x_{i}^{2} + h_{t-1} + a_{\max}") == "xᵢ²+hₜ₋₁+aₘₐₓ"
+    assert math_plain(r"W_{\theta}") == "W_θ"  # no subscript θ in Unicode: readable ASCII
+    assert math_plain(r"e^{-\lambda t}") == "e^{-λt}"
+    assert math_plain(r"x^* \text{ and } A^{\top}") == "x* and A⊤"
+    assert math_plain(r"\sum_{i=1}^n x_i") == "∑ᵢ₌₁ⁿxᵢ"
 
 
 LEFT_COMMAND = __import__("re").compile(r"\\[A-Za-z]+")
@@ -150,7 +164,7 @@ def test_every_bundled_abstract_renders_without_a_backslash_command():
     mapgr = next(t for t in texts if r"\href" in t)
     assert "https://github.com/" in markup.plain(mapgr) and r"\texttt" not in markup.html(mapgr)  # text, never fetched
     bov = next(t for t in texts if "BOVText" in t)
-    assert "on (BOVText)[SOT]." in markup.plain(bov)
+    assert "on BOVText_{SOT}." in markup.plain(bov)
 
 
 def test_every_training_abstract_renders_without_a_backslash_command():

@@ -1,8 +1,10 @@
 """Related work explained: shared sentence pairs, unmatched sentences on either side, optional LLM paragraph."""
 
 import json
+import random
 
 import numpy as np
+import pytest
 from pydantic import SecretStr
 
 from assistant.research.related import UNMATCHED_BELOW, differences, related_work
@@ -169,14 +171,15 @@ MOE_DRAFT = ("We cache the experts of mixture-of-experts models on the GPU to cu
 
 def test_related_work_is_ordered_by_the_similarity_it_shows_and_shows_five_just_below_the_bar(assistant):
     """A draft on expert caching showed one paper: OmniMoE sat just under the bar, shown nowhere; the
-    nearest list read 40 %, 37 %, 45 %, in that order. Here 8 of the 10 candidates fall under a 0.48 bar:
-    the 5 most similar of them are shown, most similar first."""
-    items = related_work(assistant.retriever, assistant.sentences, text=MOE_DRAFT, k=10, bar=0.48)
+    nearest list read 40 %, 37 %, 45 %, in that order. Here 8 of the 10 candidates fall under a 0.33 bar
+    (on the relevance, 0.65 × cosine + 0.35 × TF-IDF cosine, since issue 33): the 5 most similar of them are
+    shown, most similar first."""
+    items = related_work(assistant.retriever, assistant.sentences, text=MOE_DRAFT, k=10, bar=0.33)
     shown = [r.percent for r in items]
-    assert shown == sorted(shown, reverse=True) and all(r.similarity >= 0.48 for r in items)
+    assert shown == sorted(shown, reverse=True) and all(r.similarity >= 0.33 for r in items)
     assert "OmniMoE" in [r.paper.label for r in items] and items.below_bar == 8
     near = items.near
-    assert len(near) == 5 and all(0.48 - 0.15 <= sim < 0.48 for _, sim in near)
+    assert len(near) == 5 and all(0.33 - 0.15 <= sim < 0.33 for _, sim in near)
     assert near[0][0].label == "CacheEdit"
     assert [sim for _, sim in near] == sorted((sim for _, sim in near), reverse=True)
     assert not {p.id for p, _ in near} & {r.paper.id for r in items}
@@ -242,3 +245,78 @@ def test_a_long_draft_is_read_to_the_budget_with_a_note_in_every_face(assistant)
 
     assert related_papers(Backend(), text=draft, k=5).note == note
     print(f"related_work on 50,000 characters: {took:.2f} s")
+
+
+ROPE_DRAFT = ("We generalise rotary position encoding (RoPE) to irregularly sampled time series, so that attention can "
+              "use continuous timestamps rather than integer positions. Queries and keys are rotated by angles "
+              "proportional to their timestamps, extending RoPE's rotations from integer steps to real-valued time. "
+              "This improves forecasting on irregular clinical data.")
+UNLEARNING_DRAFT = (
+    "Certified unlearning removes a set of training points from a model with a provable (ε, δ) guarantee, but "
+    "first-order certified methods only use the points to be forgotten to scale their noise. We instead put the "
+    "gradients of the forgotten points directly into a variance-reduced stochastic update for strongly convex "
+    "losses, and still certify (ε, δ) removal. We prove faster convergence than noise-only certified baselines "
+    "and report gains on standard unlearning benchmarks.")
+ATOMIC_MOE_DRAFT = (
+    "We make every expert of a mixture-of-experts layer a single vector, so that routing reaches the finest "
+    "possible granularity. A product-key router splits the expert index into two halves to keep routing cost at "
+    "the square root of the number of experts, and grouping tokens by expert turns scattered memory reads into "
+    "dense matrix products. A 1.7B-active model matches coarse expert baselines at a tenth of their latency.")
+
+
+def test_a_method_said_in_other_words_is_shared(assistant):
+    """Issue 33 (4): SyPE also generalises RoPE, yet its method showed under "differs" for a draft that does;
+    so did VRU's for a draft restating its variance-reduced use of the forget set, and OmniMoE's for one
+    restating its atomic experts and product-key router: the drafts' method sentences read partly as task or
+    results to the facet model, and no single pair reached the bar. Unrelated papers still differ there."""
+    cases = [(ROPE_DRAFT, "000_12a0d7b1c5c902c5#15"), (UNLEARNING_DRAFT, "000_12a0d7b1c5c902c5#6"),
+             (ATOMIC_MOE_DRAFT, "000_12a0d7b1c5c902c5#13")]
+    for draft, paper in cases:
+        items = related_work(assistant.retriever, assistant.sentences, text=draft, k=3, bar=0.0)
+        by_id = {r.paper.id: r for r in items}
+        method = {f.facet: f for f in by_id[paper].facets}["method"]
+        assert method.shared and method.query_sentence in draft and method.paper_sentence in by_id[paper].paper.text
+        for other in (r for r in items if r.paper.id != paper):
+            assert not any(f.shared for f in other.facets if f.facet == "method"), (paper, other.paper.label)
+
+
+@pytest.fixture(scope="module")
+def drafts_slice(tmp_path_factory, encoder):
+    """corpus2k's papers behind three drafts of benchmarks/related_drafts.jsonl that the dense cosine alone put
+    second or third, the papers it put first, and 150 others drawn at random (a real index built in seconds)."""
+    from tests.conftest import SHARED, needs_shared
+    from tests.test_honest_answers import _assistant_over
+
+    corpus2k = SHARED / "eval" / "train" / "corpus2k.jsonl"
+    needs_shared(corpus2k)
+    rows = [json.loads(line) for line in corpus2k.read_text().splitlines() if line.strip()]
+    keep = set(DRAFT_GOLD.values()) | {
+        "neurips2021-c21f4ce780c5c9d774f79841b81fdc6d", "neurips2020-0cc6ee01c82fc49c28706e0918f57e2d",  # plug-in solver
+        "openreview:SaMrN9tnxE", "openreview:9ND8fMUzOAr", "openreview:Xy7DoWSNZX",  # multi-granularity ViT
+        "neurips2017-291d43c696d8c3704cdbe0a72ade5f6c", "neurips2020-aa475604668730af60a0a87cc92604da"}  # DAGs
+    chosen = [r for r in rows if r["id"] in keep]
+    chosen += random.Random(33).sample([r for r in rows if r["id"] not in keep], 150)
+    return _assistant_over(tmp_path_factory.mktemp("drafts-slice") / "slice.jsonl", chosen)
+
+
+DRAFT_GOLD = {"draft-10": "neurips2020-43207fd5e34f87c48d584fc5c11befb8", "draft-14": "openreview:Bf6WFWNCUP",
+              "draft-15": "neurips2021-e987eff4a7c7b7e580d659feb6f60c1a"}
+
+
+def test_a_pasted_draft_finds_the_paper_it_rewrites_first_and_shows_the_figure_it_ranks_by(drafts_slice):
+    """Issue 33 (5): ordered by the dense cosine it showed, related work put the paper a draft rewrites second or
+    third behind papers on the same field that share fewer of its words (3 of the 40 drafts of
+    benchmarks/related_drafts.jsonl; MRR 0.954). The relevance (dense and TF-IDF cosine) puts it first, and the
+    figure shown is that relevance, so the order, the %, the bar and the near misses are one number."""
+    from pathlib import Path
+
+    drafts = {d["qid"]: d for d in map(json.loads, (Path(__file__).resolve().parents[1] / "benchmarks"
+                                                     / "related_drafts.jsonl").read_text().splitlines())}
+    found = {qid: related_work(drafts_slice.retriever, drafts_slice.sentences, text=drafts[qid]["text"], k=5, bar=0.0)
+             for qid in DRAFT_GOLD}
+    assert {qid: items[0].paper.id for qid, items in found.items()} == DRAFT_GOLD
+    w = drafts_slice.settings.calibration.related.dense_weight
+    for items in found.values():
+        assert [r.similarity for r in items] == sorted((r.similarity for r in items), reverse=True)
+        assert all(abs(r.similarity - (w * r.cosine + (1 - w) * r.lexical)) < 1e-9 for r in items)
+        assert items[0].percent == round(100 * items[0].similarity)

@@ -175,7 +175,11 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
     another model) or StoreError (server unreachable, files unreadable or damaged: see
     :func:`check_vector_files` and :func:`vectorstore.store.client.make_client`).
     """
+    from vectorstore.paths import creation_problem
+
     directory = Path(directory)
+    if not host and (problem := creation_problem(directory, "--index")):  # under a file, a name too long
+        raise StoreError(f"the index location {problem}")
     if directory.exists() and not directory.is_dir():
         raise StoreError(f"the index location {directory} is a file, not a folder: choose another --index")
     if not host:

@@ -32,7 +32,7 @@ from assistant.retrieval import Filters, ScoredPaper, reciprocal_rank_fusion
 from assistant.settings import Settings
 from assistant.types import CitedAnswer, History
 from vectorstore.index import Index
-from vectorstore.papers import counted
+from vectorstore.papers import counted, name_to_ask_by
 
 
 @dataclass
@@ -75,8 +75,9 @@ def clean_rewrite(text: str) -> str:
 def anchored_query(question: str, anchor: Anchor) -> str:
     """A follow-up made retrievable without an LLM: the names of the anchor's papers (what "it"
     refers to) appended, or, if it cited none, its question prepended. Bounded: the anchor is
-    never a previous anchored query, so turns do not pile up."""
-    names = [s.title or s.label for s in anchor.sources[:2] if s.title or s.label]
+    never a previous anchored query, so turns do not pile up. An untitled paper labelled by what it contributes
+    is named by its label without that description (:func:`vectorstore.papers.name_to_ask_by`)."""
+    names = [s.title or name_to_ask_by(s.label, s.abstract) for s in anchor.sources[:2] if s.title or s.label]
     return (f"{question} ({'; '.join(names)})" if names
             else f"{anchor.answer.question or anchor.question} {question}")
 

@@ -59,8 +59,12 @@ def get_index(settings: Settings, create: bool = False, repair: Callable[[str], 
     error is raised (its line names ``doctor``, which rebuilds). Raises IndexNotFoundError (create=False,
     nothing ingested), EmbeddingMismatchError, StoreError.
     """
-    from vectorstore.store import DamagedVectorsError
+    from vectorstore.paths import creation_problem
+    from vectorstore.store import DamagedVectorsError, StoreError
 
+    # Before any look inside it: a folder under a file, or a name over the system's limit, was a raw OSError.
+    if not settings.store.host and (problem := creation_problem(settings.index, "--index")):
+        raise StoreError(f"the index location {problem}")
     key = _key(settings)
     with _lock:
         if key in _indexes:

@@ -146,12 +146,16 @@ def main_options(
 @contextmanager
 def embedding_bar():
     """A progress bar for papers being embedded, on stderr when it is a terminal; yields the
-    ``on_total`` / ``progress`` callbacks of :func:`vectorstore.ingest.run.ingest`."""
+    ``on_total`` / ``progress`` / ``on_stage`` callbacks of :func:`vectorstore.ingest.run.ingest`. Each stage
+    ("loading the embedding model…", "reading 3 files…") is printed as a line above the bar, so the seconds
+    before the first batch is done say what they are spent on (the bar alone sat at ``0/?``)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     stderr = getattr(sys.stderr, "unsafe", sys.stderr)  # the bar's own cursor codes, not sanitised away
+    tty = stderr.isatty()
     with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=Console(file=stderr), transient=True, disable=not stderr.isatty()) as bar:
+                  console=Console(file=stderr), transient=True, disable=not tty) as bar:
         task = bar.add_task("papers", total=None)
-        yield {"on_total": lambda n: bar.update(task, total=n), "progress": lambda n: bar.advance(task, n)}
+        yield {"on_total": lambda n: bar.update(task, total=n), "progress": lambda n: bar.advance(task, n),
+               "on_stage": lambda line: bar.console.print(line, markup=False, highlight=False) if tty else None}

@@ -45,9 +45,10 @@ def ingest(
 
     selection = Selection(category=category.strip() if category and category.strip() else None, since=_since(since))
     settings = settings_for(ctx, index)
-    # Vector files that disagree with the database (a kill mid-write): rebuilt from the papers it stores, then on.
-    idx = get_index(settings, create=True, repair=lambda line: typer.echo(line, err=True))
     with embedding_bar() as callbacks:
+        callbacks["on_stage"]("loading the embedding model…")
+        # Vector files that disagree with the database (a kill mid-write): rebuilt from the papers it stores, then on.
+        idx = get_index(settings, create=True, repair=lambda line: typer.echo(line, err=True))
         report = run_ingest(paths, idx, write_batch=settings.store.write_batch, replace=replace,
                             selection=selection if selection.active() else None, **callbacks)
     for reason in report.skipped:

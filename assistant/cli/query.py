@@ -97,7 +97,7 @@ def related(
     as_json: JsonOpt = False,
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="papers to list")] = 10,
     explain: Annotated[int, typer.Option("--explain", min=0, help="with an LLM configured: a cited paragraph for the top N papers")] = 3,
-    min_similarity: Annotated[Optional[float], typer.Option("--min-similarity", min=0.0, max=1.0, help="list only papers at least this similar (cosine; default: the calibrated bar; 0: all k)")] = None,
+    min_similarity: Annotated[Optional[float], typer.Option("--min-similarity", min=0.0, max=1.0, help="list only papers at least this similar (the relevance: embedding and TF-IDF cosine; default: the calibrated bar; 0: all k)")] = None,
 ):
     """Rank indexed papers related to a text or a paper: what each shares with it and where it differs."""
     from assistant.research import related_work
@@ -226,5 +226,5 @@ def map_cmd(
 
     typer.echo(f"wrote {out}: {counted(len(pmap.points), 'paper')} in {counted(len(pmap.clusters), 'cluster')}"
                + (f", {len(hits)} highlighted" if question else ""))
-    for c in pmap.clusters:
-        typer.echo(f"  {c.id + 1}. {', '.join(c.keywords)} ({counted(c.size, 'paper')})")
+    for line in pmap.cluster_lines():
+        typer.echo(f"  {line}")

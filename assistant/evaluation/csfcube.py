@@ -1,4 +1,5 @@
-"""Related-work quality on CSFCube (Mysore et al. 2021): re-rank its candidate pools, report NDCG@20 and recall@20."""
+"""Related-work quality on CSFCube (Mysore et al. 2021): re-rank its candidate pools, report NDCG@20 and recall@20 of
+the facet re-ranking, and NDCG@20 and MRR of related work's own order (:func:`related_orders`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
+
 def format_csfcube(res: dict, as_json: bool = False) -> str:
     """:func:`run_csfcube`'s result as JSON or as lines (overall, then per facet)."""
     if as_json:
@@ -14,7 +17,70 @@ def format_csfcube(res: dict, as_json: bool = False) -> str:
     lines = [f"CSFCube ({res['queries']} queries, candidate re-ranking): NDCG@20 {res['NDCG@20']:.3f}  R@20 {res['R@20']:.3f}"]
     for facet, r in sorted(res["per_facet"].items()):
         lines.append(f"  {facet:<11} n={r['n']:<3} NDCG@20 {r['NDCG@20']:.3f}  R@20 {r['R@20']:.3f}")
+    for kind, orders in res.get("related", {}).items():
+        lines.append(f"related work, {RELATED_QUERIES[kind]} (NDCG@20 / MRR of the first related paper, grade ≥ 2):")
+        lines += [f"  {RELATED_ORDERS[name]:<44} {r['NDCG@20']:.3f} / {r['MRR']:.3f}" for name, r in orders.items()]
     return "\n".join(lines)
+
+
+RELATED_QUERIES = {"abstract": "the query paper's abstract pasted", "short": "its facet text pasted (1–3 sentences)"}
+RELATED_ORDERS = {"relevance": "relevance (what related work orders by)", "cosine": "dense cosine alone (the order until 2026-12-05)",
+                  "rrf": "RRF of the dense and BM25 rankings"}
+
+
+def related_orders(encoder, queries: list[dict], corpus: dict[str, str]) -> dict:
+    """Related work's order on each pool, for the whole abstract and for the facet text as a pasted query:
+    its relevance (:mod:`assistant.research.related_score`, the calibrated weight), the dense cosine alone
+    and the RRF of the dense and BM25 rankings, each as mean NDCG@20 and MRR (first paper graded ≥ 2). The
+    dense cosine is related work's (mean chunk embeddings), the idf that of the corpus' chunks."""
+    from assistant.research import relevance, tfidf_cosines
+    from assistant.retrieval import reciprocal_rank_fusion
+    from assistant.settings import RelatedCalibration
+    from vectorstore.chunks import Chunker
+    from vectorstore.papers import Paper
+    from vectorstore.store import LexicalIndex
+
+    chunker = Chunker.for_encoder(encoder)
+    chunks = {pid: [c.text for c in chunker.split(Paper(id=pid, text=text))] for pid, text in corpus.items()}
+    lex = LexicalIndex.build([(f"{pid}:{i}", pid, t) for pid, ts in chunks.items() for i, t in enumerate(ts)], stamp="")
+    needed = sorted({c for q in queries for c in q["candidate_ids"] if c in corpus})
+    flat = [t for c in needed for t in chunks[c]]
+    vecs, pos, cvec = encoder.encode(flat, batch_size=64), 0, {}
+    for c in needed:
+        v = vecs[pos: pos + len(chunks[c])].mean(axis=0)
+        cvec[c], pos = v / (np.linalg.norm(v) or 1.0), pos + len(chunks[c])
+    weight = RelatedCalibration().dense_weight
+    rows: dict = {kind: {name: [] for name in RELATED_ORDERS} for kind in RELATED_QUERIES}
+    for q in queries:
+        cands = [c for c in q["candidate_ids"] if c in cvec and c != q["query_paper_id"]]
+        gains = {d: float(g) for d, g in q["graded_relevance"].items() if d != q["query_paper_id"]}
+        for kind, text in (("abstract", q["query"]), ("short", q["facet_text"])):
+            qv = encoder.encode([c.text for c in chunker.split(Paper(id="q", text=text))]).mean(axis=0)
+            cos = np.array([float(cvec[c] @ qv) for c in cands]) / (np.linalg.norm(qv) or 1.0)
+            bm25 = _paper_bm25(lex, text, set(cands))
+            lexical = tfidf_cosines(text, [corpus[c] for c in cands], lex.idf)
+            orders = {"relevance": _by(cands, relevance(cos, lexical, weight)), "cosine": _by(cands, cos),
+                      "rrf": reciprocal_rank_fusion([_by(cands, cos), sorted(bm25, key=lambda c: -bm25[c])])[0]}
+            for name, ranked in orders.items():
+                rank = next((i for i, d in enumerate(ranked, 1) if gains.get(d, 0.0) >= 2), None)
+                rows[kind][name].append((ndcg_graded(ranked, gains, 20), 1.0 / rank if rank else 0.0))
+    return {kind: {name: {"NDCG@20": float(np.mean([r[0] for r in v])), "MRR": float(np.mean([r[1] for r in v]))}
+                   for name, v in orders.items()} for kind, orders in rows.items()}
+
+
+def _by(ids: list[str], scores) -> list[str]:
+    """``ids`` best first by ``scores`` (ties: the pool's order)."""
+    return [ids[i] for i in np.argsort(-np.asarray(scores), kind="stable")]
+
+
+def _paper_bm25(lex, text: str, pool: set[str]) -> dict[str, float]:
+    """``{paper id: its best chunk's BM25 score for text}`` for the papers of ``pool`` that score above 0."""
+    out: dict[str, float] = {}
+    for i, s in enumerate(lex.scores(text)):
+        pid = lex.paper_ids[i]
+        if s > 0 and pid in pool:
+            out[pid] = max(out.get(pid, 0.0), float(s))
+    return out
 
 
 # --- CSFCube: related-work re-ranking ------------------------------------------------------------
@@ -79,4 +145,5 @@ def run_csfcube(encoder, folder: Path) -> dict:
                "R@20": sum(r[1] for r in allrows) / len(allrows)}
     summary["per_facet"] = {f: {"n": len(rows), "NDCG@20": sum(r[0] for r in rows) / len(rows),
                                 "R@20": sum(r[1] for r in rows) / len(rows)} for f, rows in per_facet.items()}
+    summary["related"] = related_orders(encoder, queries, corpus)
     return summary

@@ -7,6 +7,7 @@ import re
 
 from assistant.faces.compared import comparison_text
 from assistant.research import FACET_NAMES, RelatedPaper, shown_percent
+from assistant.settings import RelatedCalibration
 from assistant.text import markup
 from assistant.types import CitedAnswer, VERDICT_TEXT, Verdict
 from vectorstore.papers import counted
@@ -16,7 +17,8 @@ inert = markup.inert  # render.py shows untrusted text through it often
 
 
 def answer_text(ans: CitedAnswer, show_abstract: bool = False) -> str:
-    """The answer, then numbered sources with their supporting sentences, then 'also retrieved'; math
+    """The answer, then numbered sources with their supporting sentences (each quote once: one the answer
+    already quotes, as a list's lines do, is not repeated), then 'also retrieved'; math
     and emphasis as plain Unicode (:func:`assistant.text.markup.plain`: ``10.9$\\times$`` → ``10.9×``)."""
     return markup.plain(_answer_text(ans, show_abstract))
 
@@ -37,7 +39,7 @@ def _answer_text(ans: CitedAnswer, show_abstract: bool) -> str:
         for s in ans.sources:
             flag = "  [weak support]" if s.support == "weak" else ""
             lines.append(f"[{s.n}] {s.title or s.label} ({s.paper_id}){flag}")
-            if s.sentence:
+            if s.sentence and s.sentence not in ans.answer:  # a list (or extractive) answer already quotes it
                 lines.append(f'    "{s.sentence}"')
             if s.links:
                 lines.append(f"    code / project: {' '.join(s.links)}")
@@ -63,7 +65,7 @@ def answer_json(ans: CitedAnswer) -> str:
 def related_records(items: list[RelatedPaper]) -> list[dict]:
     return [
         {"rank": i, "paper_id": r.paper.id, "label": r.paper.display(), "score": round(r.score, 6),
-         "similarity": round(r.similarity, 4),
+         "similarity": round(r.similarity, 4), "cosine": round(r.cosine, 4), "lexical": round(r.lexical, 4),
          "explanation": [{"query_sentence": p.query_sentence, "paper_sentence": p.paper_sentence,
                           "similarity": round(p.similarity, 4)} for p in r.pairs],
          "differs": {"query_only": [{"sentence": u.sentence, "best_similarity": round(u.best_similarity, 4)}
@@ -131,8 +133,9 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(",;:") + "…"
 
 
-RELATED_ORDER_NOTE = ("Candidates: embedding similarity and shared terms together (reciprocal rank fusion with BM25); "
-                      "shown most similar first, % being the embedding similarity.")
+_W = round(100 * RelatedCalibration().dense_weight)
+RELATED_ORDER_NOTE = (f"Similarity: {_W}% the cosine of the two texts' embeddings, {100 - _W}% the overlap of their "
+                      "distinctive words (TF-IDF cosine); papers are ordered by it, and the bar and the % are on it.")
 
 
 def related_text(items: list[RelatedPaper]) -> str:
@@ -170,7 +173,7 @@ def _related_text(items: list[RelatedPaper]) -> str:
 
 def related_json(items: list[RelatedPaper]) -> str:
     """``related --json``: the object the MCP ``related`` tool returns — ``count``, ``papers`` (records),
-    ``below_bar`` (ranked but too dissimilar), ``bar`` (cosine) and ``nearest_only`` (none cleared the bar:
+    ``below_bar`` (ranked but too dissimilar), ``bar`` (relevance) and ``nearest_only`` (none cleared the bar:
     ``papers`` are the nearest few, all below it), ``near_misses`` (up to five just below it, with their
     similarity), ``note`` ("" or the line saying a long text was read to its first TEXT_BUDGET_CHARS)
     — plus ``headline``, the line the text output starts with (after the note)."""
@@ -274,8 +277,7 @@ def _related_markdown(items: list[RelatedPaper]) -> str:
     if not items:
         return "\n".join([head if getattr(items, "below_bar", 0) else "No related papers found.", *near_lines])
     yours = _yours(items)
-    rows = [f"**{esc(head)}**", "", "Similarity: cosine of the two texts' embeddings; shares and differs by facet "
-            "(task, method, results).", "", f"_{RELATED_ORDER_NOTE}_", "",
+    rows = [f"**{esc(head)}**", "", "Shares and differs by facet (task, method, results).", "", f"_{RELATED_ORDER_NOTE}_", "",
             f"| # | paper | similarity | shares ({esc(yours)} ↔ this paper) | differs |", "|---|---|---|---|---|"]
     for r in related_records(items):
         shares, differs = [], []

@@ -124,11 +124,12 @@ THROTTLES: list[LoginThrottle] = []
 
 
 class BodyLimit:
-    """ASGI middleware answering 413 to a request whose body is over ``max_bytes``: by its
-    Content-Length before reading, else (a chunked body) as soon as the body read passes the limit. Then
-    the app is told the client left (``http.disconnect``), no more of the body is read, and what the app
-    answers after that is dropped: a chunked 3 MB body got Gradio's 400 "error parsing the body", since
-    the app swallowed the error that stopped its reading."""
+    """ASGI middleware answering 413 to a request whose body is over ``max_bytes``: by its Content-Length before
+    reading; a body without one (chunked) is read first, up to ``max_bytes`` + one piece, and handed to the app
+    only when it is within the limit. Handing the app a chunked body as it arrived let the app's own parsers
+    answer first: a 3 MB JSON body got Gradio's 400 "error parsing the body", a 3 MB login form Starlette's 400
+    "Field exceeded maximum size of 1024KB" (hostile round #35, F17), where the same body with a length got 413.
+    At most ``max_bytes`` (2 MB) is held per request, what the app would have read anyway."""
 
     def __init__(self, app, max_bytes: int = MAX_REQUEST_BYTES):
         self.app, self.max_bytes = app, max_bytes
@@ -137,36 +138,14 @@ class BodyLimit:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         length = dict(scope.get("headers") or []).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+        if length is not None and length.isdigit():  # the server reads no more than it says
+            if int(length) > self.max_bytes:
+                return await self._refuse(send)
+            return await self.app(scope, receive, send)
+        body, over = await read_body(receive, self.max_bytes)
+        if over:
             return await self._refuse(send)
-        seen, refused, started = 0, False, False
-
-        async def limited():
-            nonlocal seen, refused
-            if refused:
-                return {"type": "http.disconnect"}
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    refused = True
-                    if not started:
-                        await self._refuse(send)
-                    return {"type": "http.disconnect"}
-            return message
-
-        async def watched(message):
-            nonlocal started
-            if refused:
-                return  # the 413 was the answer
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, limited, watched)
-        except Exception:
-            if not refused:  # the app failing on a body it was refused is not the app's error
-                raise
+        return await self.app(scope, replay(body, receive), send)
 
     async def _refuse(self, send) -> None:
         body = f"request body over {self.max_bytes // 2**20} MB: refused".encode()
@@ -176,39 +155,108 @@ class BodyLimit:
         await send({"type": "http.response.body", "body": body})
 
 
+async def read_body(receive, limit: int) -> tuple[list[dict], bool]:
+    """``(the request's messages read, over)``: ``http.request`` messages until the last (or a disconnect),
+    stopping once more than ``limit`` bytes came (``over`` True; the rest is never read)."""
+    messages, seen = [], 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages, False
+        seen += len(message.get("body", b""))
+        if seen > limit:
+            return messages, True
+        if not message.get("more_body", False):
+            return messages, False
+
+
+def replay(messages: list[dict], receive):
+    """A ``receive`` handing out ``messages`` (read by :func:`read_body`) first, then the connection's own
+    (a streaming reply waits on it for the client leaving)."""
+    pending = list(messages)
+
+    async def receive_again():
+        return pending.pop(0) if pending else await receive()
+
+    return receive_again
+
+
 class ClosedRoutes:
     """ASGI middleware answering 404 (short, nothing logged) to Gradio routes the page does not offer: the
     upload route (the page takes no file; 200 uploads of 1 kB in 3 s were each kept on disk) and an API
-    call naming no endpoint of the app (``POST …/gradio_api/call/nosuch`` was a 500 with a 50-line
-    traceback in the log, each time). The app's endpoints are read from the Gradio app serving the
-    request (``scope["app"].get_blocks()``), so one built later or elsewhere is seen as it is."""
+    call naming no endpoint of the app: ``POST …/gradio_api/call/nosuch`` (and ``run/``, ``api/``, hostile round
+    #35, F9) was a 500 with a 50-line traceback in the log, each time. A body naming an endpoint by a
+    ``fn_index`` the app has not (``queue/join``, ``run/``, ``api/``: Gradio then ignores the name) gets 422. The
+    app's endpoints are read from the Gradio app serving the request (``scope["app"].get_blocks()``), so one
+    built later or elsewhere is seen as it is."""
 
     def __init__(self, app):
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] == "http" and self._closed(scope):
-            body = b"not found"
-            await send({"type": "http.response.start", "status": 404,
-                        "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]})
-            return await send({"type": "http.response.body", "body": body})
-        return await self.app(scope, receive, send)
-
-    @staticmethod
-    def _closed(scope) -> bool:
-        parts = [p for p in scope.get("path", "").split("/") if p]
-        if "gradio_api" not in parts:
-            return False
-        route = parts[len(parts) - parts[::-1].index("gradio_api"):]  # after the last "gradio_api"
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        route, fns = _api_route(scope)
         if route[:1] == ["upload"]:
-            return True
-        if route[:1] != ["call"] or len(route) < 2:
-            return False
-        # POST call/[v2/]NAME[/], GET call/[v2/]NAME/EVENT
-        name = route[2] if route[1] == "v2" and len(route) > 2 else route[1]
-        blocks = getattr(scope.get("app"), "get_blocks", lambda: None)()
-        fns = getattr(blocks, "fns", None)
-        return fns is not None and name not in {f.api_name for f in fns.values() if isinstance(f.api_name, str)}
+            return await _answer(send, 404, b"not found")
+        if fns is None:  # no Gradio app to ask (another route, or an app without endpoints)
+            return await self.app(scope, receive, send)
+        if route[0] == "call" and _api_name(route) not in _names(fns):
+            return await _answer(send, 404, b"not found")
+        if scope.get("method") != "POST" or route[0] not in ("run", "api", "queue"):
+            return await self.app(scope, receive, send)
+        body, _ = await read_body(receive, MAX_REQUEST_BYTES)  # BodyLimit, outside, has bounded it
+        fn_index = _fn_index(b"".join(m.get("body", b"") for m in body))
+        if fn_index is not None and fn_index not in fns:
+            return await _answer(send, 422, f'{{"detail": "no endpoint has fn_index {fn_index}"}}'.encode(),
+                                 b"application/json")
+        if fn_index is None and route[0] != "queue" and _api_name(route) not in _names(fns):
+            return await _answer(send, 404, b"not found")
+        return await self.app(scope, replay(body, receive), send)
+
+
+def _api_route(scope) -> tuple[list[str], dict | None]:
+    """``(the path's parts after its last "gradio_api", the app's endpoints {fn_index: fn})`` for a route
+    :class:`ClosedRoutes` judges (upload, ``call/``, ``run/``, ``api/``, ``queue/join``), else ``([], None)``."""
+    parts = [p for p in scope.get("path", "").split("/") if p]
+    if "gradio_api" not in parts:
+        return [], None
+    route = parts[len(parts) - parts[::-1].index("gradio_api"):]  # after the last "gradio_api"
+    if route[:1] == ["upload"]:
+        return route, None
+    if not ((route[:1] in (["call"], ["run"], ["api"]) and len(route) >= 2) or route == ["queue", "join"]):
+        return [], None
+    blocks = getattr(scope.get("app"), "get_blocks", lambda: None)()
+    fns = getattr(blocks, "fns", None)
+    return route, fns if isinstance(fns, dict) else None
+
+
+def _api_name(route: list[str]) -> str:
+    """The endpoint a route names: POST call/[v2/]NAME[/], GET call/[v2/]NAME/EVENT, POST run|api/NAME[/]."""
+    return route[2] if route[1] == "v2" and len(route) > 2 else route[1]
+
+
+def _names(fns: dict) -> set[str]:
+    return {f.api_name for f in fns.values() if isinstance(getattr(f, "api_name", None), str)}
+
+
+def _fn_index(body: bytes) -> int | None:
+    """The ``fn_index`` of a predict body as Gradio reads it (its own model, so "3" and 3.0 are 3 there too); None
+    when it names none or the body is no valid one (Gradio answers that itself, with 422)."""
+    from gradio.data_classes import PredictBody
+    from pydantic import ValidationError
+
+    try:
+        return PredictBody.model_validate_json(body).fn_index
+    except (ValidationError, ValueError):
+        return None
+
+
+async def _answer(send, status: int, body: bytes, content_type: bytes = b"text/plain") -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 TRUSTED_PROXIES = "FORWARDED_ALLOW_IPS"

@@ -131,7 +131,7 @@ def build_server(backend: Backend):
                 k: Annotated[int, Field(ge=1, le=100, description="how many papers")] = 10,
                 explain: Annotated[int, Field(ge=0, le=10, description="with an LLM configured: a cited paragraph for the top N")] = 0,
                 min_similarity: Annotated[float | None, Field(ge=0, le=1, description="list only papers at least this "
-                                                              "similar (cosine; default: the calibrated bar; 0: all k)")] = None,
+                                                              "similar (the relevance; default: the calibrated bar; 0: all k)")] = None,
                 ) -> RelatedResult:
         """Papers related to a text or to an indexed paper (give one of them), best first, each with the
         sentence pairs the two share and the sentences of either side with no good match."""

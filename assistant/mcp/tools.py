@@ -96,8 +96,11 @@ class RelatedHit(_Open):
     rank: int
     paper_id: str
     label: str
-    score: float
-    similarity: float = Field(description="cosine similarity of the two texts' embeddings")
+    score: float = Field(description="the relevance that orders the list (as similarity)")
+    similarity: float = Field(description="the relevance: the embeddings' cosine and the TF-IDF cosine, weighted by "
+                                          "calibration.related.dense_weight; the bar is on it")
+    cosine: float = Field(0.0, description="cosine of the two texts' embeddings")
+    lexical: float = Field(0.0, description="cosine of the two texts' TF-IDF term vectors")
     explanation: list[dict[str, Any]] = Field(description="shared points: (your sentence, its sentence, similarity)")
     differs: dict[str, Any] = Field(description="sentences of either side with no good match")
     summary: str = ""
@@ -106,7 +109,7 @@ class RelatedHit(_Open):
 class NearMiss(BaseModel):
     paper_id: str
     label: str
-    similarity: float = Field(description="cosine of the two texts' embeddings")
+    similarity: float = Field(description="the relevance, as in papers")
     similarity_percent: int
 
 

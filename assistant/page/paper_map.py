@@ -36,12 +36,17 @@ def draw_map(page: Page, question: str, turns: list, last_list):
     except Exception as exc:  # noqa: BLE001
         yield gr.update(), f"⚠ {markup.inert(ui_error(exc))}"
         return
+    yield map_figure(pmap, hits), map_info(pmap, hits, what)
+
+
+def map_info(pmap, hits: list[str], what: str) -> str:
+    """The Markdown beside the map: the counts, what is highlighted, then the clusters as one flat numbered
+    list (they were a numbered paragraph followed by bullets each holding a number)."""
     info = [f"**{len(pmap.points)} papers**, {len(pmap.clusters)} clusters (PCA of the abstract embeddings; "
             f"KMeans; keywords by class-based TF-IDF)."]
     if what:
         info.append(f"Highlighted (★): {counted(len(hits), 'paper')} for “{markup.inert(what)}”.")
-    info += [f"{c.id + 1}. {', '.join(c.keywords)} ({c.size})" for c in pmap.clusters]
-    yield map_figure(pmap, hits), "\n\n".join(info[:2]) + "\n\n" + "\n".join(f"- {x}" for x in info[2:])
+    return "\n\n".join(info) + "\n\n" + "\n".join(markup.inert(line) for line in pmap.cluster_lines())
 
 
 def map_tab(page: Page, tab: gr.Tab, turns: gr.State, last_list: gr.State) -> None:
@@ -52,12 +57,12 @@ def map_tab(page: Page, tab: gr.Tab, turns: gr.State, last_list: gr.State) -> No
                            scale=5, elem_id="pa-map-question")
         map_btn = gr.Button("Show on map", variant="primary", scale=1, elem_id="pa-map-go")
     map_plot = gr.Plot(elem_id="pa-map-plot")
-    map_info = gr.Markdown(elem_id="pa-map-info")
+    info_md = gr.Markdown(elem_id="pa-map-info")
 
     def show_map(question: str, turns: list, last_list):
         yield from draw_map(page, question, turns, last_list)
 
-    inputs, outputs = [map_q, turns, last_list], [map_plot, map_info]
+    inputs, outputs = [map_q, turns, last_list], [map_plot, info_md]
     tab.select(show_map, inputs, outputs, api_name=False)
     map_btn.click(show_map, inputs, outputs, api_name="map", api_visibility=page.api_visibility)
     map_q.submit(show_map, inputs, outputs, api_name=False)

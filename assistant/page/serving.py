@@ -44,7 +44,9 @@ def prepare_assistant(settings: Settings, ingest_default: bool = True) -> Assist
     if ingest_default:
         from vectorstore.store import IndexInUseError
 
-        was_new = not settings.index.exists()
+        import os
+
+        was_new = not os.path.exists(settings.index)  # no OSError: get_index names a location it cannot use
         index = get_index(settings, create=True)
         try:
             report = ingest(corpus_to_refresh(settings, index, was_new), index, write_batch=settings.store.write_batch)

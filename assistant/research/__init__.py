@@ -1,6 +1,6 @@
 """What a researcher does beyond one answer: a conversation's turn, comparisons and syntheses included
 (``conversation``, ``compare``), "all papers that…" lists (``lists``), related work (``related``,
-``related_list``, ``related_llm``), the paper map (``paper_map``, ``map_labels``, ``map_types``) and export
+``related_list``, ``facets``, ``related_llm``), the paper map (``paper_map``, ``map_labels``, ``map_types``) and export
 (``export``).
 
 Imports: ``answer`` and what is before it."""
@@ -13,7 +13,9 @@ __getattr__, __dir__, __all__ = public_face(__name__, {
     "export": ("export_format", "items_from_answer", "items_from_list", "output_problem", "write_export"),
     "lists": ("list_papers",),
     "paper_map": ("index_map", "is_cached", "map_figure", "save_png"),
-    "related": ("FACET_NAMES", "RelatedPaper", "facet_scores", "related_work", "unknown_paper"),
+    "facets": ("FACET_NAMES", "facet_scores"),
+    "related": ("RelatedPaper", "related_work", "unknown_paper"),
     "related_list": ("shown_percent",),
+    "related_score": ("relevance", "tfidf_cosines"),
     "related_llm": ("add_llm_summaries",),
 })

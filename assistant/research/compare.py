@@ -1,6 +1,6 @@
 """Papers compared side by side: per facet (task, method, data, results) each paper's own sentence, and what
-they share and where they differ, from related work's facets (:func:`assistant.research.related.facet_notes`:
-the closest sentence pair of a facet is shared when it reaches ``SHARED_ABOVE``). With an LLM, a short written
+they share and where they differ, from related work's facets (:func:`assistant.research.facets.facet_notes`:
+a facet is shared when the two papers' facet centroids reach ``SHARED_ABOVE``). With an LLM, a short written
 comparison grounded in those sentences (``prompts/compare_*.txt``), each citation checked against its abstract;
 without one, the side-by-side table (:class:`assistant.types.Comparison`) and the line :data:`COMPARE_NEEDS_LLM`."""
 
@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from assistant.research.related import FACET_NAMES, FACETS, SHARED_ABOVE, facet_notes, is_content, sentence_facets
+from assistant.research.facets import FACET_NAMES, FACETS, SHARED_ABOVE, facet_notes, is_content, sentence_facets
 from assistant.retrieval import ScoredPaper
 from assistant.types import CitedAnswer, Comparison, FacetRow, Source
 from vectorstore.papers import Paper

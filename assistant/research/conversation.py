@@ -15,7 +15,7 @@ from assistant.answer import explain_llm_error, in_focus
 from assistant.question import ABOUT_A_PAPER, names_in
 from assistant.research.compare import (COMPARE_NEEDS_LLM, LLM_FAILED, checked, comparison_answer, facet_rows,
                                         llm_comparison)
-from assistant.research.related import FACET_NAMES, sentence_facets, is_content
+from assistant.research.facets import FACET_NAMES, sentence_facets, is_content
 from assistant.types import CitedAnswer, History, Verdict
 
 SYNTHESIS_NEEDS_LLM = ("A written answer needs an LLM, and none is set (docs/llm.md says how to set one); "

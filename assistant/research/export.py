@@ -92,6 +92,8 @@ def unescape(value: str) -> str:
 def cite_key(paper: Paper, taken: set[str]) -> str:
     """A BibTeX key from the paper's label and year, e.g. ``omnimoe2026``; unique within ``taken``."""
     words = re.findall(r"[A-Za-z0-9]+", paper.label or paper.title or paper.id)
+    # A label derived from the contribution ("a unified framework for …") keys by its words, not its article.
+    words = [w for w in words if w.lower() not in ("a", "an", "the")] or words
     base = "".join(words[:3]).lower()[:30] or "paper"
     base += str(paper.year or "")
     return _unique(base, taken)
@@ -251,15 +253,23 @@ def render(items: list[ExportItem], fmt: str, heading: str = "Papers") -> str:
 
 
 def output_problem(path: Path, force: bool = False, flag: str = "--export") -> str:
-    """Why an output file (``--export``, ``map --out``) may not be written, in one line, or "": a symbolic link
-    (dangling or not: writing through it would create or change a file elsewhere), a folder, or an existing
-    file without ``force`` (hostile round #35: both followed a dangling link; a folder was "unexpected
-    IsADirectoryError")."""
+    """Why an output file (``--export``, ``map --out``) may not be written, in one line, or "": a path that cannot
+    be created (:func:`vectorstore.paths.creation_problem`: under a file, a name too long), a symbolic link
+    (dangling or not: writing through it would create or change a file elsewhere), a folder, a FIFO, socket or
+    device (even with ``force``: opening a FIFO waits for a reader, forever), or an existing file without
+    ``force`` (hostile round #35: both followed a dangling link; a folder was "unexpected IsADirectoryError";
+    a FIFO hung the command)."""
+    from vectorstore.paths import creation_problem
+
     path = Path(path)
+    if problem := creation_problem(path, flag):
+        return problem
     if path.is_symlink():
         return f"{path} is a symbolic link: {flag} writes only a plain file, never through a link; name another file"
     if path.is_dir():
         return f"{path} is a folder: name a file for {flag}, e.g. {path / ('map.png' if flag == '--out' else 'papers.md')}"
+    if path.exists() and not path.is_file():
+        return f"{path} is not a plain file (a FIFO, socket or device): {flag} writes only a plain file; name another file"
     if path.exists() and not force:
         return f"{path} already exists: pass --force to overwrite it, or choose another file name"
     return ""
@@ -267,12 +277,16 @@ def output_problem(path: Path, force: bool = False, flag: str = "--export") -> s
 
 def write_export(path: str | Path, items: list[ExportItem], heading: str = "Papers") -> Path:
     """Write ``items`` to ``path`` as BibTeX (.bib) or Markdown (.md); returns the path. Raises ValueError for a
-    symbolic link or a folder at ``path`` (:func:`output_problem`)."""
+    path :func:`output_problem` refuses (looked at again: the command's own work came between), and for one that
+    turned into no plain file meanwhile (:func:`vectorstore.paths.open_output`, which never waits on a FIFO)."""
+    from vectorstore.paths import open_output
+
     path = Path(path)
     problem = output_problem(path, force=True)
     if problem:
         raise ValueError(problem)
     text = render(items, export_format(path), heading)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    with open_output(path) as f:
+        f.write(text.encode("utf-8"))
     return path

@@ -6,6 +6,7 @@ Shared by the page's plotly figure and the CLI's PNG (:mod:`assistant.research.p
 from __future__ import annotations
 
 import math
+import unicodedata
 
 import numpy as np
 
@@ -20,10 +21,13 @@ def shown_name(paper: Paper) -> str:
 
 
 def short_label(paper: Paper, width: int = 22) -> str:
-    """The paper's name as a point label: plain Unicode (no LaTeX), cut to ``width`` characters with "…"."""
+    """The paper's name as a point label: plain Unicode (no LaTeX), cut to ``width`` characters with "…". Math
+    letters (``\\mathfrak{so}`` → 𝔰𝔬, ``\\mathcal{O}`` → 𝓞) are drawn as plain ones: the plot's font has no glyph
+    for them (a label derived from a contribution sentence, "an 𝔰𝔬(n)-valued 1-form", drew two boxes)."""
     from assistant.text import plain
 
-    text = plain(shown_name(paper)).rstrip("…")
+    text = "".join(unicodedata.normalize("NFKC", c) if 0x1D400 <= ord(c) <= 0x1D7FF else c
+                   for c in plain(shown_name(paper))).rstrip("…")
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 

@@ -40,6 +40,13 @@ class PaperMap:
     """:func:`assistant.research.map_labels.place_labels` results by their arguments: a map is cached per index generation, so
     repeated requests for it place its labels once."""
 
+    def cluster_lines(self) -> list[str]:
+        """One flat numbered line per cluster, ``"1. video, text, visual (10 papers)"``: the list the CLI
+        prints and the page shows (as one Markdown ordered list)."""
+        from vectorstore.papers import counted
+
+        return [f"{c.id + 1}. {', '.join(c.keywords) or c.name} ({counted(c.size, 'paper')})" for c in self.clusters]
+
     def to_dict(self) -> dict:
         return {"points": [{"paper_id": p.paper.id, "label": p.paper.display(), "x": round(p.x, 4), "y": round(p.y, 4),
                             "cluster": p.cluster} for p in self.points],

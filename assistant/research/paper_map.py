@@ -190,7 +190,8 @@ def map_figure(pmap: PaperMap, highlight: list[str] | None = None, title: str = 
 
 def save_png(pmap: PaperMap, out: str | Path, highlight: list[str] | None = None, title: str = "Paper map",
              dpi: int = 150) -> Path:
-    """Draw the map with matplotlib to ``out`` (PNG): labelled points, clusters in colour, keyword legend."""
+    """Draw the map with matplotlib to ``out`` (PNG): labelled points, clusters in colour, keyword legend. Raises
+    ValueError when ``out`` is no plain file (:func:`vectorstore.paths.open_output`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -219,6 +220,11 @@ def save_png(pmap: PaperMap, out: str | Path, highlight: list[str] | None = None
     ax.grid(alpha=0.25)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.07), ncol=2, fontsize=9, frameon=False)
     fig.tight_layout()
-    fig.savefig(out, dpi=dpi)
-    plt.close(fig)
+    from vectorstore.paths import open_output
+
+    try:
+        with open_output(out) as f:  # a plain file only: a FIFO or device put there since the check is refused
+            fig.savefig(f, dpi=dpi, format="png")
+    finally:
+        plt.close(fig)
     return out

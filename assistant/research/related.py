@@ -4,19 +4,17 @@ with an LLM, :func:`assistant.research.related_llm.llm_explanation` writes a sho
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
+from assistant.research.facets import (FACET_NAMES, FACETS, SHARED_ABOVE, FacetNote, facet_features,  # noqa: F401
+                                       facet_notes, facet_scores, is_content, sentence_facets)
 from assistant.research.related_list import MAX_TEXT_CHARS, RelatedList, apply_bar, shown_percent, within_budget
-from assistant.retrieval import HybridRetriever, reciprocal_rank_fusion
+from assistant.research.related_score import score_pool
+from assistant.retrieval import HybridRetriever
 from assistant.settings import RelatedCalibration
 from assistant.text import valid_text
-from vectorstore.chunks import split_sentences
 from vectorstore.papers import Paper
 
 _CAL = RelatedCalibration()
@@ -59,8 +57,10 @@ class Unmatched:
 
 @dataclass
 class RelatedPaper:
-    """A related paper, its fused score, its dense (embedding) similarity and the explanation:
-    ``pairs`` (shared), ``query_only`` / ``paper_only`` (differs)."""
+    """A related paper, its relevance (``score`` and ``similarity``, the same number: what orders the list, is
+    shown and is compared with the bar; :mod:`assistant.research.related_score`), the two parts it is made of
+    (``cosine``: the dense embedding cosine, ``lexical``: the TF-IDF cosine) and the explanation: ``pairs``
+    (shared), ``query_only`` / ``paper_only`` (differs)."""
 
     paper: Paper
     score: float
@@ -74,117 +74,20 @@ class RelatedPaper:
     """What the two share and where they differ, by facet (task, method, results), content sentences only."""
 
     bar: float = 0.0
-    """The similarity bar of the search that found it (the shown percentage sits on its side of it)."""
+    """The bar of the search that found it (the shown percentage sits on its side of it)."""
+    cosine: float = 0.0
+    lexical: float = 0.0
 
     @property
     def percent(self) -> int:
-        """The dense cosine similarity as a whole percentage (what the page and the CLI show), on the
-        same side of the bar as the similarity (:func:`assistant.research.related_list.shown_percent`)."""
+        """The relevance as a whole percentage (what the page and the CLI show), on the same side of the bar
+        as the relevance itself (:func:`assistant.research.related_list.shown_percent`)."""
         return shown_percent(self.similarity, self.bar)
 
 
 UNMATCHED_BELOW = _CAL.unmatched_below  # Settings.calibration.related
 """A sentence whose best cosine (MiniLM) on the other side is below this has "no good match"; fitted on
 CSFCube (settings.RelatedCalibration.unmatched_below: related pairs' sentences median 0.585, unrelated 0.404)."""
-
-
-SHARED_ABOVE = _CAL.shared_above  # Settings.calibration.related
-"""A facet counts as shared when its closest sentence pair has at least this cosine; below it the two
-texts differ there. Set by hand: pairs below 0.50 read as loosely related words ("gradient" in unlearning
-vs in PINN training), not as a shared task or method; UNMATCHED_BELOW, fitted on CSFCube, is the same cut."""
-
-
-@dataclass
-class FacetNote:
-    """One facet of the comparison: ``shared`` when the closest sentence pair of that facet is a good
-    match (cosine ≥ SHARED_ABOVE), else a difference; either sentence may be "" (that side states no
-    such sentence)."""
-
-    facet: str
-    shared: bool
-    query_sentence: str
-    paper_sentence: str
-    similarity: float
-
-
-FACETS = ["background", "method", "result"]
-"""CSFCube's facets (Mysore et al. 2021); shown to readers as FACET_NAMES."""
-FACET_NAMES = {"background": "task", "method": "method", "result": "results"}
-_FACET_MODEL = Path(__file__).with_name("facets.json")
-_NOT_CONTENT = re.compile(r"https?://|\\url|\\href|github\.com|\b(?:code|data(?:set)?s?|models?|implementation)\b[^.]{0,40}"
-                          r"\b(?:is|are|will be)\s+(?:publicly\s+)?(?:available|released)|\bavailable at\b", re.I)
-
-
-def is_content(sentence: str) -> bool:
-    """False for a sentence that points elsewhere instead of stating content (code links, "… is
-    available at …"): it is never quoted as what a paper shares or how it differs."""
-    return not _NOT_CONTENT.search(sentence)
-
-
-def facet_features(vecs: np.ndarray) -> np.ndarray:
-    """Features of an abstract's sentences for the facet model: each sentence's embedding, then its
-    relative position ``r`` in [0, 1] and ``r²`` (shape ``(n, dim + 2)``)."""
-    n = len(vecs)
-    r = np.arange(n, dtype=float) / max(n - 1, 1)
-    return np.hstack([np.asarray(vecs, dtype=float), r[:, None], (r ** 2)[:, None]])
-
-
-@lru_cache(maxsize=1)
-def _facet_model() -> tuple[np.ndarray, np.ndarray]:
-    data = json.loads(_FACET_MODEL.read_text(encoding="utf-8"))
-    return np.array(data["coef"]), np.array(data["intercept"])
-
-
-def sentence_facets(vecs: np.ndarray) -> list[str]:
-    """The CSFCube facet of each sentence of one abstract (``vecs``: its sentence embeddings in order),
-    by the logistic model fitted by ``benchmarks/fit_related.py`` (weights in ``assistant/research/facets.json``)."""
-    if len(vecs) == 0:
-        return []
-    coef, intercept = _facet_model()
-    feats = facet_features(vecs)
-    if feats.shape[1] != coef.shape[1]:  # another embedding model: position alone decides
-        coef, feats = coef[:, -2:], feats[:, -2:]
-    return [FACETS[i] for i in np.argmax(feats @ coef.T + intercept, axis=1)]
-
-
-def facet_notes(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str], pvecs: np.ndarray,
-                below: float = SHARED_ABOVE) -> list[FacetNote]:
-    """Per facet (task, method, results), what the two texts share or how they differ.
-
-    For each facet stated by both sides: the closest pair of that facet's content sentences (see
-    :func:`is_content`) — shared when its cosine is ≥ ``below``, else a difference quoting each side's
-    most representative sentence of the facet (closest to its own abstract's mean, so a specific
-    sentence rather than a generic opener). A facet only the paper states is a difference with the
-    query side "". Facets are in CSFCube's order."""
-    def by_facet(sents, vecs):
-        keep = [i for i, s in enumerate(sents) if is_content(s)]
-        labels = sentence_facets(vecs) if len(vecs) else []
-        centre = vecs.mean(axis=0) if len(vecs) else None
-        return {f: [(i, float(vecs[i] @ centre)) for i in keep if labels[i] == f] for f in FACETS}
-
-    if not paper_sents:
-        return []
-    qf, pf = by_facet(query_sents, qvecs), by_facet(paper_sents, pvecs)
-    notes = []
-    for f in FACETS:
-        if not pf[f]:
-            continue
-        p_rep = max(pf[f], key=lambda t: t[1])[0]
-        if not qf[f]:
-            if len(query_sents) > 2:  # a short pasted text states one facet: say nothing of the others
-                notes.append(FacetNote(f, False, "", paper_sents[p_rep], 0.0))
-            continue
-        qi = [i for i, _ in qf[f]]
-        pi = [i for i, _ in pf[f]]
-        sims = qvecs[qi] @ pvecs[pi].T
-        a, b = np.unravel_index(int(np.argmax(sims)), sims.shape)
-        best = float(sims[a, b])
-        if best >= below:
-            notes.append(FacetNote(f, True, query_sents[qi[a]], paper_sents[pi[b]], best))
-        else:
-            q_rep = max(qf[f], key=lambda t: t[1])[0]
-            notes.append(FacetNote(f, False, query_sents[q_rep], paper_sents[p_rep], best))
-    return notes
 
 
 def differences(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str], pvecs: np.ndarray,
@@ -230,26 +133,22 @@ def explain(query_sents: list[str], qvecs: np.ndarray, paper_sents: list[str], p
 
 def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = None, paper_id: str | None = None,
                  k: int = 10, n_pairs: int = 2, bar: float | None = None) -> RelatedList:
-    """Papers related to ``text`` or to the indexed paper ``paper_id`` (left out), most similar first.
+    """Papers related to ``text`` or to the indexed paper ``paper_id`` (left out), most relevant first.
 
-    Candidates: the top ``k`` of the RRF of dense similarity (paper-level, mean chunk embeddings) and
-    BM25 over chunks, shown by dense similarity, the figure shown (one number). Those whose dense cosine is
-    below ``bar`` are dropped (None: ``calibration.related.min_similarity``, or ``min_similarity_short``
-    for a text of fewer than ``short_text_sentences`` sentences, both fitted on CSFCube; 0: keep all)
-    and counted in ``below_bar``; if none clears it, the first ``related_list.NEAREST_SHOWN`` are kept
-    anyway (``nearest_only``); up to ``NEAR_MISSES`` below it are ``near``. Raises UnknownPaperError (naming
-    close ids), or ValueError for neither or both inputs, an empty text or one over MAX_TEXT_CHARS. A text
-    over TEXT_BUDGET_CHARS is read to that budget (``.text``), and ``.note`` says so."""
+    Candidates: the papers nearest by dense similarity (paper-level, mean chunk embeddings) and those BM25
+    ranks over chunks, each scored by its relevance (:func:`assistant.research.related_score.score_pool`:
+    dense cosine and TF-IDF cosine, weighted by ``calibration.related.dense_weight``); the ``k`` most
+    relevant are considered, shown in that order with that figure. Those below ``bar`` (None:
+    ``calibration.related.min_similarity``, or ``min_similarity_short`` for a text of fewer than
+    ``short_text_sentences`` sentences, both fitted on CSFCube; 0: keep all) are dropped and counted in
+    ``below_bar``; if none clears it, the first ``related_list.NEAREST_SHOWN`` are kept anyway
+    (``nearest_only``); up to ``NEAR_MISSES`` below it are ``near``, on the same score. Raises
+    UnknownPaperError (naming close ids), or ValueError for neither or both inputs, an empty text or one over
+    MAX_TEXT_CHARS. A text over TEXT_BUDGET_CHARS is read to that budget (``.text``), and ``.note`` says so."""
     paper_id, query, text, cut, qvec = _query(retriever, text, paper_id)
-    store = retriever.index.store
     exclude = {paper_id} if query is not None else set()
-    nearest = store.nearest_papers(qvec, k + len(exclude) + _CAL.pool_extra)
-    d_ids = [i for i, _ in nearest if i not in exclude]
-    d_sim = dict(nearest)
-    b_ids, _ = retriever.bm25(text)
-    b_ids = [i for i in b_ids if i not in exclude]
-    ids, scores = reciprocal_rank_fusion([d_ids, b_ids], k=retriever.rrf_k)
-    ids, scores = ids[:k], scores[:k]
+    pool, parts, papers = score_pool(retriever, text, qvec, exclude, k, _CAL.pool_extra, _CAL.dense_weight)
+    ranked = pool[:k]  # most relevant first: the order is the figure shown
     # The query's sentence vectors are made as the papers' are (pooled in their chunk), so a
     # sentence both share scores 1.0 and is never listed as a difference.
     q_spans, q_vecs = sentence_cache.get([query])[paper_id] if query is not None else sentence_cache.embed_text(text)
@@ -257,16 +156,12 @@ def related_work(retriever: HybridRetriever, sentence_cache, text: str | None = 
     if bar is None:
         short = query is None and len(q_sents) < _CAL.short_text_sentences
         bar = _CAL.min_similarity_short if short else _CAL.min_similarity
-    # Fusion picks the candidates; they are shown most similar first, so the order is the figure shown.
-    ranked = sorted(zip(ids, scores), key=lambda t: -d_sim.get(t[0], 0.0))
-    kept, nearest_only, near_ids = apply_bar(ranked, d_sim, bar)
-    papers = store.get_papers([i for i, _ in kept] + near_ids)
-    cache = sentence_cache.get([papers[i] for i, _ in kept if i in papers])
-    out = [_explained(papers[pid], s, float(d_sim.get(pid, 0.0)), (q_sents, q_vecs), cache[pid], n_pairs, bar)
-           for pid, s in kept if pid in papers]
-    near = [(papers[i], float(d_sim.get(i, 0.0))) for i in near_ids if i in papers]
-    return RelatedList(out, considered=len(ids), below_bar=len(ids) - len(out), bar=bar, nearest_only=nearest_only,
-                       near=near, query_label=query.display() if query is not None else "",
+    kept, nearest_only, near_ids = apply_bar(ranked, dict(ranked), bar)
+    cache = sentence_cache.get([papers[i] for i, _ in kept])
+    out = [_explained(papers[pid], s, parts[pid], (q_sents, q_vecs), cache[pid], n_pairs, bar) for pid, s in kept]
+    near = [(papers[i], dict(ranked)[i]) for i in near_ids]
+    return RelatedList(out, considered=len(ranked), below_bar=len(ranked) - len(out), bar=bar,
+                       nearest_only=nearest_only, near=near, query_label=query.display() if query is not None else "",
                        text="" if query is not None else text, note="" if query is not None else cut)
 
 
@@ -292,10 +187,11 @@ def _query(retriever: HybridRetriever, text: str | None, paper_id: str | None) -
     return None, None, text, cut, text_embedding(retriever, text)
 
 
-def _explained(paper: Paper, score: float, similarity: float, query_side: tuple, paper_side: tuple, n_pairs: int,
-               bar: float) -> RelatedPaper:
-    """One related paper with what it shares with the query and how it differs; ``query_side`` and
-    ``paper_side``: ``(sentences, their vectors)`` as the sentence cache gives them."""
+def _explained(paper: Paper, score: float, parts: tuple[float, float], query_side: tuple, paper_side: tuple,
+               n_pairs: int, bar: float) -> RelatedPaper:
+    """One related paper with what it shares with the query and how it differs; ``score``: its relevance,
+    ``parts``: ``(dense cosine, tf-idf cosine)``; ``query_side`` and ``paper_side``: ``(sentences, their
+    vectors)`` as the sentence cache gives them."""
     q_sents, q_vecs = query_side
     p_sents, vecs = [x.text for x in paper_side[0]], paper_side[1]
     pairs = explain(q_sents, q_vecs, p_sents, vecs, n_pairs)
@@ -309,37 +205,5 @@ def _explained(paper: Paper, score: float, similarity: float, query_side: tuple,
     pairs = [x for x in pairs if is_content(x.query_sentence) and is_content(x.paper_sentence)] or pairs[:1]
     q_only = [u for u in q_only if is_content(u.sentence)]
     p_only = [u for u in p_only if is_content(u.sentence)]
-    return RelatedPaper(paper, score, similarity, pairs, q_only, p_only,
-                        facets=facet_notes(q_sents, q_vecs, p_sents, vecs), bar=bar)
-
-
-def facet_scores(encoder, facet_text: str, query_text: str, candidates: list[str],
-                 facet_weight: float = _CAL.facet_weight, sentence_vectors=None,
-                 lexical_weight: float = _CAL.facet_lexical_weight) -> list[float]:
-    """Similarity of each candidate text to a query paper's facet (e.g. its method sentences).
-
-    ``facet_weight · mean_f max_s cos(f, s) + (1 − facet_weight) · cos(query, mean of s)
-    + lexical_weight · BM25(facet → candidate) / max BM25`` with f over the facet's sentences, s over the
-    candidate's sentences, BM25 over the candidate pool. ``sentence_vectors(text) -> (n, dim) array`` may
-    supply cached sentence embeddings. Weights: the middle of the plateau of a sweep on CSFCube
-    (0.5–0.7 × 0.1–0.2 all score NDCG@20 0.60–0.62). Returns one float per candidate.
-    """
-    from vectorstore.store import LexicalIndex
-
-    def sent_vecs(text: str) -> np.ndarray:
-        return encoder.encode(split_sentences(text) or [text])
-
-    sentence_vectors = sentence_vectors or sent_vecs
-    f_vecs = encoder.encode(split_sentences(facet_text) or [facet_text])
-    qv = encoder.encode([query_text])[0]
-    lex = LexicalIndex.build([(str(i), str(i), t) for i, t in enumerate(candidates)], stamp="")
-    bm25 = lex.scores(facet_text)
-    bm25 = bm25 / (float(bm25.max()) or 1.0) if bm25.size else np.zeros(len(candidates))
-    out = []
-    for k, text in enumerate(candidates):
-        cv = sentence_vectors(text)
-        align = float((f_vecs @ cv.T).max(axis=1).mean())
-        whole = cv.mean(axis=0)
-        whole /= np.linalg.norm(whole) or 1.0
-        out.append(facet_weight * align + (1 - facet_weight) * float(whole @ qv) + lexical_weight * float(bm25[k]))
-    return out
+    return RelatedPaper(paper, score, score, pairs, q_only, p_only, facets=facet_notes(q_sents, q_vecs, p_sents, vecs),
+                        bar=bar, cosine=parts[0], lexical=parts[1])

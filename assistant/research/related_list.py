@@ -11,7 +11,7 @@ NEAREST_SHOWN = 3
 NEAR_MISSES = 5
 """Papers just below the bar shown under "Just below the bar", with their similarity."""
 NEAR_WITHIN = 0.15
-"""…if their cosine is at most this far below the bar: a paper at 24 % under a 43 % bar is not near."""
+"""…if their relevance is at most this far below the bar: a paper at 24 % under a 43 % bar is not near."""
 MAX_TEXT_CHARS = 50_000
 """Longest pasted text for related work (a long draft section; a whole paper is not a query): longer is an error."""
 TEXT_BUDGET_CHARS = 8_000
@@ -34,7 +34,7 @@ def within_budget(text: str, limit: int = TEXT_BUDGET_CHARS) -> tuple[str, str]:
 
 
 def shown_percent(similarity: float, bar: float) -> int:
-    """``similarity`` (cosine) as the whole percentage shown beside a paper, on the right side of the bar
+    """``similarity`` (the relevance) as the whole percentage shown beside a paper, on the right side of the bar
     as the headline states it: a paper at 0.5195 under a 0.52 bar reads 51 %, never "52%" among papers
     "under 52%" (rounding alone would put it there)."""
     pct, bar_pct = round(100 * max(0.0, similarity)), round(100 * bar)
@@ -43,8 +43,8 @@ def shown_percent(similarity: float, bar: float) -> int:
 
 def apply_bar(ranked: list[tuple[str, float]], similarity: dict[str, float],
               bar: float) -> tuple[list[tuple[str, float]], bool, list[str]]:
-    """``(kept, nearest_only, near ids)`` for candidates ``ranked`` ``[(id, fused score)]`` most similar first:
-    those whose ``similarity`` (cosine) clears ``bar``; when none does, the nearest :data:`NEAREST_SHOWN`
+    """``(kept, nearest_only, near ids)`` for candidates ``ranked`` ``[(id, relevance)]`` most relevant first:
+    those whose ``similarity`` (the relevance, :mod:`assistant.research.related_score`) clears ``bar``; when none does, the nearest :data:`NEAREST_SHOWN`
     anyway (``nearest_only``, an empty answer tells nothing); the ids of up to :data:`NEAR_MISSES` others
     within :data:`NEAR_WITHIN` below the bar."""
     kept = [(i, sc) for i, sc in ranked if similarity.get(i, 0.0) >= bar]
@@ -57,8 +57,8 @@ def apply_bar(ranked: list[tuple[str, float]], similarity: dict[str, float],
 
 
 class RelatedList(list):
-    """``list[RelatedPaper]`` most similar first, plus how the bar was applied: ``considered`` papers
-    ranked, ``below_bar`` of them dropped under ``bar`` (cosine); ``nearest_only``: none cleared the bar
+    """``list[RelatedPaper]`` most relevant first, plus how the bar was applied: ``considered`` papers
+    ranked, ``below_bar`` of them dropped under ``bar`` (relevance); ``nearest_only``: none cleared the bar
     and the items are the nearest :data:`NEAREST_SHOWN`, all below it. ``near``: up to
     :data:`NEAR_MISSES` ``(paper, similarity)`` just below the bar (not among the items), most similar
     first. ``query_label``: the picked paper's label ("" for a pasted text: "yours"). ``text``: the pasted

@@ -95,11 +95,65 @@ def inert(text: str) -> str:
     return _IMAGE.sub("!\\\\", _html.escape(text, quote=False)).replace("](", "]\\(")
 
 
+_SUBSCRIPTS = dict(zip("0123456789+-=()aehijklmnoprstuvxβγρφχ", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓᵦᵧᵨᵩᵪ"))
+"""Every letter Unicode has a subscript for (flatlatex's own table lacks ₕₖₗₘₙₚₛₜ: ``γ_t`` read ``γ[t]``)."""
+_SCRIPT_CHARS = frozenset(_SUBSCRIPTS.values()) | frozenset("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᶲᵅᵝᵞᵟᶿᶥᵠᵡ∊")
+_INLINE = {"_": frozenset("∞*∗"), "^": frozenset("*∗†′⊤")}
+"""Scripts with no Unicode form that read right written after their base: ``ℓ_∞`` → ``ℓ∞``, ``x^*`` → ``x*``."""
+
+
+def _script_base(base: str) -> str:
+    """A base for a script: as it is when it is one symbol or already ends in a script (``xᵢ`` in
+    ``x_i^2``: ``xᵢ²``, never ``(xᵢ)²``), else in parentheses."""
+    import unicodedata
+
+    plain_chars = [ch for ch in base if unicodedata.combining(ch) == 0]
+    return base if len(plain_chars) <= 1 or plain_chars[-1] in _SCRIPT_CHARS else f"({base})"
+
+
+def _ascii_script(mark: str, body: str) -> str:
+    """A script with no Unicode form as readable ASCII: ``_t``, ``^R``, ``_{k=0}``."""
+    return f"{mark}{body}" if len(body) == 1 else f"{mark}{{{body}}}"
+
+
+def _indexed(base: str, sub: str) -> str:
+    """``base_sub``: Unicode subscripts when every character has one, ``ℓ∞`` for an inline one, else ``_…``."""
+    sub = sub.strip()
+    if sub and all(ch in _SUBSCRIPTS for ch in sub):
+        return _script_base(base) + "".join(_SUBSCRIPTS[ch] for ch in sub)
+    if sub in _INLINE["_"]:
+        return base + sub
+    return base + _ascii_script("_", sub)
+
+
+def _exponent(base: str, sup: str) -> str:
+    """``base^sup``: Unicode superscripts when every character has one, else ``^…``."""
+    from flatlatex import data
+    from flatlatex.transliteration import transliterate
+
+    sup = sup.strip()
+    up, ok = transliterate(data.superscript)(sup)
+    if ok and sup:
+        return _script_base(base) + up
+    if sup in _INLINE["^"]:
+        return base + sup
+    return base + _ascii_script("^", sup)
+
+
 @lru_cache(maxsize=1)
 def _converter():
     import flatlatex
 
-    conv = flatlatex.converter()
+    class Converter(flatlatex.converter):
+        # flatlatex's own script rules (name-mangled): brackets for any subscript it has no table entry
+        # for ("γ[t]", "ℓ[∞]") and parentheses around a base that already carries a script ("(xᵢ)²").
+        def _converter__indexed(self, a, b):
+            return _indexed(a, b)
+
+        def _converter__exponent(self, a, b):
+            return _exponent(a, b)
+
+    conv = Converter()
     for cmd in (r"\newcommand\mathrm[1]{#1}", r"\newcommand\text[1]{#1}", r"\newcommand\textit[1]{#1}",
                 r"\newcommand\textbf[1]{#1}", r"\newcommand\texttt[1]{#1}", r"\newcommand\emph[1]{#1}",
                 r"\newcommand\operatorname[1]{#1}", r"\newcommand\ge{≥}", r"\newcommand\geq{≥}",
@@ -112,7 +166,7 @@ def _converter():
 
 # Short forms flatlatex does not know, and operator names whose spacing it drops.
 _MATH_ALIASES = {"le": r"\leq", "ge": r"\geq", "ne": r"\neq", "to": r"\rightarrow", "gets": r"\leftarrow",
-                 "lvert": "|", "rvert": "|", "lVert": "‖", "rVert": "‖"}
+                 "lvert": "|", "rvert": "|", "lVert": "‖", "rVert": "‖", "top": "⊤"}
 _MATH_ALIAS = re.compile(r"\\(" + "|".join(_MATH_ALIASES) + r")(?![A-Za-z])")
 _OPERATOR_NAME = re.compile(r"\\(log|ln|exp|sin|cos|tan|det|dim|ker)(?![A-Za-z_^])")
 _TEXT_IN_MATH = re.compile(r"\\(?:text|mathrm|textrm|operatorname)\{[^{}]*\}")
@@ -121,7 +175,8 @@ _TEXT_IN_MATH = re.compile(r"\\(?:text|mathrm|textrm|operatorname)\{[^{}]*\}")
 @lru_cache(maxsize=4096)
 def math_plain(tex: str) -> str:
     """One math span (without its ``$``) as Unicode, e.g. ``\\mathcal{O}(r^2)`` → ``𝓞(r²)``,
-    ``R_T \\le C\\sqrt{T \\log T}`` → ``R[T]≤C√(T log T)``. A command the converter does not know (an
+    ``\\gamma_t`` → ``γₜ``, ``R_T \\le C\\sqrt{T \\log T}`` → ``R_T≤C√(T log T)`` (a script with no Unicode
+    form as ``_T``, ``^{…}``: :func:`_indexed`, :func:`_exponent`). A command the converter does not know (an
     author's own macro, ``\\x``, ``\\frobnicate{x}``) reads as its argument, else its name, and the
     known ones around it are still converted: no backslash reaches a reader (tests/test_markup.py
     renders every bundled and training abstract)."""

@@ -18,6 +18,13 @@ def test_a_label_is_plain_unicode_cut_to_its_width():
     assert short_label(paper, width=10) == "ϵ-greedy…"  # a space before the cut is dropped
 
 
+def test_math_letters_are_drawn_as_plain_letters():
+    """A label from a contribution sentence, "an $\\mathfrak{so}(n)$-valued 1-form", drew two missing glyphs."""
+    paper = Paper(id="m", text="An abstract.", label=r"an $\mathfrak{so}(n)$-valued 1-form")
+    assert short_label(paper, width=40) == "an so(n)-valued 1-form"
+    assert short_label(Paper(id="o", text="x", title=r"$\mathcal{O}(\sqrt{T})$ regret"), width=40) == "O(√T) regret"
+
+
 def _synthetic_map(n: int, k: int = 8):
     import numpy as np
 
@@ -58,3 +65,18 @@ def test_labels_placed_on_a_grid_overlap_no_other_label_where_there_is_room():
     clashes = sum(1 for i, a in enumerate(boxes) for b in boxes[i + 1:]
                   if min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1]))
     assert clashes <= 2
+
+
+def test_the_cluster_list_beside_the_map_is_one_flat_numbered_list():
+    """Issue 33 (6): the page showed the first cluster as a numbered paragraph and the rest as bullets each
+    holding a number ("- 2. …"), Markdown's nested list."""
+    from assistant.page.paper_map import map_info
+    from assistant.research.map_types import Cluster
+
+    pmap = _synthetic_map(16, k=3)
+    pmap.clusters = [Cluster(0, ["video", "text"], 10), Cluster(1, ["diffusion", "unlearning"], 5), Cluster(2, ["bandits"], 1)]
+    lines = map_info(pmap, [], "").split("\n")
+    assert lines[-4:] == ["", "1. video, text (10 papers)", "2. diffusion, unlearning (5 papers)", "3. bandits (1 paper)"]
+    assert not any(line.lstrip().startswith(("- ", "* ")) for line in lines)
+    with_hits = map_info(pmap, ["p1"], "Which papers use video?").split("\n")
+    assert with_hits[-4:] == lines[-4:] and "Highlighted (★): 1 paper" in with_hits[2]

@@ -26,7 +26,7 @@ from vectorstore.ingest.batch import embed_batch, store_batch, stored_by_text
 from vectorstore.ingest.reading import FileRead, load_files
 from vectorstore.chunks import SENTENCE_SPLITTER, Chunker, ChunkingConfig
 from vectorstore.index import Index
-from vectorstore.papers import Paper, Selection, Tally, counted, entries
+from vectorstore.papers import Paper, Selection, Tally, counted, entries, iter_paper_files
 
 
 @dataclass
@@ -87,7 +87,7 @@ def content_hash(paper: Paper, model: str, max_tokens: int, chunking: ChunkingCo
 def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = None, paper_batch: int = 256,
            progress: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None,
            write_batch: int = 4096, build_lexical: bool = True, replace: bool = False,
-           selection: Selection | None = None) -> IngestReport:
+           selection: Selection | None = None, on_stage: Callable[[str], None] | None = None) -> IngestReport:
     """Ingest paper files/folders into ``index``; returns an :class:`IngestReport`.
 
     Papers that need work are taken shortest first, ``paper_batch`` at a time (one commit each);
@@ -101,15 +101,16 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
 
     A re-read file that would lose or hide indexed papers (see :mod:`vectorstore.ingest.guards`: fewer
     papers, an abstract deleted from a list while another was added, a lost heading, a last abstract cut
-    off, a same-named file from another folder) is skipped
-    with its papers kept, unless ``replace``: then every file is taken as it is now. ``selection``
-    (``--category``, ``--since``) reads only the papers it admits; an indexed paper it leaves out stays as it is.
+    off, a same-named file from another folder) is skipped with its papers kept, unless ``replace``: then every
+    file is taken as it is now. ``selection`` (``--category``, ``--since``) reads only the papers it admits; an
+    indexed paper it leaves out stays as it is.
 
     ``progress(n)`` is called with the number of papers just finished; ``on_total(n)`` once with the
-    number of papers that need embedding. Raises IndexInUseError when another writer holds the
-    lock, CorpusError for a missing path; a file that cannot be parsed, or that reuses another
-    file's paper ids, is skipped and reported; a malformed entry of a .bib, .csv or arXiv file is named in
-    ``report.entries`` and the rest of its file read.
+    number of papers that need embedding; ``on_stage(line)`` with what it is doing before the first batch
+    ("reading 3 files…", "checking 2,000 papers against the index…": seconds a bar at 0 would not explain).
+    Raises IndexInUseError when another writer holds the lock, CorpusError for a missing path; a file that
+    cannot be parsed, or that reuses another file's paper ids, is skipped and reported; a malformed entry of a
+    .bib, .csv or arXiv file is named in ``report.entries`` and the rest of its file read.
     """
     store = index.store
     chunker = chunker or index.chunker()
@@ -117,8 +118,8 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
     try:
         stored = store.paper_hashes()
         files: dict[str, Path] = {}
-        by_file, stored_paths, report = _read_and_screen(list(paths), index, chunker, (replace, selection), stored,
-                                                         files)
+        by_file, stored_paths, report = _read_and_screen(list(paths), index, chunker, (replace, selection, on_stage),
+                                                         stored, files)
         # Where each file was read from, so a same-named file from another folder is told apart next time.
         paths_now = {name: str(files[name].resolve()) for name in by_file}
         # A paper record whose chunks are gone (an older version deleted them before writing the new
@@ -145,8 +146,7 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         # and which is not being ingested now: nothing else would ever remove them.
         if orphans:
             store.delete_papers(orphans)
-        if on_total:
-            on_total(len(todo_ids))
+        _announce(len(todo_ids), paper_batch, on_total, on_stage)
         sizes = (paper_batch, write_batch)
         _write_batches(todo, index, chunker, (chunks_of, by_text), sizes, paths_now, report, progress)
         _write_streamed([(by_file[n], w) for n, w in wanted.items() if by_file[n].held is None], index, chunker, sizes,
@@ -165,20 +165,26 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         lock.release()
 
 
-def _read_and_screen(paths: list, index: Index, chunker: Chunker, how: tuple[bool, Selection | None], stored: dict,
+def _read_and_screen(paths: list, index: Index, chunker: Chunker,
+                     how: tuple[bool, Selection | None, Callable[[str], None] | None], stored: dict,
                      files: dict[str, Path]) -> tuple[dict[str, FileRead], dict[str, str], IngestReport]:
     """``(the files read, {file name: the path it was read from before}, a report holding the files skipped and the
     entries that gave no paper)``: the files read, less those the guards keep out (:mod:`vectorstore.ingest.guards`;
-    fewer of them with ``replace``). ``how``: ``(replace, selection)``; ``stored``: the index's
+    fewer of them with ``replace``). ``how``: ``(replace, selection, on_stage)``, ``on_stage`` told "reading 3 files…"
+    before and "checking 2,000 papers against the index…" after the reading; ``stored``: the index's
     ``{paper id: (hash, file name)}``; ``files`` is filled with ``{file name: the path read}``."""
-    replace, selection = how
+    replace, selection, on_stage = how
     store = index.store
     owners = {pid: src for pid, (_, src) in stored.items()}
 
     def hasher(p: Paper) -> str:
         return content_hash(p, index.encoder.name, chunker.max_tokens, chunker.config)
 
+    if on_stage:
+        on_stage(f"reading {counted(sum(1 for _ in iter_paper_files(paths, unreadable=[])), 'file')}…")
     by_file, skipped = load_files(paths, hasher, owners, files, selection)
+    if on_stage:
+        on_stage(f"checking {counted(sum(len(r.hashes) for r in by_file.values()), 'paper')} against the index…")
     tally = Tally()
     for read in by_file.values():
         tally.add(read.tally)
@@ -198,6 +204,16 @@ def _read_and_screen(paths: list, index: Index, chunker: Chunker, how: tuple[boo
                      if stored.get(pid, ("",))[0] == h}
         skipped += guards.deleted_inside(by_file, indexed, store, unchanged)
     return by_file, stored_paths, IngestReport(skipped=skipped, empty=empty, entries=tally)
+
+
+def _announce(n: int, paper_batch: int, on_total: Callable[[int], None] | None,
+              on_stage: Callable[[str], None] | None) -> None:
+    """Tell ``on_total`` the ``n`` papers to embed and, when there are any, ``on_stage`` "embedding 9,800 papers
+    (256 at a time)…"."""
+    if on_total:
+        on_total(n)
+    if on_stage and n:
+        on_stage(f"embedding {counted(n, 'paper')} ({min(paper_batch, n)} at a time)…")
 
 
 def _to_do(by_file: dict[str, FileRead], stored: dict, chunked: dict, report: IngestReport

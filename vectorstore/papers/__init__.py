@@ -9,7 +9,7 @@ Imports: :mod:`vectorstore.jsonl` only (and bibtexparser, pylatexenc)."""
 from vectorstore import public_face
 
 __getattr__, __dir__, __all__ = public_face(__name__, {
-    "records": ("CorpusError", "Paper", "code_links", "counted", "derive_label", "is_code_link"),
+    "records": ("CorpusError", "Paper", "code_links", "counted", "derive_label", "name_to_ask_by", "is_code_link"),
     "files": ("KINDS", "SUPPORTED_SUFFIXES", "file_format", "is_streamed", "iter_paper_files", "load_file",
               "load_papers", "read_file", "stream_file"),
     "format_jsonl": ("load_jsonl",),
@@ -18,5 +18,5 @@ __getattr__, __dir__, __all__ = public_face(__name__, {
     "format_csv": ("load_csv",),
     "format_arxiv": ("ARXIV_FIELDS", "iter_arxiv"),
     "selection": ("Selection", "Tally", "entries"),
-    "checks": ("MAX_ABSTRACT_CHARS", "visible"),
+    "checks": ("MAX_ABSTRACT_CHARS", "MAX_FILE_BYTES", "visible"),
 })

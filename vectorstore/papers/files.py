@@ -38,9 +38,11 @@ def iter_paper_files(paths: Iterable[str | Path], unreadable: list[str] | None =
     however often it is named (``data/x.txt``, ``./data/x.txt`` and ``data/`` are one file).
 
     ``unreadable``: when given, a line is appended for each subfolder the operating system will not let us
-    list (:func:`unreadable_folders`), which is otherwise passed over as empty. Raises CorpusError for a path
-    that does not exist, a dangling or looping symbolic link, a FIFO or device, or a file of an unsupported
-    type, each named as what it is.
+    list (:func:`unreadable_folders`), which is otherwise passed over as empty, and for each path named, or entry
+    of a folder with a paper file's suffix, that is a FIFO, socket or device or a symbolic link leading nowhere
+    (:func:`not_a_file`): each is skipped and the rest read (hostile round #35, F8, F12). Raises CorpusError for a
+    path that does not exist or is a file of an unsupported type, and (without ``unreadable``) for a path
+    named that is no file, each named as what it is.
     """
     seen: set[Path] = set()
 
@@ -56,19 +58,29 @@ def iter_paper_files(paths: Iterable[str | Path], unreadable: list[str] | None =
             if unreadable is not None:
                 unreadable += unreadable_folders(p)
             # Subfolders too ("papers/2024/a.jsonl"); extensions in any case ("list.TXT").
-            yield from once(sorted(f for f in p.rglob("*") if f.suffix.lower() in SUPPORTED_SUFFIXES and f.is_file()
-                                   and not any(part.startswith(".") for part in f.relative_to(p).parts)
-                                   and _in_folder(f)))
+            named = sorted(f for f in p.rglob("*") if f.suffix.lower() in SUPPORTED_SUFFIXES
+                           and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            if unreadable is not None:  # a FIFO "a.txt" among the papers was passed over without a word
+                unreadable += [not_a_file(f) for f in named if not f.is_file() and not f.is_dir()]
+            yield from once(f for f in named if f.is_file() and _in_folder(f))
         elif p.is_file():
             if p.suffix.lower() not in SUPPORTED_SUFFIXES:
                 raise CorpusError(f"{p}: unsupported file type {p.suffix!r} (use {KINDS})")
             yield from once([p])
-        elif os.path.lexists(p) and not p.exists():
-            raise CorpusError(f"{p}: a symbolic link that leads nowhere (dangling, or a loop): point it at a paper file")
-        elif os.path.lexists(p):
-            raise CorpusError(f"{p}: not a regular file (a FIFO, socket or device): give a paper file ({KINDS})")
-        else:
+        elif not os.path.lexists(p):
             raise CorpusError(f"{p}: no such file or folder")
+        elif unreadable is not None:  # one bad path named among others no longer stops the whole ingest
+            unreadable.append(not_a_file(p))
+        else:
+            raise CorpusError(not_a_file(p))
+
+
+def not_a_file(path: Path) -> str:
+    """One line naming ``path`` (which exists as a directory entry, and is neither a file nor a folder) as what it
+    is: a symbolic link leading nowhere (dangling, or a loop), or a FIFO, socket or device."""
+    if not path.exists():
+        return f"{path}: a symbolic link that leads nowhere (dangling, or a loop): point it at a paper file"
+    return f"{path}: not a regular file (a FIFO, socket or device): give a paper file ({KINDS})"
 
 
 def unreadable_folders(root: Path) -> list[str]:

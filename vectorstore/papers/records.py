@@ -78,18 +78,15 @@ def is_code_link(url: str) -> bool:
 
 
 # --- labels ------------------------------------------------------------------------------------
-_INTRO = re.compile(
-    r"\b(?:we|We)\s+(?:introduce|propose|present|develop|design|build|construct|release|call)\s+"
-    r"(?:a|an|the)?\s*(?:[\w-]+\s+){0,6}?"
-    r"(?P<name>(?:[A-Z][\w-]*[A-Z0-9][\w-]*|[A-Z][a-z]+[A-Z][\w-]*)(?:[-\s][A-Z0-9][\w-]*)?)"
-)
 _INTRO_VERB = re.compile(
     # "we propose X", "We therefore propose X", "we reformulate … and present X"
     r"\b[Ww]e\s+(?:[^.;]{0,120}?\s(?:and|then)\s+)?"
     r"(?:(?:first|then|also|further|therefore|thus|hence|here|now|finally|additionally|instead|next)\s+)?"
     r"(?:introduce|propose|present|develop|design|build|construct|release|call)\b"
+    r"|\bby\s+(?:introducing|proposing|presenting|developing|designing)\b"
 )
-_PAREN_ACRONYM = re.compile(r"\((?P<name>\*{0,2}[A-Z][A-Za-z0-9-]*[A-Z0-9][A-Za-z0-9-]*)\)")
+_MARKUP = re.compile(r"\\(?:textbf|textit|emph|texttt|textsc)\{([^{}]*)\}")
+_PAREN_ACRONYM = re.compile(r"\((?P<name>\*{0,2}[A-Z][A-Za-z0-9-]*[A-Z0-9][A-Za-z0-9-]*)\*{0,2}\)")
 _NAMED = re.compile(r"\b(?:called|named|dubbed|termed)\s+(?P<name>[A-Z][\w-]+)")
 _CAPWORD = re.compile(r"(?<![\w-])(?P<name>[A-Z][a-z]*[A-Z][\w-]*|[A-Z]{2,}[\w-]*)(?![\w-])")
 _GENERIC = {
@@ -98,43 +95,107 @@ _GENERIC = {
 }
 
 
-def derive_label(text: str, max_words: int = 6) -> str:
-    """A short display label for an abstract: the name it introduces, else its first words.
+_CONTRIBUTION_VERBS = ("introduce|propose|present|develop|design|devise|build|construct|release|provide|offer|derive|"
+                       "establish|formulate|study|investigate|analy[sz]e|characteri[sz]e|explore|examine|address|tackle",
+                       "consider|solve")
+"""Verbs whose object names the contribution ("we propose", "this paper provides", "we systematically characterize"),
+then weaker ones read only when no sentence has a first one ("this work considers", "we solve"); never "we
+show/find/prove" (results: a "that" clause) nor "we discuss" (steps)."""
+_SUBJECT = (r"\b(?:[Ww]e|[Tt]his (?:paper|work|study)|[Oo]ur (?:paper|work))\s+"
+            r"(?:(?:first|then|also|further|therefore|thus|hence|here|now|finally|additionally|instead|next|"
+            r"systematically|formally|theoretically|empirically|carefully|comprehensively)\s+)?"
+            r"(?:(?:seek|aim|set out|try|attempt)\s+to\s+)?")
+_CONTRIBUTION = [re.compile(_SUBJECT + rf"(?:{verbs})s?\s+") for verbs in _CONTRIBUTION_VERBS]
+_HARD_END = re.compile(r"\s*[;:!?]|\.(?=\s|$)|,\s+(?=(?:which|that|where|whose|while|and|or|but|to|by|with|as|in|on|"
+                       r"for|from|a|an|the|we|it|thus|thereby|i\.e\.|e\.g\.)\b|\w+(?:ing|ed)\b)|\s+and\s+(?=(?:show|"
+                       r"demonstrate|prove|evaluate|apply|find|establish|provide|propose|present|introduce|derive|develop|"
+                       r"give|obtain|use|study|analy[sz]e)\b)")
+_SOFT_END = re.compile(r"\s+(?=(?:that|which|where|whose|to|via|by|using|through|under|based on|so that|such that|"
+                       r"in order|thereby|whereby|while)\b)")
+_TRAILING = {"a", "an", "the", "of", "for", "in", "on", "with", "and", "or", "to", "from", "at", "as", "its", "their", "our"}
+_CUT_BEFORE = {"for", "in", "on", "with", "of", "under", "over", "across", "into", "within", "between", "at"}
+
+
+def contribution_phrase(text: str, max_words: int = 10) -> str:
+    """What an untitled abstract says it contributes, from its first contribution sentence (:data:`_CONTRIBUTION`):
+    the words after the verb up to a clause boundary (a "that", "to", "via" only once four words are read: "a
+    novel method to estimate intrinsic dimensionality"), at most ``max_words`` (cut before a preposition, no
+    dangling "of"), e.g. "a knowledge-guided probabilistic modeling framework"; "" when no sentence states one
+    in two words or more."""
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
+    for verb in _CONTRIBUTION:
+        for sentence in sentences:
+            phrase = _phrase(sentence, verb, max_words)
+            if phrase:
+                return phrase
+    return ""
+
+
+def _phrase(sentence: str, verb: re.Pattern, max_words: int) -> str:
+    """:func:`contribution_phrase` of one sentence ("" when it states none)."""
+    for m in verb.finditer(sentence):
+        rest = sentence[m.end():]
+        hard = _HARD_END.search(rest)
+        rest = rest[: hard.start()] if hard else rest
+        soft = next((e for e in _SOFT_END.finditer(rest) if len(rest[: e.start()].split()) >= 4), None)
+        if len(rest.split()) > max_words:  # too long to read whole: any "that", "to", "via" ends it
+            soft = soft or _SOFT_END.search(rest)
+        words = (rest[: soft.start()] if soft else rest).replace("*", "").split()
+        if len(words) > max_words:  # cut before a preposition that fits: no "on generic nonconvex"
+            words = words[:max_words]
+            words = words[:next((i for i, w in enumerate(words) if w in _CUT_BEFORE and i >= 4), len(words))]
+        while words and words[-1].lower().strip(",") in _TRAILING:
+            words.pop()
+        phrase = " ".join(words).rstrip(",")
+        clause = words and words[0].lower() in ("that", "how", "whether", "why", "if", "what", "when")
+        if len(words) >= 2 and not clause and phrase.count("(") == phrase.count(")") and phrase.count("$") % 2 == 0:
+            return phrase
+    return ""
+
+
+def _direct_names(rest: str) -> list[str]:
+    """Names a contribution verb introduces itself, read in ``rest`` (what follows the verb): an acronym in
+    parentheses within 8 words ("we propose Unlearning to Align (U2A)"), "called X", or the capitalised words
+    right after it ("we present World Shaper"); not an acronym merely mentioned ("a framework for VLA")."""
+    names = [m.group("name").strip("*-,.") for m in _PAREN_ACRONYM.finditer(rest) if len(rest[: m.start()].split()) <= 8]
+    names += [m.group("name").strip("*-,.") for m in _NAMED.finditer(rest)]
+    # A name's capitalized words after it are part of it: "we present FlashMoE Lite" names FlashMoE Lite.
+    m = re.match(r"\s*(?:a|an|the)?\s*(?P<name>(?:[A-Z][a-z]+[\s-]){1,4}[A-Z][a-z]+|(?:[A-Z][\w-]*[A-Z0-9][\w-]*|"
+                 r"[A-Z][a-z]+[A-Z][\w-]*)(?<!-)(?: [A-Z][A-Za-z0-9]*(?![\w-])){0,2})(?![\w-])", rest)
+    if m:
+        names.append(m.group("name").rstrip("-"))
+    return names
+
+
+def derive_label(text: str, max_words: int = 6, describe: bool = True) -> str:
+    """A short display label for an untitled abstract: the name it introduces, else what it says it contributes,
+    else its first words.
 
     Heuristics, in order: "we introduce/propose X" where X looks like a name (capitals inside a
     word, e.g. "OmniMoE", "Reward Auditor" is caught by the title-case variant); "called/named X";
-    the most frequent non-generic capitalised token; otherwise the first ``max_words`` words + "…".
-    Returns a non-empty string for non-empty text.
+    else the contribution sentence's own words (:func:`contribution_phrase`: "a unified framework for
+    constrained diffusion models", never an acronym it merely mentions, "VLA"); else the most frequent
+    non-generic capitalised token; otherwise the first ``max_words`` words + "…". Without ``describe``, no
+    contribution phrase (:func:`name_to_ask_by`). Returns a non-empty string for non-empty text.
     """
-    head = " ".join(text.split())
+    # Text-mode markup is no part of a name: "we propose \\textbf{MapGR} (…)" introduces MapGR.
+    head = _MARKUP.sub(r"\1", " ".join(text.split()))
     # The sentences that introduce the contribution carry the name. A name the verb introduces
     # itself ("we propose Unlearning to Align (U2A)", "we present World Shaper", "called X") beats
     # one merely mentioned there ("we propose a framework linking PA with …"); among equals, the one
     # the abstract repeats most, then the first found.
     direct: list[str] = []
-    mentioned: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+", head):
         verb = _INTRO_VERB.search(sentence)
-        if not verb:
-            continue
-        rest = sentence[verb.end():]
-        for m in _PAREN_ACRONYM.finditer(rest):
-            near = len(rest[: m.start()].split()) <= 8
-            (direct if near else mentioned).append(m.group("name").strip("*-,."))
-        direct += [m.group("name").strip("*-,.") for m in _NAMED.finditer(rest)]
-        # A name's capitalized words after it are part of it: "we present FlashMoE Lite" names FlashMoE Lite.
-        m = re.match(r"\s*(?:a|an|the)?\s*(?P<name>(?:[A-Z][a-z]+[\s-]){1,4}[A-Z][a-z]+|(?:[A-Z][\w-]*[A-Z0-9][\w-]*|"
-                     r"[A-Z][a-z]+[A-Z][\w-]*)(?<!-)(?: [A-Z][A-Za-z0-9]*(?![\w-])){0,2})(?![\w-])", rest)
-        if m:
-            direct.append(m.group("name").rstrip("-"))
-        m = _INTRO.search(sentence)
-        if m:
-            mentioned.append(m.group("name").rstrip("-,."))
-    for tier in (direct, mentioned):
-        names = [c for c in dict.fromkeys(tier) if c and c not in _GENERIC]
-        if names:
-            uses = {c: len(re.findall(rf"(?<![\w-]){re.escape(c)}(?![\w-])", head)) for c in names}
-            return max(names, key=lambda c: (uses[c], -names.index(c)))
+        if verb:
+            direct += _direct_names(sentence[verb.end():])
+    names = [c for c in dict.fromkeys(direct) if c and c not in _GENERIC]
+    if names:
+        uses = {c: len(re.findall(rf"(?<![\w-]){re.escape(c)}(?![\w-])", head)) for c in names}
+        return max(names, key=lambda c: (uses[c], -names.index(c)))
+    phrase = contribution_phrase(head) if describe else ""
+    if phrase:
+        return phrase
     counts: dict[str, int] = {}
     for m in _CAPWORD.finditer(head):
         name = m.group("name").rstrip("-")
@@ -151,6 +212,18 @@ def derive_label(text: str, max_words: int = 6) -> str:
     if len(label) > cut:
         return label[:cut].rstrip() + "…"
     return label + ("…" if len(words) > max_words else "")
+
+
+def name_to_ask_by(label: str, text: str) -> str:
+    """``label`` as a follow-up names its paper in the question the judge reads ("… (OmniMoE)"): itself, unless it
+    is :func:`derive_label`'s description of the untitled abstract ``text`` (its :func:`contribution_phrase`, "a
+    parameter-efficient framework for …"), which says what the abstract says and so made any question about the
+    paper read as answered ("which base model did they use?" of an abstract naming none: P 0.80); then the label
+    without the description, a name the abstract repeats or its opening words ("Aligning Large Language Models
+    (LLMs) with…", P 0.036). ``text`` "" (unknown): ``label``."""
+    if label and text and label == contribution_phrase(_MARKUP.sub(r"\1", " ".join(text.split()))):
+        return derive_label(text, describe=False)
+    return label
 
 
 def counted(n: int, noun: str) -> str:

@@ -1,0 +1,82 @@
+"""Paths a command creates (an export, a map, an index folder): :func:`creation_problem` says in one line why one
+cannot be made, before any work; :func:`open_output` opens an output file for writing only when it is a regular
+file, never waiting on a FIFO and never through a symbolic link (hostile round #35, F7, F15: ``--export FIFO
+--force`` hung; an export under a file, or with a name over the file system's limit, ended in a raw
+FileExistsError or OSError)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+NAME_MAX, PATH_MAX = 255, 4096
+"""Bytes of one name and of a whole path, where the file system does not say (Linux's, and most others')."""
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """``text`` for a one-line message: cut to ``limit`` characters, with its length (a 5,000-character name stays
+    readable)."""
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return NAME_MAX
+
+
+def creation_problem(path: str | Path, flag: str) -> str:
+    """Why ``path`` cannot be created (``flag``: the option naming it, e.g. ``--export``), in one line naming the
+    path and what to do, or "": a name in it over the file system's limit (in bytes: ENAMETOOLONG), the whole
+    path over :data:`PATH_MAX` bytes, or a part above it that is a file, not a folder (nothing can be made under
+    it). Only looks; creates nothing. Folders missing above it are not a problem (they are created)."""
+    path = Path(path)
+    folder = next((a for a in path.absolute().parents if _exists(a)), Path("/"))
+    limit = _name_max(folder) if folder.is_dir() else NAME_MAX
+    for part in path.parts:
+        if len(os.fsencode(part)) > limit:
+            return (f"{shown(str(path))}: a name in it is {len(os.fsencode(part)):,} bytes long, over the {limit} a "
+                    f"file name may have here: choose a shorter name for {flag}")
+    if len(os.fsencode(str(path.absolute()))) >= PATH_MAX:
+        return (f"{shown(str(path))}: the path is {len(os.fsencode(str(path.absolute()))):,} bytes long, over the "
+                f"{PATH_MAX:,} a path may have: choose a shorter one for {flag}")
+    if not folder.is_dir():
+        return (f"{path}: {folder} is a file, not a folder, so nothing can be created under it: choose a path in a "
+                f"folder for {flag}")
+    return ""
+
+
+def _exists(path: Path) -> bool:
+    """True when anything (a dangling link too) is at ``path``; False also when it cannot be looked up."""
+    try:
+        os.lstat(path)
+        return True
+    except OSError:
+        return False
+
+
+def open_output(path: str | Path) -> BinaryIO:
+    """``path`` opened for writing from its start (created, or emptied), only as a regular file: not through a
+    symbolic link (O_NOFOLLOW), not waiting for a FIFO's reader (O_NONBLOCK), and checked on the opened file
+    before anything is emptied, so a FIFO, socket or device put there meanwhile is refused untouched. Raises
+    ValueError (one line) for such a path, OSError as ``open`` for others (permissions, a full disk)."""
+    path = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):  # a link; a FIFO without a reader, a socket
+            raise ValueError(f"{path} is not a plain file (a symbolic link, FIFO, socket, device or folder): "
+                             "it is written only as a plain file; name another file") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError(f"{path} is not a plain file (a FIFO, socket or device): it is written only as a plain "
+                         "file; name another file")
+    os.ftruncate(fd, 0)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "wb")
