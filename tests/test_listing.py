@@ -35,10 +35,10 @@ def test_dev_multi_recall_and_precision_regression_gate(multi, results):
         precision.append(hit / len(got) if got else 0.0)
     print(f"list mode on {len(multi)} multi questions: recall {np.mean(recall):.3f}, precision {np.mean(precision):.3f}")
     # The relevance model decides whether the topic is present (one of the 10, "co-design with the hardware", it
-    # finds absent, here precision 0), the rules' bar who is listed: measured 2026-12-05 recall 0.675, precision
-    # 0.875 with the bar fitted on the training corpus (0.76; the former bar, set on these questions, 0.62: 0.87
-    # recall).
-    assert np.mean(recall) >= 0.65
+    # finds absent, here precision 0), the rules' bar who is listed: measured 2026-12-05 recall 0.708, precision
+    # 0.875 with the bar fitted on the training corpus (0.70; at 0.76 0.675; the former bar, set on these
+    # questions, 0.62: 0.87 recall).
+    assert np.mean(recall) >= 0.70
     assert np.mean(precision) >= 0.85
 
 
@@ -73,7 +73,7 @@ def test_question_topic_and_relative_scores():
     assert relative([0.0, 0.0]).tolist() == [0.0, 0.0]
     score, lex, sem = bar_scores([4.0, 2.0], [0.5, 0.5])
     assert score.tolist() == [1.0, 0.75] and lex.tolist() == [1.0, 0.5] and sem.tolist() == [1.0, 1.0]
-    assert ListBar() == ListBar(relative_bar=0.76, lexical_weight=0.5)  # fitted on title-phrase lists over corpus2k
+    assert ListBar() == ListBar(relative_bar=0.70, lexical_weight=0.5)  # fitted on title-phrase lists over corpus2k
     assert relative([3.0, -1.0]).tolist() == [1.0, 0.0] and relative([]).size == 0  # clipped to [0, 1]
     score, _, _ = bar_scores([4.0, 2.0], [0.5, 0.25], lexical_weight=0.25)  # 0.25 × lexical + 0.75 × semantic
     assert score.tolist() == [1.0, 0.5]
