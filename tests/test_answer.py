@@ -189,8 +189,8 @@ def test_ordinal_and_after_an_abstained_turn_follow_ups_keep_the_thread(assistan
 
 
 def test_related_work_for_a_paper_excludes_it_and_explains(assistant):
-    """The paper itself (its own nearest, at cosine 1) is left out; the others come most similar first, each
-    with its dense cosine to the paper, and explained by real sentence pairs: the first pair is the closest
+    """The paper itself (its own nearest, at cosine 1) is left out; the others come most relevant first, each
+    with its relevance to the paper (dense and TF-IDF cosines), and explained by real sentence pairs: the first pair is the closest
     of all (a sentence of the paper, a sentence of the related one, their cosine)."""
     import numpy as np
 
@@ -202,11 +202,20 @@ def test_related_work_for_a_paper_excludes_it_and_explains(assistant):
     assert me not in ids and len(set(ids)) == len(ids) == 5
     store = assistant.index.store
     vecs = store.paper_embeddings([me, *ids])
-    assert [r.similarity for r in items] == pytest.approx([float(vecs[me] @ vecs[i]) for i in ids], abs=1e-5)
+    papers = store.get_papers([me, *ids])
+    # Issue 33 (5): the figure shown is the relevance that orders the list: the dense cosine and the TF-IDF
+    # cosine, weighted by calibration.related.dense_weight.
+    from assistant.research.related_score import relevance, tfidf_cosines
+
+    assert [r.cosine for r in items] == pytest.approx([float(vecs[me] @ vecs[i]) for i in ids], abs=1e-5)
+    lexical = tfidf_cosines(papers[me].text, [papers[i].text for i in ids], assistant.index.lexical().idf)
+    assert [r.lexical for r in items] == pytest.approx(lexical.tolist(), abs=1e-6)
+    weight = assistant.settings.calibration.related.dense_weight
+    shown = relevance([r.cosine for r in items], lexical, weight).tolist()
+    assert [r.similarity for r in items] == pytest.approx(shown, abs=1e-6)
     assert [r.similarity for r in items] == sorted((r.similarity for r in items), reverse=True)
     nearest = [i for i, _ in store.nearest_papers(vecs[me], 3)]
     assert nearest[0] == me  # what the exclusion keeps out
-    papers = store.get_papers([me, *ids])
     (q_sents, q_vecs), = [assistant.sentences.get([papers[me]])[me]]
     q_text = [x.text for x in q_sents]
     for r in items:
