@@ -32,8 +32,26 @@ class Endless(BaseHTTPRequestHandler):
     def log_message(self, *args) -> None:
         pass
 
+    def do_GET(self) -> None:  # noqa: N802 - stdlib naming: GET /v1/models, a model list that never ends
+        self._endless(b'{"object": "list", "data": [', "application/json")
+
+    def _endless(self, opening: bytes, kind: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            self.wfile.write(opening)
+            while not self.server.stop.is_set():
+                self.wfile.write(b'{"id": "m", "object": "model"}, ' * 2048)
+        except (BrokenPipeError, ConnectionResetError):
+            self.server.dropped.set()
+
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.server.gzip_layers:
+            self._gzipped(body)
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream" if body.get("stream") else "application/json")
         self.send_header("Connection", "close")  # no length: the body ends when the connection does
@@ -47,10 +65,30 @@ class Endless(BaseHTTPRequestHandler):
             self.server.dropped.set()
 
 
+def _gzipped(self, body: dict) -> None:
+    """A reply of ``self.server.gzip_layers`` gzip layers around 64 MiB of one byte (a few kB on the wire)."""
+    import gzip
+
+    data = b"a" * (64 << 20)
+    for _ in range(self.server.gzip_layers):
+        data = gzip.compress(data, compresslevel=9)
+    self.send_response(200)
+    self.send_header("Content-Type", "text/event-stream" if body.get("stream") else "application/json")
+    self.send_header("Content-Encoding", ", ".join(["gzip"] * self.server.gzip_layers))
+    self.send_header("Content-Length", str(len(data)))
+    self.end_headers()
+    self.wfile.write(data)
+    self.server.encodings.append(self.headers.get("Accept-Encoding"))
+
+
+Endless._gzipped = _gzipped
+
+
 @pytest.fixture
 def endless():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
     server.sent, server.stop, server.dropped = 0, threading.Event(), threading.Event()
+    server.gzip_layers, server.encodings = 0, []
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server
     server.stop.set()
@@ -81,3 +119,45 @@ def test_a_non_streamed_reply_that_never_ends_is_cut_at_the_byte_budget(endless)
     assert cut.value.limit == reply_byte_limit(cfg)
     assert endless.dropped.wait(10), "the client kept the connection open after the cut"
     assert "reply budget of 64 tokens" in explain_llm_error(cut.value, cfg)
+
+
+def test_a_compressed_reply_is_refused_unread(endless):
+    """Third hostile round (#35): the byte budget counted compressed bytes, and the client decoded any number of
+    gzip layers: 2 kB of two layers became 1 GiB (5 GB of memory). The client asks for plain replies and refuses a
+    compressed one before reading it, streamed or not."""
+    from assistant.answer.wire import CompressedReply
+
+    endless.gzip_layers = 2
+    chat, cfg = chat_on(endless)
+    for call in (lambda: list(chat.stream([HumanMessage("What is KITE?")])),
+                 lambda: chat.complete([HumanMessage("Explain the overlap.")])):
+        with pytest.raises(Exception) as err:
+            call()
+        line = explain_llm_error(err.value, cfg)
+        assert line == (f"The LLM endpoint {cfg.base_url} sent a compressed reply (Content-Encoding: gzip, gzip) though "
+                        "none was asked for; this client reads plain replies only, so it was not read."), line
+        assert isinstance(err.value, CompressedReply) or isinstance(err.value.__cause__, CompressedReply)
+    assert endless.encodings and set(endless.encodings) == {"identity"}
+
+
+def test_doctor_reads_an_endless_model_list_within_the_budget(endless):
+    """Third hostile round (#35): doctor read GET /v1/models with a plain client: an endless list grew it to 22 GB."""
+    from assistant.faces.doctor import _check_llm
+
+    _, cfg = chat_on(endless)
+    ok, line = next(_check_llm(cfg, None))
+    assert not ok and f"cut at {reply_byte_limit(cfg):,} bytes" in line
+    assert endless.dropped.wait(10)
+
+
+def test_the_system_role_probe_reads_within_the_budget(endless):
+    """Third hostile round (#35): the system-role probe (SYSTEM_ROLE=auto, and doctor) read its non-streamed
+    replies with a plain client: an endless one reached 5 GB."""
+    from assistant.answer import system_role_kept
+    from assistant.answer.wire import over_budget
+
+    _, cfg = chat_on(endless)
+    with pytest.raises(Exception) as err:
+        system_role_kept(cfg)
+    assert over_budget(err.value) is not None and over_budget(err.value).limit == reply_byte_limit(cfg)
+    assert endless.dropped.wait(10)

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from assistant.answer.system_role import fold_system, fold_system_messages
-from assistant.answer.wire import (LLMReplyOverBudget, LLMStreamIncomplete, budget_client, over_budget,
-                                   reply_limit)
+from assistant.answer.wire import (CompressedReply, LLMReplyOverBudget, LLMStreamIncomplete, budget_client,
+                                   over_budget, reply_limit)
 from assistant.settings import LLMSettings
 from assistant.text import StreamRedactor, endpoint_reason, redact
 
@@ -259,6 +259,9 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
     where = redact(cfg.base_url or "the OpenAI API", cfg)
 
     exc = over_budget(exc) or exc  # raised while a non-streamed reply was read, it comes wrapped
+    if isinstance(exc, CompressedReply):
+        return (f"The LLM endpoint {where} sent a compressed reply (Content-Encoding: {exc.encoding}) though none "
+                "was asked for; this client reads plain replies only, so it was not read.")
     if isinstance(exc, LLMReplyOverBudget):
         return (f"The LLM's answer ran past the reply budget of {cfg.max_tokens} tokens and was cut at "
                 f"{exc.limit:,} {exc.unit} (the endpoint {where} does not stop at max_tokens).")

@@ -28,10 +28,9 @@ def system_role_kept(cfg: LLMSettings) -> bool | None:
     debug log) reports the same ``usage.prompt_tokens`` for both. Waits up to the first-token timeout
     for each; raises the endpoint's errors (openai exceptions).
     """
-    import openai
+    from assistant.answer.wire import endpoint_client
 
-    client = openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key.get_secret_value() if cfg.api_key else "not-needed",
-                           timeout=max(cfg.first_token_timeout, cfg.timeout), max_retries=0)
+    client = endpoint_client(cfg, max(cfg.first_token_timeout, cfg.timeout))  # read within the byte budget
     user = {"role": "user", "content": "Which abstract is about retrieval?"}
     counts = []
     for messages in ([user], [{"role": "system", "content": _SYSTEM_PROBE}, user]):

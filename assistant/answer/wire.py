@@ -50,6 +50,16 @@ class WireOverBudget(LLMReplyOverBudget):
     unit = "bytes"
 
 
+class CompressedReply(RuntimeError):
+    """The endpoint compressed its reply (``.encoding``: its Content-Encoding) though the client asks for none:
+    a 2 kB body of two gzip layers expanded to 1 GiB in one decoding step (a hostile round, #35), before any
+    byte budget could count it, so compressed replies are refused unread."""
+
+    def __init__(self, encoding: str):
+        super().__init__(f"compressed reply ({encoding})")
+        self.encoding = encoding
+
+
 def reply_limit(cfg: LLMSettings) -> int:
     """The most characters of a reply read: ``max_tokens`` × ``reply_chars_per_token`` (8: twice English's
     4 characters a token). Past it the client stops reading; a 50 MB reply kept an answer busy 300 s."""
@@ -65,10 +75,11 @@ def reply_byte_limit(cfg: LLMSettings) -> int:
 
 def budget_client(cfg: LLMSettings) -> httpx2.Client:
     """The openai client's default HTTP client (redirects, connection limits, proxies from the environment),
-    each response body read through a counter that raises :class:`WireOverBudget` past
-    :func:`reply_byte_limit`. A response hook, not a transport, so that a proxy from the environment (which
-    the client mounts as its own transport) is counted too: the hook runs after the headers and before the
-    body is read, streamed or not."""
+    asking for uncompressed replies (``Accept-Encoding: identity``) and reading each response body through a
+    counter that raises :class:`WireOverBudget` past :func:`reply_byte_limit`; a compressed reply raises
+    :class:`CompressedReply` before its body is read. A response hook, not a transport, so that a proxy from
+    the environment (which the client mounts as its own transport) is counted too: the hook runs after the
+    headers and before the body is read, streamed or not."""
     # The openai client (3.x) is built on httpx2, the successor of httpx; its types are the ones it checks.
     import httpx2
     import openai
@@ -90,15 +101,30 @@ def budget_client(cfg: LLMSettings) -> httpx2.Client:
             self._inner.close()
 
     def count(response: httpx2.Response) -> None:
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding not in ("", "identity"):
+            response.close()
+            raise CompressedReply(encoding[:40])
         response.stream = CountedBody(response.stream)
 
-    return openai.DefaultHttpxClient(event_hooks={"response": [count]})
+    return openai.DefaultHttpxClient(event_hooks={"response": [count]}, headers={"Accept-Encoding": "identity"})
 
 
-def over_budget(exc: BaseException) -> LLMReplyOverBudget | None:
-    """The budget error behind ``exc``: itself, or the cause of the APIConnectionError the openai client
-    wraps it in when it was raised while a non-streamed reply was read. None for any other error."""
+def endpoint_client(cfg: LLMSettings, timeout: float):
+    """A plain ``openai.OpenAI`` client for ``cfg``'s endpoint (the model list, the system-role probe) over
+    :func:`budget_client`: every call of it is read within the byte budget too (an endless model list grew
+    ``doctor`` to 22 GB). No retries; ``timeout`` in seconds per HTTP read."""
+    import openai
+
+    return openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key.get_secret_value() if cfg.api_key else "not-needed",
+                         timeout=timeout, max_retries=0, http_client=budget_client(cfg))
+
+
+def over_budget(exc: BaseException) -> LLMReplyOverBudget | CompressedReply | None:
+    """The wire's error behind ``exc`` (over the budget, or compressed): itself, or the cause of the
+    APIConnectionError the openai client wraps it in when it was raised while a non-streamed reply was read.
+    None for any other error."""
     for err in (exc, exc.__cause__, exc.__context__):
-        if isinstance(err, LLMReplyOverBudget):
+        if isinstance(err, (LLMReplyOverBudget, CompressedReply)):
             return err
     return None

@@ -209,8 +209,9 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
     from assistant.answer import answer_prompt
 
     where = redact(cfg.base_url or "the OpenAI API", cfg)  # no password or query key of the URL shown
-    client = openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key.get_secret_value() if cfg.api_key else "not-needed",
-                           timeout=cfg.timeout, max_retries=0)
+    from assistant.answer import endpoint_client
+
+    client = endpoint_client(cfg, cfg.timeout)  # the model list read within the byte budget (an endless one: 22 GB)
     try:
         names = [m.id for m in client.models.list()]
     except openai.NotFoundError:
