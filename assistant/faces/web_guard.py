@@ -208,6 +208,8 @@ class ClosedRoutes:
             return await self.app(scope, receive, send)
         body, _ = await read_body(receive, MAX_REQUEST_BYTES)  # BodyLimit, outside, has bounded it
         fn_index = _fn_index(b"".join(m.get("body", b"") for m in body))
+        if fn_index == INVALID:  # Gradio reads such a body itself, and one of them crashed it (fn_index 1e400: a 500)
+            return await _answer(send, 422, b'{"detail": "the request body is no valid call"}', b"application/json")
         if fn_index is not None and fn_index not in fns:
             return await _answer(send, 422, f'{{"detail": "no endpoint has fn_index {fn_index}"}}'.encode(),
                                  b"application/json")
@@ -241,16 +243,23 @@ def _names(fns: dict) -> set[str]:
     return {f.api_name for f in fns.values() if isinstance(getattr(f, "api_name", None), str)}
 
 
-def _fn_index(body: bytes) -> int | None:
+INVALID = "invalid"
+"""What :func:`_fn_index` gives for a body no predict call can be."""
+
+
+def _fn_index(body: bytes) -> int | str | None:
     """The ``fn_index`` of a predict body as Gradio reads it (its own model, so "3" and 3.0 are 3 there too); None
-    when it names none or the body is no valid one (Gradio answers that itself, with 422)."""
+    when it names none; :data:`INVALID` when the body is no valid one (answered 422 here: Gradio's own reading of
+    ``"fn_index": 1e400`` raised past its handler, a 500 and a 96-line traceback, a third hostile round)."""
     from gradio.data_classes import PredictBody
     from pydantic import ValidationError
 
+    if not body.strip():
+        return None
     try:
         return PredictBody.model_validate_json(body).fn_index
     except (ValidationError, ValueError):
-        return None
+        return INVALID
 
 
 async def _answer(send, status: int, body: bytes, content_type: bytes = b"text/plain") -> None:
