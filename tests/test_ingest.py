@@ -423,3 +423,41 @@ def test_ingest_names_each_stage_before_the_first_batch(tmp_path, encoder):
            on_total=lambda n: events.append(f"total {n}"), progress=lambda n: events.append(f"done {n}"))
     assert events == ["reading 1 file…", "checking 2 papers against the index…", "total 2",
                       "embedding 2 papers (2 at a time)…", "done 2"]
+
+
+def test_unreadable_paths_named_on_the_command_line_are_skipped_and_the_rest_ingested(tmp_path, monkeypatch, capsys):
+    """Third hostile round (#35): as a user who may not read them, `ingest unread.txt good.txt` stopped at typer's own
+    check ("path … is not readable", exit 2, nothing ingested), and a file inside a folder that may not be searched
+    gave "unexpected PermissionError". Each is skipped with its reason, the rest ingested, exit 1. The test runs as
+    root, which reads anything, so the refusals are made where the system would make them."""
+    import os
+
+    from tests.test_hardening import run_main
+
+    unread, good, hidden = tmp_path / "unread.txt", tmp_path / "good.txt", tmp_path / "locked" / "x.txt"
+    unread.write_text("ICML 2026\n\nWe study UnreadNet for graph coloring.\n")
+    good.write_text("ICML 2026\n\nWe study GoodNet for protein docking.\n")
+    hidden.parent.mkdir()
+    hidden.write_text("ICML 2026\n\nWe study HiddenNet for chess.\n")
+    real_open, real_stat, real_access = os.open, os.stat, os.access
+
+    def refusing_open(path, *args, **kwargs):
+        if str(path) == str(unread):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    def refusing_stat(path, *args, **kwargs):  # "locked" may not be searched: nothing under it can be reached
+        if str(path).startswith(str(hidden.parent) + os.sep):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing_open)
+    monkeypatch.setattr(os, "stat", refusing_stat)
+    monkeypatch.setattr(os, "access", lambda path, mode, *a, **k: str(path) != str(unread) and real_access(path, mode))
+    code, out, err = run_main(monkeypatch, capsys, "ingest", str(unread), str(hidden), str(good),
+                              "--index", str(tmp_path / "idx"))
+    assert code == 1, (out, err)
+    assert f"{unread}: cannot be read (permission denied)" in err
+    assert (f"{hidden}: cannot be reached (permission denied on a folder of its path): give this user access to it"
+            in err)
+    assert "1 added" in out and "unexpected" not in err and "is not readable" not in err

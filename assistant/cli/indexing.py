@@ -26,8 +26,10 @@ def _since(value: str | None) -> date | None:
 
 def ingest(
     ctx: typer.Context,
+    # readable=False: typer's own check stopped the whole ingest at one unreadable file; ingest skips it, names it,
+    # reads the rest and exits 1 (a third hostile round, #35).
     paths: Annotated[list[Path], typer.Argument(help="paper files (.txt lists, .jsonl, .bib, .csv, arXiv snapshot "
-                                                     ".json) or folders")],
+                                                     ".json) or folders", readable=False)],
     index: IndexOpt = None,
     replace: Annotated[bool, typer.Option(
         "--replace", help="take these files as they are now: papers no longer in them are removed, a deleted "

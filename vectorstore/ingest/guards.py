@@ -12,6 +12,8 @@ file's papers. Each guard returns one-line skip reasons and takes the files it s
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 
 from vectorstore.ingest.reading import FileRead
@@ -31,7 +33,7 @@ def empty_inputs(paths: list[str | Path], by_file: dict[str, FileRead], indexed:
     (``paper-assistant remove``).
     """
     warnings = [f"{p}: no paper files ({KINDS}) in this folder" for p in map(Path, paths)
-                if p.is_dir() and next(iter_paper_files([p]), None) is None]
+                if os.path.isdir(p) and next(iter_paper_files([p]), None) is None]  # False where p cannot be reached
     skipped = []
     for name in [n for n, read in by_file.items() if not len(read)]:
         tally = by_file.pop(name).tally

@@ -54,6 +54,16 @@ def iter_paper_files(paths: Iterable[str | Path], unreadable: list[str] | None =
                 yield f
 
     for p in map(Path, paths):
+        try:
+            os.stat(p)
+        except PermissionError:  # a folder on its path may not be searched: is_dir() raised it, "unexpected"
+            line = f"{p}: cannot be reached (permission denied on a folder of its path): give this user access to it"
+            if unreadable is None:
+                raise CorpusError(line) from None
+            unreadable.append(line)
+            continue
+        except OSError:
+            pass  # missing, a dangling link or a loop: named below
         if p.is_dir():
             if unreadable is not None:
                 unreadable += unreadable_folders(p)
