@@ -399,3 +399,39 @@ def test_ingesting_an_empty_file_or_folder_warns_instead_of_a_silent_0_added(mon
                                 ".csv or arXiv snapshot .json) in this folder",
                                 "warning: empty.jsonl: no papers in this file",
                                 "warning: heading.txt: no papers in this file"]
+
+
+def test_an_export_the_system_will_not_write_is_one_line(index, index_dir, monkeypatch, capsys, tmp_path):
+    """Third hostile round (#35): as a user who may not write the folder, `--export rodir/x.md`, `--export
+    rodir/sub/x.bib` and `map --out rodir/m.png` gave "unexpected PermissionError: [Errno 13] …", and `--export
+    /proc/x.md` a bare "[Errno 2]". Each is one line naming the path and what to do. The test runs as root,
+    which writes anywhere, so the refusals are made where the system would make them."""
+    import os
+
+    rodir = tmp_path / "rodir"
+    rodir.mkdir()
+    real_open, real_mkdir = os.open, os.mkdir
+
+    def refusing(real):
+        def call(path, *args, **kwargs):
+            if str(path).startswith(str(rodir) + os.sep):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path, *args, **kwargs)
+        return call
+
+    monkeypatch.setattr(os, "open", refusing(real_open))
+    monkeypatch.setattr(os, "mkdir", refusing(real_mkdir))
+    for args, path, flag in ((["ask", "What is OmniMoE?", "--export"], rodir / "x.md", "--export"),
+                             (["ask", "What is OmniMoE?", "--export"], rodir / "sub" / "x.bib", "--export"),
+                             (["map", "--out"], rodir / "m.png", "--out")):
+        code, out, err = run_main(monkeypatch, capsys, *args, str(path), "--index", str(index_dir))
+        refused = path.parent if path.parent != rodir else path
+        assert code == 2 and err.endswith(
+            f"error: {path}: cannot be written (permission denied{'' if refused == path else f' ({refused})'}): "
+            f"choose a folder this user may write for {flag}\n"), err
+    monkeypatch.undo()
+    code, out, err = run_main(monkeypatch, capsys, "ask", "What is OmniMoE?", "--export", "/proc/x.md",
+                              "--index", str(index_dir))
+    assert code == 2 and err.endswith("error: /proc/x.md: cannot be written (no such file or directory): choose "
+                                      "another path for --export\n"), err
+    assert not any(rodir.iterdir())

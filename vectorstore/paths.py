@@ -50,6 +50,15 @@ def creation_problem(path: str | Path, flag: str) -> str:
     return ""
 
 
+def cannot_create(path: Path, exc: OSError, flag: str) -> str:
+    """One line for an output file ``path`` the system refused to create or write (``exc``), naming the part
+    refused and what to do (``flag``: the option that named it)."""
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
+    reason = (exc.strerror or type(exc).__name__).lower()
+    hint = "a folder this user may write" if isinstance(exc, PermissionError) or exc.errno == errno.EROFS else "another path"
+    return f"{path}: cannot be written ({reason}{where}): choose {hint} for {flag}"
+
+
 def _exists(path: Path) -> bool:
     """True when anything (a dangling link too) is at ``path``; False also when it cannot be looked up."""
     try:
@@ -59,20 +68,23 @@ def _exists(path: Path) -> bool:
         return False
 
 
-def open_output(path: str | Path) -> BinaryIO:
-    """``path`` opened for writing from its start (created, or emptied), only as a regular file: not through a
-    symbolic link (O_NOFOLLOW), not waiting for a FIFO's reader (O_NONBLOCK), and checked on the opened file
-    before anything is emptied, so a FIFO, socket or device put there meanwhile is refused untouched. Raises
-    ValueError (one line) for such a path, OSError as ``open`` for others (permissions, a full disk)."""
+def open_output(path: str | Path, flag: str = "--export") -> BinaryIO:
+    """``path`` opened for writing from its start (created with the folders above it, or emptied), only as a
+    regular file: not through a symbolic link (O_NOFOLLOW), not waiting for a FIFO's reader (O_NONBLOCK), and
+    checked on the opened file before anything is emptied, so a FIFO, socket or device put there meanwhile is
+    refused untouched. Raises ValueError, one line naming the path and ``flag`` (the option that named it), for
+    such a path and for one the system will not let us create or write (permissions, a read-only or virtual file
+    system: "unexpected PermissionError" before, a third hostile round)."""
     path = Path(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, flags, 0o666)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):  # a link; a FIFO without a reader, a socket
             raise ValueError(f"{path} is not a plain file (a symbolic link, FIFO, socket, device or folder): "
                              "it is written only as a plain file; name another file") from None
-        raise
+        raise ValueError(cannot_create(path, exc, flag)) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise ValueError(f"{path} is not a plain file (a FIFO, socket or device): it is written only as a plain "

@@ -286,7 +286,6 @@ def write_export(path: str | Path, items: list[ExportItem], heading: str = "Pape
     if problem:
         raise ValueError(problem)
     text = render(items, export_format(path), heading)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open_output(path) as f:
+    with open_output(path, "--export") as f:
         f.write(text.encode("utf-8"))
     return path

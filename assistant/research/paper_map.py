@@ -191,14 +191,13 @@ def map_figure(pmap: PaperMap, highlight: list[str] | None = None, title: str = 
 def save_png(pmap: PaperMap, out: str | Path, highlight: list[str] | None = None, title: str = "Paper map",
              dpi: int = 150) -> Path:
     """Draw the map with matplotlib to ``out`` (PNG): labelled points, clusters in colour, keyword legend. Raises
-    ValueError when ``out`` is no plain file (:func:`vectorstore.paths.open_output`)."""
+    ValueError when ``out`` is no plain file or cannot be written (:func:`vectorstore.paths.open_output`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     hits = set(highlight or [])
     fig, ax = plt.subplots(figsize=(14, 10), dpi=dpi)
     for c in pmap.clusters:
@@ -223,7 +222,7 @@ def save_png(pmap: PaperMap, out: str | Path, highlight: list[str] | None = None
     from vectorstore.paths import open_output
 
     try:
-        with open_output(out) as f:  # a plain file only: a FIFO or device put there since the check is refused
+        with open_output(out, "--out") as f:  # a plain file only: a FIFO or device put there since the check is refused
             fig.savefig(f, dpi=dpi, format="png")
     finally:
         plt.close(fig)
