@@ -61,9 +61,19 @@ def _metadata_cut(seg):
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 
 
-@pytest.mark.parametrize("damage", [_count_more, _cut_header, _folder_deleted, _metadata_garbled, _metadata_cut],
+def _metadata_swapped(seg):
+    """Third hostile round (#35): the two segments' id maps swapped, each readable: doctor failed with Chroma's
+    "Error finding id" and "delete the index"; ingest said "unchanged"."""
+    other = next(d for d in seg.parent.iterdir() if d.is_dir() and d != seg and (d / "index_metadata.pickle").is_file())
+    a, b = (seg / "index_metadata.pickle").read_bytes(), (other / "index_metadata.pickle").read_bytes()
+    (seg / "index_metadata.pickle").write_bytes(b)
+    (other / "index_metadata.pickle").write_bytes(a)
+
+
+@pytest.mark.parametrize("damage", [_count_more, _cut_header, _folder_deleted, _metadata_garbled, _metadata_cut,
+                                    _metadata_swapped],
                          ids=["header counts more vectors", "header cut", "vector folder deleted",
-                              "id map overwritten", "id map cut"])
+                              "id map overwritten", "id map cut", "id maps swapped"])
 def test_damaged_vector_files_are_rebuilt_by_doctor_to_the_clean_index(base, tmp_path, damage):
     folder, _ = base
     before = snapshot(folder)

@@ -123,12 +123,10 @@ def _link_lists_damage(path: Path, count: int, max_m: int, top: int, entry: int,
     return None
 
 
-def metadata_damage(folder: Path) -> str | None:
-    """How a segment's ``index_metadata.pickle`` (Chroma's map of chunk ids to HNSW labels: dicts of strings
-    and integers, written beside the HNSW files once they are synced) cannot be read, or None (sound, or
-    not written yet). Chroma's reader stops every command on a damaged one ("Error deserializing pickle
-    file"), so it is judged before Chroma loads it. Read with no class allowed (``find_class`` refuses), so
-    a pickle written by anyone else runs no code; the whole file must be one pickle (a cut one has no end)."""
+def _id_map(folder: Path) -> tuple[dict | None, str | None]:
+    """``(the segment's index_metadata.pickle as read, why it cannot be read)``; ``(None, None)`` when it is not
+    written yet. Read with no class allowed (``find_class`` refuses), so a pickle written by anyone else runs no
+    code; the whole file must be one pickle of a dict (a cut one has no end)."""
     import io
     import pickle
 
@@ -140,15 +138,54 @@ def metadata_damage(folder: Path) -> str | None:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return None
+        return None, None
     stream = io.BytesIO(raw)
     try:
         value = DataOnly(stream).load()
     except Exception as exc:  # noqa: BLE001 - any failure to read it is damage (EOFError, UnpicklingError, …)
-        return f"{path} cannot be read ({type(exc).__name__}: {str(exc)[:80] or 'cut short'})"
+        return None, f"{path} cannot be read ({type(exc).__name__}: {str(exc)[:80] or 'cut short'})"
     if stream.tell() != len(raw) or not isinstance(value, dict):
-        return f"{path} holds more than one index's metadata, or none (overwritten?)"
-    return None
+        return None, f"{path} holds more than one index's metadata, or none (overwritten?)"
+    return value, None
+
+
+def metadata_damage(folder: Path) -> str | None:
+    """How a segment's ``index_metadata.pickle`` (Chroma's map of chunk ids to HNSW labels: dicts of strings
+    and integers, written beside the HNSW files once they are synced) cannot be read, or None (sound, or
+    not written yet). Chroma's reader stops every command on a damaged one ("Error deserializing pickle
+    file"), so it is judged before Chroma loads it (:func:`_id_map`)."""
+    return _id_map(folder)[1]
+
+
+ID_SAMPLE = 8
+"""Ids of a segment's id map looked up in its collection's records (:func:`id_map_problem`)."""
+
+
+def id_map_problem(root: Path, folder: Path) -> str | None:
+    """Why the id map of the vector segment ``folder`` (under ``root``, an index's ``chroma/``) cannot be its
+    collection's, or None: none of :data:`ID_SAMPLE` of its ids is a record of that collection. Two segments' maps
+    swapped (each readable) made doctor fail with Chroma's "Error finding id" and "delete the index", while the
+    stored papers could rebuild it (a third hostile round, #35). A sound map may hold ids deleted since it was
+    written (records go at once, the map at the next sync), never only such ids: one id found is enough."""
+    import sqlite3
+    from contextlib import closing
+
+    value, _ = _id_map(folder)
+    ids = list((value or {}).get("id_to_label") or {})[:ID_SAMPLE]
+    if len(ids) < ID_SAMPLE or not all(isinstance(i, str) for i in ids):
+        return None
+    try:
+        with closing(sqlite3.connect(f"file:{root / 'chroma.sqlite3'}?mode=ro", uri=True)) as db:
+            found = db.execute(
+                "SELECT COUNT(*) FROM embeddings e JOIN segments m ON e.segment_id = m.id JOIN segments v "
+                "ON v.collection = m.collection WHERE v.id = ? AND m.scope = 'METADATA' AND e.embedding_id IN "
+                f"({', '.join('?' * len(ids))})", (folder.name, *ids)).fetchone()[0]
+    except sqlite3.Error:
+        return None  # the database's own check names that
+    if found:
+        return None
+    return (f"{folder / 'index_metadata.pickle'} maps ids none of which is a record of its collection (swapped "
+            "with another segment's, or copied from another index?)")
 
 
 def hnsw_problem(folder: Path, full: bool = False) -> str | None:
@@ -193,7 +230,7 @@ def vector_files_problem(directory: Path, full: bool = False) -> str | None:
     exit 139, no word said)."""
     for folder in vector_segments(directory / "chroma") or []:
         if (folder / "header.bin").is_file():
-            why = hnsw_problem(folder, full)
+            why = hnsw_problem(folder, full) or id_map_problem(directory / "chroma", folder)
             if why:
                 return (f"the vector index at {directory} is damaged: {why}, so search would fail or return "
                         f"wrong papers: {repair(directory)}")
