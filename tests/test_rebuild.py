@@ -9,6 +9,7 @@ pytest."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 
@@ -61,6 +62,13 @@ def _metadata_cut(seg):
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 
 
+def _link_lists_halved(seg):
+    """Third hostile round (#35): link_lists.bin cut to half: ask read only the first lists and answered as if
+    nothing were wrong (hnswlib read the rest from whatever memory held)."""
+    path = seg / "link_lists.bin"
+    os.truncate(path, path.stat().st_size // 2)
+
+
 def _metadata_swapped(seg):
     """Third hostile round (#35): the two segments' id maps swapped, each readable: doctor failed with Chroma's
     "Error finding id" and "delete the index"; ingest said "unchanged"."""
@@ -71,9 +79,9 @@ def _metadata_swapped(seg):
 
 
 @pytest.mark.parametrize("damage", [_count_more, _cut_header, _folder_deleted, _metadata_garbled, _metadata_cut,
-                                    _metadata_swapped],
+                                    _metadata_swapped, _link_lists_halved],
                          ids=["header counts more vectors", "header cut", "vector folder deleted",
-                              "id map overwritten", "id map cut", "id maps swapped"])
+                              "id map overwritten", "id map cut", "id maps swapped", "link lists halved"])
 def test_damaged_vector_files_are_rebuilt_by_doctor_to_the_clean_index(base, tmp_path, damage):
     folder, _ = base
     before = snapshot(folder)

@@ -44,7 +44,7 @@ def hnsw_damage(folder: Path, header: bytes) -> str | None:
 
 
 SAMPLE = 256
-"""Link lists of ``link_lists.bin`` looked at on open (the first ones, and the walk to the entry point's);
+"""Link lists of ``link_lists.bin`` whose links are looked at on open (the first ones, and the entry point's; every list's size is walked);
 ``doctor`` looks at all of them. Every record of ``data_level0.bin`` is looked at in both."""
 
 
@@ -94,22 +94,28 @@ def _link_lists_damage(path: Path, count: int, max_m: int, top: int, entry: int,
     (< ``count``). The first ``limit`` vectors' lists (all when None), and always the walk to the entry
     point ``entry``, whose list must hold all ``top`` upper layers: hnswlib starts every search there, and
     a list emptied (zeros written over the file) sends it to no memory at all (a segfault). Every size is
-    a multiple of 4, so the walk reads the file as uint32 words."""
+    a multiple of 4, so the walk reads the file as uint32 words; every vector's size is walked, so a file cut
+    short anywhere is found."""
     import numpy as np
 
     raw = path.read_bytes()
     words = np.frombuffer(raw, "<u4", len(raw) // 4)
     per_layer, at, blocks = 4 + 4 * max_m, 0, []
     damaged = f"{path} holds link lists no HNSW index has (overwritten?)"
-    walk = count if limit is None else min(count, max(limit, entry + 1))
-    sizes = words.tolist() if walk > 64 else None  # a Python list: a quick walk (about 10 ms at 100,000 vectors)
+    # Every list's size is walked, on open too (about 10 ms at 100,000 vectors): a file cut past the lists
+    # looked at was read by hnswlib as whatever memory held (a third hostile round: half the file cut, ask
+    # answered as if nothing were wrong). Only the first ``limit`` lists' links are looked at.
+    walk = count
+    sizes = words.tolist() if walk > 64 else None  # a Python list: a quick walk
     for k in range(walk):
         if at >= len(words):
-            return damaged
+            return f"{path} is cut short (its link lists end before its {count:,} vectors' do)"
         size = sizes[at] if sizes is not None else int(words[at])
         if size:  # most vectors live on the bottom layer only: size 0
-            if size % per_layer or size > top * per_layer or 4 * (at + 1) + size > len(raw):
+            if size % per_layer or size > top * per_layer:
                 return damaged
+            if 4 * (at + 1) + size > len(raw):
+                return f"{path} is cut short (its link lists end before its {count:,} vectors' do)"
             if limit is None or k < limit or k == entry:
                 blocks.append(words[at + 1: at + 1 + size // 4])
         if k == entry and size != top * per_layer:
