@@ -128,12 +128,13 @@ def test_comparing_two_named_methods_cites_both_papers(assistant):
     assert "[1]" in ans.answer and "[2]" in ans.answer
 
 
-@pytest.mark.parametrize("question", ["", "   \n\t", "x" * 100_000])
+@pytest.mark.parametrize("question", ["", "   \n\t", "x" * 100_000, "\u200b\u200b", "\u200d\x01 \ufeff"])
 def test_empty_or_huge_question_is_a_clear_error(assistant, question):
-    """One sentence that says what is wrong and what to do (the CLI, the page and MCP show it as it is)."""
+    """One sentence that says what is wrong and what to do (the CLI, the page and MCP show it as it is). A question
+    of zero-width or control characters only is empty too (a third hostile round: a "closest match" answer)."""
     with pytest.raises(QuestionError) as err:
         assistant.ask(question)
-    if question.strip():
+    if len(question) > 100:
         assert str(err.value) == ("the question is 100,000 characters long; the limit is 4,000. To find papers related to "
                                   "a long text, use related work (the Related work tab, or `paper-assistant related`)")
     else:

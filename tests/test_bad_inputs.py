@@ -362,6 +362,13 @@ def test_doctor_during_a_first_ingest_says_it_is_running_not_that_the_index_is_e
     with idx.writer_lock():
         forget_indexes()
         ok, line = next(run_doctor(empty))
+        # Third hostile round: `ask` then said to run `ingest`, which was running.
+        from assistant.answer import require_papers
+        from assistant.answer.service import EmptyIndexError
+
+        with pytest.raises(EmptyIndexError, match=r"^the index holds no papers yet: an ingest is running \(another "
+                                                  r"process on this machine\); ask again once it has written some"):
+            require_papers(idx)
     assert (ok, line) == (True, f"index at {empty.index}: an ingest is running (another process on this machine); "
                                 "no papers are written yet")
     forget_indexes()

@@ -161,3 +161,14 @@ def test_the_system_role_probe_reads_within_the_budget(endless):
         system_role_kept(cfg)
     assert over_budget(err.value) is not None and over_budget(err.value).limit == reply_byte_limit(cfg)
     assert endless.dropped.wait(10)
+
+
+def test_the_numbers_the_byte_budget_grows_with_are_bounded():
+    """Third hostile round (#35): reply_chars_per_token had no upper bound; at 1e9 the byte budget was about 3 TB."""
+    from pydantic import ValidationError
+
+    for bad in ({"reply_chars_per_token": 1e9}, {"max_tokens": 10**7}):
+        with pytest.raises(ValidationError):
+            LLMSettings(model="m", **bad)
+    most = LLMSettings(model="m", max_tokens=65_536, reply_chars_per_token=32)
+    assert reply_byte_limit(most) < 300 * 2**20  # the largest budget the settings allow: under 300 MiB

@@ -20,8 +20,16 @@ class EmptyIndexError(ValueError):
 
 def require_papers(index: Index) -> None:
     """Raise :class:`EmptyIndexError` when ``index`` holds no papers (asked at the start of a question, so
-    the user learns to ingest instead of reading "no relevant abstract found")."""
+    the user learns to ingest instead of reading "no relevant abstract found"); while an ingest holds the index's
+    lease, the message says it is running instead of asking for one."""
     if index.store.counts()[0] == 0:
+        try:
+            writer = index.writer_busy()
+        except Exception:  # noqa: BLE001 - an unreadable lease: say what is sure, that the index is empty
+            writer = None
+        if writer:  # a first ingest still loading its model or embedding its first batch (a third hostile round)
+            raise EmptyIndexError(f"the index holds no papers yet: an ingest is running ({writer}); ask again once "
+                                  "it has written some (`paper-assistant doctor` shows its progress)")
         raise EmptyIndexError(EMPTY_INDEX)
 
 

@@ -13,6 +13,7 @@ digit-bearing token), plus runs of capitalized words inside a question ("World S
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from assistant.question.answer_types import QUANTITY_CUE, answer_type, asking_clause, counts, figures, whole_names
@@ -38,6 +39,10 @@ def validate_question(question: str) -> str:
     q = " ".join(without_pictographs(valid_text(str(question))).split())
     if not q:
         raise QuestionError("the question has no words (emoji are left out): type a question about the papers")
+    # Control and format characters (zero-width spaces, joiners, C0/C1) are no words: a question of only
+    # those was answered as a "closest match" (a third hostile round, #35).
+    if not "".join(c for c in q if unicodedata.category(c) not in ("Cc", "Cf", "Zs")):
+        raise QuestionError("the question is empty: type a question about the papers")
     if len(q) > MAX_QUESTION_CHARS:
         raise QuestionError(f"the question is {len(q):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
                             "To find papers related to a long text, use related work (the Related work tab, "
