@@ -89,6 +89,12 @@ def exit_message(exc: BaseException) -> tuple[str, int]:
             return ("the index database (chroma/chroma.sqlite3) is damaged (SQLite: "
                     f"{next(w for w in SQLITE_CORRUPT if w in first)}): delete the index folder and run "
                     "`paper-assistant ingest` again (the paper files are not touched)"), 2
+        if "readonly database" in first or "read-only file system" in first.lower():
+            # A read-only index (its files or its disk): Chroma writes on every open, and said "(code: 8) attempt to
+            # write a readonly database" with no remedy (a third hostile round).
+            return ("the index cannot be written by this user (its database is read-only): give this user write "
+                    "access to the index folder (e.g. `chmod -R u+rwX` on it), or copy it somewhere writable and "
+                    "pass that with --index; nothing was changed"), 2
         # Chroma's own failures (a damaged HNSW or SQLite file, a failed compaction) name no remedy.
         return (f"the Chroma index failed ({type(exc).__name__}: {first[:200]}); if the disk is full, free some "
                 "space and try again; otherwise its files are damaged: delete the index folder and run "

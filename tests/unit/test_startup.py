@@ -140,3 +140,15 @@ def test_doctor_names_a_full_disk_or_damaged_files_instead_of_chromas_words(monk
     usage = shutil.disk_usage(tmp_path)
     monkeypatch.setattr(shutil, "disk_usage", lambda _: usage._replace(free=2**20))
     assert _index_failure(err, settings).startswith(f"the disk holding {tmp_path} is full (1 MB free): free some space")
+
+
+def test_a_read_only_index_is_one_line_with_its_remedy():
+    """Third hostile round (#35): `ask` on a read-only index showed Chroma's "(code: 8) attempt to write a readonly
+    database" inside "the Chroma index failed … delete the index folder", a remedy that loses the index."""
+    from assistant.faces.errors import exit_message
+
+    chroma_error = type("InternalError", (Exception,), {"__module__": "chromadb.errors"})
+    line, code = exit_message(chroma_error("error returned from database: (code: 8) attempt to write a readonly database"))
+    assert code == 2 and line == ("the index cannot be written by this user (its database is read-only): give this user "
+                                  "write access to the index folder (e.g. `chmod -R u+rwX` on it), or copy it somewhere "
+                                  "writable and pass that with --index; nothing was changed")
