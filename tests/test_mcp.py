@@ -176,6 +176,11 @@ def test_arguments_that_fail_the_schema_get_one_line_naming_the_field(stdio_clie
     msg = error_text(call(stdio_client, "related", {"k": 0, "explain": 99}))
     assert "\n" not in msg and msg.startswith("invalid arguments for related: ") and "k: " in msg and "explain: " in msg
     assert error_text(call(stdio_client, "get_paper", {})) == "invalid arguments for get_paper: paper_id: field required"
+    # Third hostile round: a 100,000-character venue, source or id came back whole in the error naming it.
+    for tool, args in (("search", {"query": "moe", "venue": "v" * 100_000}), ("get_paper", {"paper_id": "p" * 100_000}),
+                       ("list_papers", {"topic": "moe", "source": "s" * 100_000})):
+        msg = error_text(call(stdio_client, tool, args))
+        assert len(msg) < 300 and "should have at most 500 characters" in msg, msg[:300]
 
 
 def test_index_resource_lists_papers_venues_and_years(stdio_client):

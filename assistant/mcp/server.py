@@ -24,7 +24,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from assistant.mcp.tools import (AskResult, Backend, Category, HasCode, IndexedPaper, K, ListResult, Query,
+from assistant.mcp.tools import (NAME_CHARS, AskResult, Backend, Category, HasCode, IndexedPaper, K, ListResult, Query,
                                  RelatedResult, SearchResult, Source, Venue, Year, ask_question, index_summary,
                                  list_matching, paper_record, related_papers, search_papers)
 from assistant.settings import Settings
@@ -127,7 +127,8 @@ def build_server(backend: Backend):
     @server.tool(annotations=read_only)
     @_user_errors
     def related(text: Annotated[str | None, Field(description="a draft abstract or paragraph (its first 8,000 characters are read)", max_length=50_000)] = None,
-                paper_id: Annotated[str | None, Field(description="an indexed paper id (instead of text)")] = None,
+                paper_id: Annotated[str | None, Field(description="an indexed paper id (instead of text)",
+                                                      max_length=NAME_CHARS)] = None,
                 k: Annotated[int, Field(ge=1, le=100, description="how many papers")] = 10,
                 explain: Annotated[int, Field(ge=0, le=10, description="with an LLM configured: a cited paragraph for the top N")] = 0,
                 min_similarity: Annotated[float | None, Field(ge=0, le=1, description="list only papers at least this "
@@ -148,7 +149,8 @@ def build_server(backend: Backend):
 
     @server.tool(annotations=read_only)
     @_user_errors
-    def get_paper(paper_id: Annotated[str, Field(description="a paper id, e.g. '000_12a0d7b1c5c902c5#13'")]) -> IndexedPaper:
+    def get_paper(paper_id: Annotated[str, Field(description="a paper id, e.g. '000_12a0d7b1c5c902c5#13'",
+                                                 max_length=NAME_CHARS)]) -> IndexedPaper:
         """The full record of one indexed paper: title, label, abstract, authors, venue, year, url, source, categories."""
         return paper_record(backend, paper_id)
 

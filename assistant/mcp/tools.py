@@ -208,11 +208,16 @@ def _filters(venue: str | None, year: int | None, source: str | None, has_code: 
 # --- tool bodies (plain functions; the server registers them) ------------------------------------
 Query = Annotated[str, Field(description="what to look for, in plain language", max_length=4000)]
 K = Annotated[int, Field(ge=1, le=100, description="how many papers to return")]
-Venue = Annotated[str | None, Field(description="only papers of this venue (case-insensitive), e.g. 'ICML'")]
+# Names and ids are short: a 100,000-character one came back whole in the error naming it (a third hostile round).
+NAME_CHARS = 500
+Venue = Annotated[str | None, Field(description="only papers of this venue (case-insensitive), e.g. 'ICML'",
+                                    max_length=NAME_CHARS)]
 Year = Annotated[int | None, Field(description="only papers of this year, e.g. 2026")]
-Source = Annotated[str | None, Field(description="only papers from this ingested file name, with or without extension")]
+Source = Annotated[str | None, Field(description="only papers from this ingested file name, with or without extension",
+                                     max_length=NAME_CHARS)]
 HasCode = Annotated[bool, Field(description="only papers whose abstract links code or a project page")]
-Category = Annotated[str | None, Field(description="only papers of this category (case-insensitive), e.g. arXiv's 'cs.LG'")]
+Category = Annotated[str | None, Field(description="only papers of this category (case-insensitive), e.g. arXiv's 'cs.LG'",
+                                       max_length=NAME_CHARS)]
 
 
 def search_papers(backend: Backend, query: str, k: int = 5, venue: str | None = None, year: int | None = None,
