@@ -24,8 +24,9 @@ PIECE = b"a" * 65536
 
 class Endless(BaseHTTPRequestHandler):
     """Answers every POST with headers, then an opening that never closes: ``data: {"choices": "aaa…``
-    when the request asks for a stream, ``{"choices": "aaa…`` otherwise. Counts the bytes it got out and
-    sets ``dropped`` when the client closed the connection."""
+    when the request asks for a stream, ``{"choices": "aaa…`` otherwise (with ``gzip_layers`` set: a compressed
+    reply instead); every GET with a model list that never ends. Counts the bytes it got out and sets
+    ``dropped`` when the client closed the connection."""
 
     protocol_version = "HTTP/1.1"
 
@@ -33,17 +34,18 @@ class Endless(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming: GET /v1/models, a model list that never ends
-        self._endless(b'{"object": "list", "data": [', "application/json")
+        self._endless(b'{"object": "list", "data": [', "application/json", b'{"id": "m", "object": "model"}, ' * 2048)
 
-    def _endless(self, opening: bytes, kind: str) -> None:
+    def _endless(self, opening: bytes, kind: str, piece: bytes) -> None:
         self.send_response(200)
         self.send_header("Content-Type", kind)
-        self.send_header("Connection", "close")
+        self.send_header("Connection", "close")  # no length: the body ends when the connection does
         self.end_headers()
         try:
             self.wfile.write(opening)
             while not self.server.stop.is_set():
-                self.wfile.write(b'{"id": "m", "object": "model"}, ' * 2048)
+                self.wfile.write(piece)
+                self.server.sent += len(piece)
         except (BrokenPipeError, ConnectionResetError):
             self.server.dropped.set()
 
@@ -52,36 +54,25 @@ class Endless(BaseHTTPRequestHandler):
         if self.server.gzip_layers:
             self._gzipped(body)
             return
+        if body.get("stream"):
+            self._endless(b'data: {"choices": "', "text/event-stream", PIECE)
+        else:
+            self._endless(b'{"choices": "', "application/json", PIECE)
+
+    def _gzipped(self, body: dict) -> None:
+        """A reply of ``self.server.gzip_layers`` gzip layers around 64 MiB of one byte (a few kB on the wire)."""
+        import gzip
+
+        data = b"a" * (64 << 20)
+        for _ in range(self.server.gzip_layers):
+            data = gzip.compress(data, compresslevel=9)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream" if body.get("stream") else "application/json")
-        self.send_header("Connection", "close")  # no length: the body ends when the connection does
+        self.send_header("Content-Encoding", ", ".join(["gzip"] * self.server.gzip_layers))
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        try:
-            self.wfile.write(b'data: {"choices": "' if body.get("stream") else b'{"choices": "')
-            while not self.server.stop.is_set():
-                self.wfile.write(PIECE)
-                self.server.sent += len(PIECE)
-        except (BrokenPipeError, ConnectionResetError):
-            self.server.dropped.set()
-
-
-def _gzipped(self, body: dict) -> None:
-    """A reply of ``self.server.gzip_layers`` gzip layers around 64 MiB of one byte (a few kB on the wire)."""
-    import gzip
-
-    data = b"a" * (64 << 20)
-    for _ in range(self.server.gzip_layers):
-        data = gzip.compress(data, compresslevel=9)
-    self.send_response(200)
-    self.send_header("Content-Type", "text/event-stream" if body.get("stream") else "application/json")
-    self.send_header("Content-Encoding", ", ".join(["gzip"] * self.server.gzip_layers))
-    self.send_header("Content-Length", str(len(data)))
-    self.end_headers()
-    self.wfile.write(data)
-    self.server.encodings.append(self.headers.get("Accept-Encoding"))
-
-
-Endless._gzipped = _gzipped
+        self.wfile.write(data)
+        self.server.encodings.append(self.headers.get("Accept-Encoding"))
 
 
 @pytest.fixture

@@ -17,5 +17,5 @@ __getattr__, __dir__, __all__ = public_face(__name__, {
     "system_role": ("fold_system", "system_role_kept"),
     "wire": ("LLMStreamIncomplete", "endpoint_client"),
     "service": ("EMPTY_INDEX", "corpus_to_refresh", "forget_indexes", "get_assistant", "get_index", "rebuild_index",
-                "require_papers"),
+                "require_papers", "writer_of"),
 })

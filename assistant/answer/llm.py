@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from assistant.answer.system_role import fold_system, fold_system_messages
 from assistant.answer.wire import (CompressedReply, LLMReplyOverBudget, LLMStreamIncomplete, budget_client,
-                                   over_budget, reply_limit)
+                                   over_budget, reply_limit, sent_key)
 from assistant.settings import LLMSettings
 from assistant.text import StreamRedactor, endpoint_reason, redact
 
@@ -158,8 +158,7 @@ def make_chat_model(cfg: LLMSettings, stream_usage: bool = True) -> ChatOpenAI:
     return ChatOpenAI(
         model=cfg.model,
         base_url=cfg.base_url,
-        # Local servers (Ollama, llama.cpp) ignore the key but the client insists on one.
-        api_key=cfg.api_key.get_secret_value() if cfg.api_key else "not-needed",
+        api_key=sent_key(cfg),
         temperature=cfg.temperature,
         max_tokens=cfg.max_tokens,
         timeout=max(cfg.timeout, cfg.first_token_timeout),

@@ -23,14 +23,20 @@ def require_papers(index: Index) -> None:
     the user learns to ingest instead of reading "no relevant abstract found"); while an ingest holds the index's
     lease, the message says it is running instead of asking for one."""
     if index.store.counts()[0] == 0:
-        try:
-            writer = index.writer_busy()
-        except Exception:  # noqa: BLE001 - an unreadable lease: say what is sure, that the index is empty
-            writer = None
+        writer = writer_of(index)
         if writer:  # a first ingest still loading its model or embedding its first batch (a third hostile round)
             raise EmptyIndexError(f"the index holds no papers yet: an ingest is running ({writer}); ask again once "
                                   "it has written some (`paper-assistant doctor` shows its progress)")
         raise EmptyIndexError(EMPTY_INDEX)
+
+
+def writer_of(index: Index) -> str | None:
+    """Who holds ``index``'s ingest lease ("another process on this machine", …), or None: none holds it, or the
+    lease cannot be read (then only what is sure of the store is said)."""
+    try:
+        return index.writer_busy()
+    except Exception:  # noqa: BLE001 - an unreadable lease (or its lock)
+        return None
 
 
 _lock = threading.Lock()

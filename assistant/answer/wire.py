@@ -110,14 +110,20 @@ def budget_client(cfg: LLMSettings) -> httpx2.Client:
     return openai.DefaultHttpxClient(event_hooks={"response": [count]}, headers={"Accept-Encoding": "identity"})
 
 
+def sent_key(cfg: LLMSettings) -> str:
+    """The API key the client sends: ``cfg``'s, or a stand-in (local servers such as Ollama and llama.cpp ignore
+    the key, but the openai client insists on one)."""
+    return cfg.api_key.get_secret_value() if cfg.api_key else "not-needed"
+
+
 def endpoint_client(cfg: LLMSettings, timeout: float):
     """A plain ``openai.OpenAI`` client for ``cfg``'s endpoint (the model list, the system-role probe) over
     :func:`budget_client`: every call of it is read within the byte budget too (an endless model list grew
     ``doctor`` to 22 GB). No retries; ``timeout`` in seconds per HTTP read."""
     import openai
 
-    return openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key.get_secret_value() if cfg.api_key else "not-needed",
-                         timeout=timeout, max_retries=0, http_client=budget_client(cfg))
+    return openai.OpenAI(base_url=cfg.base_url, api_key=sent_key(cfg), timeout=timeout, max_retries=0,
+                         http_client=budget_client(cfg))
 
 
 def over_budget(exc: BaseException) -> LLMReplyOverBudget | CompressedReply | None:

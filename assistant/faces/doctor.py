@@ -58,7 +58,9 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     except Exception as exc:
         return False, f"index: {_index_failure(exc, settings)}"
     where = f"{settings.store.host}:{settings.store.port}" if settings.store.host else str(settings.index)
-    writer = _writer(idx)
+    from assistant.answer import writer_of
+
+    writer = writer_of(idx)
     if papers == 0:
         if writer:  # a first ingest loading its model or embedding its first batch: nothing is wrong
             return True, f"index at {where}: an ingest is running ({writer}); no papers are written yet"
@@ -72,14 +74,6 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     if writer:
         line += f"; an ingest is running ({writer}): answers use the papers written so far"
     return True, line
-
-
-def _writer(idx) -> str | None:
-    """Who holds the index's ingest lease (``idx.writer_busy()``), or None."""
-    try:
-        return idx.writer_busy()
-    except Exception:  # noqa: BLE001 - the lease is unreadable: the store check passed, say nothing
-        return None
 
 
 def _rebuild_damaged(settings: Settings, exc: BaseException, told: list[str]) -> None:
@@ -120,7 +114,7 @@ def _health_problems(settings: Settings) -> list[str]:
     chunks of another version, chunks without a paper or an unclosed write (an interrupted ingest), a vector
     index that cannot be searched, a damaged keyword cache (the next question rebuilds it); and a writer's lock
     that is no file (questions work, every ingest stops)."""
-    from assistant.answer import get_index
+    from assistant.answer import get_index, writer_of
     from vectorstore.store import LexicalIndex, cannot_write, not_a_file
     from vectorstore.integrity import foreign_folders, lock_file_problem, rebuild
     from vectorstore.papers import counted
@@ -128,11 +122,8 @@ def _health_problems(settings: Settings) -> list[str]:
     idx = get_index(settings)
     store = idx.store
     problems = [line for line in [lock_file_problem(idx.directory)] if line]
-    try:
-        if idx.writer_busy():
-            return problems  # an ingest is writing: papers without chunks yet are its work in progress
-    except Exception:  # noqa: BLE001 - an unreadable lease (or the lock above): judge the store alone
-        pass
+    if writer_of(idx):
+        return problems  # an ingest is writing: papers without chunks yet are its work in progress
     stored = store.paper_hashes()
     chunked = store.chunk_paper_hashes()
     bare = sorted(pid for pid in stored if pid not in chunked)

@@ -155,28 +155,25 @@ def _id_map(folder: Path) -> tuple[dict | None, str | None]:
     return value, None
 
 
-def metadata_damage(folder: Path) -> str | None:
-    """How a segment's ``index_metadata.pickle`` (Chroma's map of chunk ids to HNSW labels: dicts of strings
-    and integers, written beside the HNSW files once they are synced) cannot be read, or None (sound, or
-    not written yet). Chroma's reader stops every command on a damaged one ("Error deserializing pickle
-    file"), so it is judged before Chroma loads it (:func:`_id_map`)."""
-    return _id_map(folder)[1]
-
-
 ID_SAMPLE = 8
 """Ids of a segment's id map looked up in its collection's records (:func:`id_map_problem`)."""
 
 
-def id_map_problem(root: Path, folder: Path) -> str | None:
-    """Why the id map of the vector segment ``folder`` (under ``root``, an index's ``chroma/``) cannot be its
-    collection's, or None: none of :data:`ID_SAMPLE` of its ids is a record of that collection. Two segments' maps
-    swapped (each readable) made doctor fail with Chroma's "Error finding id" and "delete the index", while the
-    stored papers could rebuild it (a third hostile round, #35). A sound map may hold ids deleted since it was
-    written (records go at once, the map at the next sync), never only such ids: one id found is enough."""
+def id_map_problem(folder: Path, root: Path | None = None) -> str | None:
+    """Why the id map (``index_metadata.pickle``) of the vector segment ``folder`` cannot be used, or None, from
+    one read of it (:func:`_id_map`): it cannot be read (Chroma's reader stopped every command on it, "Error
+    deserializing pickle file"), or, given ``root`` (the index's ``chroma/``), it is not its collection's: none
+    of :data:`ID_SAMPLE` of its ids is a record of that collection. Two segments' maps swapped (each readable)
+    made doctor fail with Chroma's "Error finding id" and "delete the index", while the stored papers could
+    rebuild it (a third hostile round, #35). A sound map may hold ids deleted since it was written (records go
+    at once, the map at the next sync), never only such ids: one id found is enough. None, too, while the map
+    is not written yet."""
     import sqlite3
     from contextlib import closing
 
-    value, _ = _id_map(folder)
+    value, why = _id_map(folder)
+    if why or root is None:
+        return why
     ids = list((value or {}).get("id_to_label") or {})[:ID_SAMPLE]
     if len(ids) < ID_SAMPLE or not all(isinstance(i, str) for i in ids):
         return None
@@ -194,9 +191,10 @@ def id_map_problem(root: Path, folder: Path) -> str | None:
             "with another segment's, or copied from another index?)")
 
 
-def hnsw_problem(folder: Path, full: bool = False) -> str | None:
+def hnsw_problem(folder: Path, full: bool = False, root: Path | None = None) -> str | None:
     """:func:`hnsw_damage` of a segment folder as it is now (its header read afresh), then
-    :func:`hnsw_content_damage` (``full``: every vector) and :func:`metadata_damage`, judged :func:`settled`."""
+    :func:`hnsw_content_damage` (``full``: every vector) and :func:`id_map_problem` (``root``: the index's
+    ``chroma/``, to match the id map to its collection), judged :func:`settled`."""
     def look() -> str | None:
         try:
             header = (folder / "header.bin").read_bytes()
@@ -205,7 +203,8 @@ def hnsw_problem(folder: Path, full: bool = False) -> str | None:
         if len(header) != HEADER:  # hnswlib reads past a short header into whatever memory holds: a crash
             return f"{folder / 'header.bin'} is {len(header):,} bytes, not {HEADER}"
         try:
-            return hnsw_damage(folder, header) or hnsw_content_damage(folder, header, full) or metadata_damage(folder)
+            return (hnsw_damage(folder, header) or hnsw_content_damage(folder, header, full)
+                    or id_map_problem(folder, root))
         except (FileNotFoundError, ValueError):
             return None  # replaced mid-look by a writer: the second look judges
 
@@ -236,7 +235,7 @@ def vector_files_problem(directory: Path, full: bool = False) -> str | None:
     exit 139, no word said)."""
     for folder in vector_segments(directory / "chroma") or []:
         if (folder / "header.bin").is_file():
-            why = hnsw_problem(folder, full) or id_map_problem(directory / "chroma", folder)
+            why = hnsw_problem(folder, full, directory / "chroma")
             if why:
                 return (f"the vector index at {directory} is damaged: {why}, so search would fail or return "
                         f"wrong papers: {repair(directory)}")
