@@ -1251,9 +1251,10 @@ def test_a_moved_file_whose_papers_are_all_other_papers_is_another_file(scratch)
     assert "none of this file's first papers is one of its" in ingest_bad(idx, new).skipped[0]
 
 
-def test_doctor_names_an_interrupted_remove_not_an_ingest(scratch):
+def test_doctor_names_an_interrupted_remove_not_an_ingest(scratch, monkeypatch):
     """Break-it: after a `remove` killed midway, doctor said "an ingest was interrupted… run it again",
-    and an ingest of that file brings back the papers the remove had taken out."""
+    and an ingest of that file brings back the papers the remove had taken out. Then (a third hostile
+    round), with papers whose chunks the remove had deleted, it named both remedies in one line."""
     from assistant.faces.doctor import run_doctor
     from assistant.settings import load_settings
 
@@ -1264,6 +1265,14 @@ def test_doctor_names_an_interrupted_remove_not_an_ingest(scratch):
     ok, line = next(run_doctor(settings))
     assert not ok and line.endswith("; `paper-assistant remove drafts.jsonl` was interrupted before it finished: "
                                     "run it again to finish removing those papers")
+    chunked = idx.store.chunk_paper_hashes()
+    first = sorted(chunked)[0]  # the remove had deleted this paper's chunks, not yet its record
+    monkeypatch.setattr(type(idx.store), "chunk_paper_hashes", lambda self: {k: v for k, v in chunked.items() if k != first})
+    ok, line = next(run_doctor(settings))
+    assert not ok and line.endswith("; `paper-assistant remove drafts.jsonl` was interrupted before it finished: "
+                                    "run it again to finish removing those papers")
+    assert "restore" not in line and "have no chunks" not in line and "has no chunks" not in line
+    monkeypatch.undo()
     idx.store.bump_generation()
     assert next(run_doctor(settings)) == healthy
 

@@ -137,7 +137,9 @@ def test_doctor_reads_an_endless_model_list_within_the_budget(endless):
 
     _, cfg = chat_on(endless)
     ok, line = next(_check_llm(cfg, None))
-    assert not ok and f"cut at {reply_byte_limit(cfg):,} bytes" in line
+    # Named as the model list it is (it said "the LLM's answer ran past the reply budget").
+    assert not ok and line.endswith(f"sent a model list over {reply_byte_limit(cfg):,} bytes: it was cut unread "
+                                    "(an endless or broken /models reply)")
     assert endless.dropped.wait(10)
 
 

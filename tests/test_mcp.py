@@ -231,6 +231,18 @@ def test_streamable_http_on_loopback(index, index_dir, tmp_path):
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(req, timeout=30)
         assert refused.value.code == 421
+        # A request whose id is no string or integer is answered -32600 with id null, as on stdio (it was
+        # read as a notification: 202 and no reply, so the client waited forever).
+        for bad in (True, {"a": 1}, 1.5, None):
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{port}/mcp", method="POST",
+                data=json.dumps({"jsonrpc": "2.0", "id": bad, "method": "tools/list"}).encode(),
+                headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+            with pytest.raises(urllib.error.HTTPError) as answered:
+                urllib.request.urlopen(req, timeout=30)
+            assert answered.value.code == 400
+            assert json.loads(answered.value.read()) == {"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32600, "message": "Invalid request: a request's id must be a string or an integer"}}
         # A second server on the same port: one clear line, not a traceback.
         clash = subprocess.run([sys.executable, *server_args(index_dir, "--http", "--port", str(port))], cwd=ROOT,
                                capture_output=True, text=True, timeout=120)

@@ -91,6 +91,18 @@ def test_utf16_or_binary_file_is_refused_in_one_line(tmp_path):
         load_jsonl(g)
 
 
+def test_a_stray_nul_byte_in_a_csv_cell_is_read_as_a_space_and_the_file_kept(tmp_path):
+    """One NUL in a UTF-8 CSV skipped the whole file as "not UTF-8 text (UTF-16 or binary?)"."""
+    from vectorstore.papers import load_csv
+
+    f = tmp_path / "papers.csv"
+    rows = ["id,title,abstract"] + [f"p{i},Title {i},We study graph coloring number {i} in depth." for i in range(5)]
+    rows[2] = "p1,Title\x00 1,We study graph coloring number 1 in depth."
+    f.write_bytes("\n".join(rows).encode())
+    papers = load_csv(f)
+    assert [p.id for p in papers] == [f"papers#p{i}" for i in range(5)] and papers[1].title == "Title  1"
+
+
 def test_author_strings_keep_last_first_names_whole(tmp_path):
     f = tmp_path / "a.jsonl"
     rows = [{"id": "1", "abstract": "x", "authors": "Smith, John and Doe, Jane"},

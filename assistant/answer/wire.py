@@ -111,9 +111,18 @@ def budget_client(cfg: LLMSettings) -> httpx2.Client:
 
 
 def sent_key(cfg: LLMSettings) -> str:
-    """The API key the client sends: ``cfg``'s, or a stand-in (local servers such as Ollama and llama.cpp ignore
-    the key, but the openai client insists on one)."""
-    return cfg.api_key.get_secret_value() if cfg.api_key else "not-needed"
+    """The API key the client sends: ``cfg``'s without surrounding whitespace, or a stand-in (local servers such
+    as Ollama and llama.cpp ignore the key, but the openai client insists on one). Raises ValueError for a key
+    with a control character inside (a header cannot carry it)."""
+    if not cfg.api_key:
+        return "not-needed"
+    key = cfg.api_key.get_secret_value().strip()  # a trailing newline from a key file is no part of the key
+    if not key or any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
+        # An HTTP header cannot carry it: the client failed as "cannot connect … is the server running?" (a
+        # third hostile round). Raised before any request; the key itself is not shown.
+        raise ValueError("OPENAI_API_KEY holds a line break or other control character inside it: set it to "
+                         "the key alone, on one line")
+    return key
 
 
 def endpoint_client(cfg: LLMSettings, timeout: float):

@@ -127,7 +127,9 @@ def _health_problems(settings: Settings) -> list[str]:
     stored = store.paper_hashes()
     chunked = store.chunk_paper_hashes()
     bare = sorted(pid for pid in stored if pid not in chunked)
-    if bare:
+    interrupted = store.write_interrupted()
+    removing = isinstance(interrupted, str) and interrupted.startswith("remove ")
+    if bare and not removing:  # a killed remove leaves papers without chunks: finishing it is the one remedy
         files = sorted({stored[pid][1] for pid in bare})
         problems.append(f"{counted(len(bare), 'paper')} ({', '.join(bare[:3])}{'…' if len(bare) > 3 else ''}) "
                         f"{'has' if len(bare) == 1 else 'have'} no chunks, so no question finds "
@@ -164,8 +166,7 @@ def _health_problems(settings: Settings) -> list[str]:
     elif keywords:  # its stamp may still match: left alone, it hid papers from keyword search
         problems.append(f"the keyword index cache {idx.lexical_dir} is damaged ({keywords}): the next question or "
                         "ingest rebuilds it from the index (nothing is lost)")
-    interrupted = store.write_interrupted()
-    if isinstance(interrupted, str) and interrupted.startswith("remove "):
+    if removing:
         # An ingest of those files would bring their removed papers back: finish the remove instead.
         problems.append(f"`paper-assistant {interrupted}` was interrupted before it finished: run it again to "
                         "finish removing those papers")
@@ -200,15 +201,21 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
     from assistant.answer import answer_prompt
 
     where = redact(cfg.base_url or "the OpenAI API", cfg)  # no password or query key of the URL shown
-    from assistant.answer import endpoint_client
+    from assistant.answer import LLMReplyOverBudget, endpoint_client, over_budget
 
-    client = endpoint_client(cfg, cfg.timeout)  # the model list read within the byte budget (an endless one: 22 GB)
     try:
+        client = endpoint_client(cfg, cfg.timeout)  # the model list read within the byte budget (endless: 22 GB)
         names = [m.id for m in client.models.list()]
     except openai.NotFoundError:
         yield True, f"LLM endpoint {where} does not list models (404); trying the model directly"
+    except ValueError as exc:  # a key no HTTP header can carry, raised before any request
+        yield False, f"LLM endpoint {where}: {exc}"
+        return
     except Exception as exc:
-        yield False, explain_llm_error(exc, cfg)
+        cut = over_budget(exc)  # an endless model list is no answer "past the reply budget"
+        yield False, (f"LLM endpoint {where} sent a model list over {cut.limit:,} {cut.unit}: it was cut unread "
+                      "(an endless or broken /models reply)" if isinstance(cut, LLMReplyOverBudget)
+                      else explain_llm_error(exc, cfg))
         return
     else:
         if cfg.model in names:

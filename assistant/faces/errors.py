@@ -55,9 +55,12 @@ def one_line(exc: BaseException) -> str:
 
 
 def _hide_secrets(where: str, value):
-    """A setting's input as shown in an error: a key, token or password as ``***``, and the password
-    of a URL (``http://user:pw@host``) masked."""
-    if re.search(r"key|token|secret|password", where, re.I):
+    """A setting's input as shown in an error: a key, token, password or ``user:pass`` (``auth``) as ``***``,
+    and the password of a URL (``http://user:pw@host``) masked. Judged by the field's own name, so
+    ``max_tokens`` or ``reply_chars_per_token`` shows the user's number (it was ``'***'``, a third hostile round)."""
+    field = where.rsplit(".", 1)[-1]
+    if re.search(r"(?:^|_)(?:key|token|secret|password|passwd|auth|headers?)$", field, re.I) and not re.search(
+            r"per_token$", field, re.I):
         return "***"
     if isinstance(value, str):
         return re.sub(r"(//[^/@\s:]*:)[^/@\s]*@", r"\1***@", value)

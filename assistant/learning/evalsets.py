@@ -9,19 +9,42 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from assistant.settings import Settings
 from vectorstore.jsonl import iter_jsonl
+from vectorstore.papers import CorpusError, open_regular
+
+MAX_QUESTION_BYTES = 32 * 2**20
+"""Largest question file read, in bytes: about 100,000 questions (the training set's 481 take 0.3 MiB)."""
 
 
 def load_questions(path: Path) -> list[dict]:
-    """Questions of a question file. Raises ValueError naming the line for bad JSON, a line
-    that is no object or one without 'question' and 'gold', or for a file with no questions."""
-    if not Path(path).is_file():
+    """Questions of a question file (UTF-8 JSONL, at most :data:`MAX_QUESTION_BYTES`). Raises FileNotFoundError
+    for a missing file; ValueError for a FIFO, socket, device or folder (refused unread, never waited on), a file
+    over the size, invalid UTF-8, and naming the line for bad JSON, a line that is no object or one without
+    'question' and 'gold', or for a file with no questions."""
+    path = Path(path)
+    if not os.path.lexists(path):
         raise FileNotFoundError(f"{path}: no such question file")
+    try:
+        with open_regular(path) as f:  # a FIFO was "no such question file"; a 200 MiB file was read whole
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(MAX_QUESTION_BYTES + 1) if size <= MAX_QUESTION_BYTES else b""
+        text = data.decode("utf-8-sig")
+    except CorpusError:
+        raise ValueError(f"{path}: not a regular file (a FIFO, socket or device): give a question file "
+                         "(.jsonl)") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: invalid UTF-8 at byte {exc.start}; re-save the question file as UTF-8") from None
+    except OSError as exc:  # a folder, a dangling link, no permission
+        raise ValueError(f"{path}: cannot be read as a question file ({exc.strerror or exc})") from None
+    if max(size, len(data)) > MAX_QUESTION_BYTES:
+        raise ValueError(f"{path}: {max(size, len(data)) / 2**20:,.1f} MiB, over the "
+                         f"{MAX_QUESTION_BYTES // 2**20} MiB a question file may have")
     out = []
-    for i, q in iter_jsonl(path):  # JsonlError (a ValueError) names the line of bad JSON
+    for i, q in iter_jsonl(path, text):  # JsonlError (a ValueError) names the line of bad JSON
         if "question" not in q or "gold" not in q:
             raise ValueError(f"{path}:{i}: expected an object with 'question' and 'gold'")
         q.setdefault("qid", f"q{i}")

@@ -201,7 +201,11 @@ def serve(settings: Settings, http: bool = False, port: int = DEFAULT_HTTP_PORT,
     if http:
         backend.warm_up()  # no handshake to wait for: a client may come much later
         print(f"Paper Assistant MCP server on http://{host}:{port}/mcp (streamable HTTP)", file=sys.stderr, flush=True)
-        server.run("streamable-http", host=host, port=port)
+        import anyio
+
+        from assistant.mcp.http_ids import serve_http
+
+        anyio.run(serve_http, server, host, port)  # the SDK's streamable HTTP app, every request answered
     else:
         # The protocol is bytes on file descriptors 0 and 1: the SDK takes over the streams' binary
         # buffers. A text wrapper over them (a terminal filter of the CLI's, say) has none: use the

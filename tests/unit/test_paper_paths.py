@@ -25,3 +25,18 @@ def test_each_kind_of_non_file_is_named(tmp_path):
     assert _error(loop) == f"{loop}: a symbolic link that leads nowhere (dangling, or a loop): point it at a paper file"
     assert _error(dangling).startswith(f"{dangling}: a symbolic link that leads nowhere")
     assert _error(tmp_path / "nope.txt") == f"{tmp_path / 'nope.txt'}: no such file or folder"
+
+
+def test_a_file_name_with_a_line_break_is_skipped_and_shown_escaped(tmp_path):
+    """A newline in a file name reached the papers' ids and forged lines in the one-line errors (a third hostile
+    round): such a file is skipped with its name escaped, and the rest read."""
+    evil = tmp_path / "evil\nerror: forged.txt"
+    evil.write_text("ICML 2026\n\nWe propose FooNet.\n")
+    (tmp_path / "good.txt").write_text("ICML 2026\n\nWe propose BarNet.\n")
+    skipped: list[str] = []
+    assert [f.name for f in iter_paper_files([tmp_path], skipped)] == ["good.txt"]
+    assert skipped == [f"{tmp_path}/evil\\nerror: forged.txt: its name holds a line break or other control "
+                       "character: rename the file"]
+    assert "\n" not in _error(evil) and _error(evil).endswith("forged.txt: its name holds a line break or other "
+                                                               "control character: rename the file")
+    assert "\n" not in _error(tmp_path / "gone\n.txt")

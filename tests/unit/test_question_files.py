@@ -45,3 +45,28 @@ def test_the_cv_prints_one_line_per_file():
     assert file_lines([b], "  ") == ["  per question file (whole index):", "    written.jsonl: answerable (90) 10.0% refused; 'none' (60) 50% refused, "
                                      "75% at least flagged"]
     assert file_lines([]) == []
+
+
+def test_a_question_file_that_is_no_regular_file_or_too_large_is_refused_unread(tmp_path):
+    """A FIFO was "no such question file" (and read, it would block); a 200 MiB file was read whole."""
+    import os
+
+    import pytest
+
+    from assistant.learning.evalsets import MAX_QUESTION_BYTES, load_questions
+
+    fifo, big = tmp_path / "q.fifo", tmp_path / "big.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"q\.fifo: not a regular file \(a FIFO, socket or device\)"):
+        load_questions(fifo)
+    with big.open("wb") as f:
+        f.truncate(MAX_QUESTION_BYTES + 1)  # sparse: nothing is written, and nothing may be read
+    with pytest.raises(ValueError, match=r"big\.jsonl: 32\.0 MiB, over the 32 MiB a question file may have"):
+        load_questions(big)
+    with pytest.raises(ValueError, match="cannot be read as a question file"):
+        load_questions(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no such question file"):
+        load_questions(tmp_path / "nope.jsonl")
+    (tmp_path / "latin1.jsonl").write_bytes(b'{"question": "caf\xe9?", "gold": []}\n')
+    with pytest.raises(ValueError, match=r"latin1\.jsonl: invalid UTF-8 at byte 17"):
+        load_questions(tmp_path / "latin1.jsonl")

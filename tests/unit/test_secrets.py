@@ -202,3 +202,26 @@ def test_without_a_key_pieces_pass_as_they_come():
 
     masked = StreamRedactor(LLMSettings(base_url="http://127.0.0.1:9/v1", model="m"))
     assert [masked.feed(p) for p in ("Sy", "PE [1", "].")] == ["Sy", "PE [1", "]."] and masked.flush() == ""
+
+
+def test_a_number_setting_shows_the_users_value_and_a_secret_setting_does_not():
+    """MAX_TOKENS=-1 was shown as '***': the field's name held "token"."""
+    with pytest.raises(ValidationError) as err:
+        LLMSettings(max_tokens=-1, reply_chars_per_token=0)
+    line = one_line(err.value)
+    assert "max_tokens" in line and "(got -1)" in line and "reply_chars_per_token" in line and "(got 0)" in line
+    with pytest.raises(ValidationError) as err:
+        LLMSettings(api_key=["hunter2secret"])
+    assert "hunter2secret" not in one_line(err.value) and "(got '***')" in one_line(err.value)
+
+
+def test_a_key_with_a_line_break_inside_is_refused_before_any_request():
+    """A newline inside OPENAI_API_KEY failed as "cannot connect … is the server running?"; a trailing one
+    (a key file read whole) is no part of the key."""
+    from assistant.answer.wire import sent_key
+
+    assert sent_key(LLMSettings(api_key=SecretStr(KEY + "\n"))) == KEY
+    assert sent_key(LLMSettings()) == "not-needed"
+    with pytest.raises(ValueError, match="OPENAI_API_KEY holds a line break") as err:
+        sent_key(LLMSettings(api_key=SecretStr(KEY[:9] + "\n" + KEY[9:])))
+    assert KEY[:9] not in str(err.value)

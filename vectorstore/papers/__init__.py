@@ -18,5 +18,5 @@ __getattr__, __dir__, __all__ = public_face(__name__, {
     "format_csv": ("load_csv",),
     "format_arxiv": ("ARXIV_FIELDS", "iter_arxiv"),
     "selection": ("Selection", "Tally", "entries"),
-    "checks": ("MAX_ABSTRACT_CHARS", "MAX_FILE_BYTES", "visible"),
+    "checks": ("MAX_ABSTRACT_CHARS", "MAX_FILE_BYTES", "open_regular", "visible"),
 })

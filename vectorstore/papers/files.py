@@ -57,7 +57,7 @@ def iter_paper_files(paths: Iterable[str | Path], unreadable: list[str] | None =
         try:
             os.stat(p)
         except PermissionError:  # a folder on its path may not be searched: is_dir() raised it, "unexpected"
-            line = f"{p}: cannot be reached (permission denied on a folder of its path): give this user access to it"
+            line = f"{shown(p)}: cannot be reached (permission denied on a folder of its path): give this user access to it"
             if unreadable is None:
                 raise CorpusError(line) from None
             unreadable.append(line)
@@ -72,25 +72,46 @@ def iter_paper_files(paths: Iterable[str | Path], unreadable: list[str] | None =
                            and not any(part.startswith(".") for part in f.relative_to(p).parts))
             if unreadable is not None:  # a FIFO "a.txt" among the papers was passed over without a word
                 unreadable += [not_a_file(f) for f in named if not f.is_file() and not f.is_dir()]
-            yield from once(f for f in named if f.is_file() and _in_folder(f))
+                unreadable += [control_named(f) for f in named if f.is_file() and control_named(f)]
+            yield from once(f for f in named if f.is_file() and _in_folder(f) and not control_named(f))
         elif p.is_file():
             if p.suffix.lower() not in SUPPORTED_SUFFIXES:
-                raise CorpusError(f"{p}: unsupported file type {p.suffix!r} (use {KINDS})")
+                raise CorpusError(f"{shown(p)}: unsupported file type {p.suffix!r} (use {KINDS})")
+            if control_named(p) and unreadable is None:
+                raise CorpusError(control_named(p))
+            if control_named(p):
+                unreadable.append(control_named(p))
+                continue
             yield from once([p])
         elif not os.path.lexists(p):
-            raise CorpusError(f"{p}: no such file or folder")
+            raise CorpusError(f"{shown(p)}: no such file or folder")
         elif unreadable is not None:  # one bad path named among others no longer stops the whole ingest
             unreadable.append(not_a_file(p))
         else:
             raise CorpusError(not_a_file(p))
 
 
+def shown(path: Path | str) -> str:
+    """``path`` as one line of output: a line break or other control character in it escaped (``\\n``)."""
+    text = str(path)
+    return repr(text)[1:-1] if any(c < " " or "\x7f" <= c <= "\x9f" for c in text) else text
+
+
+def control_named(path: Path) -> str | None:
+    """The line skipping ``path`` when its file name holds a line break or other control character, else None:
+    its papers' ids (``<stem>#<n>``) would carry it into every answer, list and one-line error, where a name
+    could forge output lines (a third hostile round)."""
+    if shown(path.name) == path.name:
+        return None
+    return f"{shown(path)}: its name holds a line break or other control character: rename the file"
+
+
 def not_a_file(path: Path) -> str:
     """One line naming ``path`` (which exists as a directory entry, and is neither a file nor a folder) as what it
     is: a symbolic link leading nowhere (dangling, or a loop), or a FIFO, socket or device."""
     if not path.exists():
-        return f"{path}: a symbolic link that leads nowhere (dangling, or a loop): point it at a paper file"
-    return f"{path}: not a regular file (a FIFO, socket or device): give a paper file ({KINDS})"
+        return f"{shown(path)}: a symbolic link that leads nowhere (dangling, or a loop): point it at a paper file"
+    return f"{shown(path)}: not a regular file (a FIFO, socket or device): give a paper file ({KINDS})"
 
 
 def unreadable_folders(root: Path) -> list[str]:
@@ -105,7 +126,7 @@ def unreadable_folders(root: Path) -> list[str]:
         if any(part.startswith(".") for part in where.relative_to(root).parts if where.is_relative_to(root)):
             continue
         why = "permission denied" if isinstance(e, PermissionError) else (e.strerror or type(e).__name__)
-        lines.append(f"{where}: folder cannot be read ({why}): skipped; the papers indexed from it are kept")
+        lines.append(f"{shown(where)}: folder cannot be read ({why}): skipped; the papers indexed from it are kept")
     return lines
 
 

@@ -1,0 +1,70 @@
+"""MCP over streamable HTTP: a request whose id is no string or integer gets an answer.
+
+The SDK's HTTP transport reads a request whose ``id`` is a boolean, an object, a list, a fraction or null as a
+notification, answers ``202 Accepted`` and nothing else, so the client waits forever for its reply (a third
+hostile round; stdio answers it through :func:`assistant.mcp.stdio_lines.without_bad_id`). Here the app is
+wrapped: such a POST is answered ``400`` with the JSON-RPC error -32600 and id null, as on stdio; every other
+request reaches the SDK unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def bad_id_request(body: bytes) -> bool:
+    """True when ``body`` (a POST body, UTF-8 JSON) is one request, or a batch holding one, whose ``id`` JSON-RPC
+    2.0 does not allow a request (anything but a string or an integer). False for anything else, unreadable
+    JSON included (the SDK answers that itself, -32700)."""
+    from assistant.mcp.stdio_lines import _id_type
+
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    messages = message if isinstance(message, list) else [message]
+    return any(isinstance(m, dict) and "method" in m and "id" in m and not _id_type(m["id"]) for m in messages)
+
+
+class AnswerBadIds:
+    """ASGI middleware over the SDK's Starlette app. A POST body is read (at most ``limit`` bytes, the
+    SDK's own body limit; a longer one is handed on as it came, for the SDK's 413), checked with
+    :func:`bad_id_request`, and replayed to the app."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        read, size = [], 0
+        while True:
+            message = await receive()
+            read.append(message)
+            size += len(message.get("body", b""))
+            if message["type"] != "http.request" or not message.get("more_body") or size > self.limit:
+                break
+        whole = read[-1]["type"] == "http.request" and not read[-1].get("more_body")
+        if whole and bad_id_request(b"".join(m.get("body", b"") for m in read)):
+            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32600, "message": "Invalid request: a request's id must be a string or an integer"}}).encode()
+            await send({"type": "http.response.start", "status": 400,
+                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return None
+
+        async def replay():
+            return read.pop(0) if read else await receive()
+
+        return await self.app(scope, replay, send)
+
+
+async def serve_http(server, host: str, port: int) -> None:
+    """``server.run("streamable-http", host=host, port=port)`` (mcp 2.3's ``run_streamable_http_async``), its
+    Starlette app wrapped in :class:`AnswerBadIds`."""
+    import uvicorn
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+    app = AnswerBadIds(server.streamable_http_app(host=host), DEFAULT_MAX_REQUEST_BODY_SIZE)
+    await uvicorn.Server(uvicorn.Config(app, host=host, port=port,
+                                        log_level=server.settings.log_level.lower())).serve()
