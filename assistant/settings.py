@@ -205,12 +205,12 @@ class LLMSettings(BaseModel):
     api_key: SecretStr | None = None
     base_url: str | None = None
     model: str | None = None
-    temperature: float = 0.0
+    temperature: float = Field(0.0, ge=0, le=2, allow_inf_nan=False)  # OpenAI's range; nan and inf failed mid-answer
     # Bounded: the byte budget of a reply grows with both (answer/wire.py; 1e9 characters a token made it 3 TB).
     max_tokens: int = Field(512, ge=1, le=65_536)
-    reply_chars_per_token: float = Field(8.0, gt=0, le=32, description="a reply is read to max_tokens × this many characters, then cut (an endpoint ignoring max_tokens); English averages 4")
-    timeout: float = Field(30.0, gt=0, description="seconds to wait for each next piece of a reply (and the model list)")
-    first_token_timeout: float = Field(120.0, gt=0, description="seconds to wait for a reply's first text, retries "
+    reply_chars_per_token: float = Field(8.0, ge=1, le=32, description="a reply is read to max_tokens × this many characters, then cut (an endpoint ignoring max_tokens); English averages 4")
+    timeout: float = Field(30.0, gt=0, le=3600, allow_inf_nan=False, description="seconds to wait for each next piece of a reply (and the model list)")
+    first_token_timeout: float = Field(120.0, gt=0, le=3600, allow_inf_nan=False, description="seconds to wait for a reply's first text, retries "
                                        "included: a CPU server reads a 1,500-token prompt for 10-30 s first")
     system_role: str = Field("system", pattern="^(auto|system|user)$", description="system prompt sent as a system "
                              "message, or folded into the user message (user: for templates without a system role, "

@@ -37,6 +37,8 @@ class Endless(BaseHTTPRequestHandler):
         self._endless(b'{"object": "list", "data": [', "application/json", b'{"id": "m", "object": "model"}, ' * 2048)
 
     def _endless(self, opening: bytes, kind: str, piece: bytes) -> None:
+        if self.server.trickle:  # a byte every 0.2 s: every per-read timeout is kept, forever
+            opening, piece = opening[:1], b" "
         self.send_response(200)
         self.send_header("Content-Type", kind)
         self.send_header("Connection", "close")  # no length: the body ends when the connection does
@@ -46,6 +48,9 @@ class Endless(BaseHTTPRequestHandler):
             while not self.server.stop.is_set():
                 self.wfile.write(piece)
                 self.server.sent += len(piece)
+                if self.server.trickle:
+                    self.wfile.flush()
+                    self.server.stop.wait(0.2)
         except (BrokenPipeError, ConnectionResetError):
             self.server.dropped.set()
 
@@ -79,7 +84,7 @@ class Endless(BaseHTTPRequestHandler):
 def endless():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
     server.sent, server.stop, server.dropped = 0, threading.Event(), threading.Event()
-    server.gzip_layers, server.encodings = 0, []
+    server.gzip_layers, server.encodings, server.trickle = 0, [], False
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server
     server.stop.set()
@@ -156,6 +161,33 @@ def test_the_system_role_probe_reads_within_the_budget(endless):
     assert endless.dropped.wait(10)
 
 
+def test_a_trickled_model_list_or_probe_reply_is_cut_at_its_timeout_in_all(endless):
+    """Fourth hostile round (#35): a model list or a system-role probe reply sent a byte a second kept every
+    per-read timeout; doctor and every answer (waiting on the probe's lock) were still waiting past 100 s."""
+    import time
+
+    from assistant.answer.llm import LLMDeadlineError
+    from assistant.answer.system_role import _system_kept, fold_system
+    from assistant.faces.doctor import _check_llm
+
+    endless.trickle = True
+    _, cfg = chat_on(endless)
+    cfg = cfg.model_copy(update={"timeout": 1.0, "first_token_timeout": 2.0, "system_role": "auto"})
+    start = time.monotonic()
+    ok, line = next(_check_llm(cfg, None))
+    assert not ok and "within 1 s" in line and time.monotonic() - start < 10
+    start = time.monotonic()
+    assert fold_system(cfg) is False  # the system message is kept (the answer goes on)
+    assert _system_kept[(cfg.base_url, cfg.model)] is None and time.monotonic() - start < 10
+    start = time.monotonic()
+    assert fold_system(cfg) is False and time.monotonic() - start < 0.1  # not asked again: no wait
+    _system_kept.pop((cfg.base_url, cfg.model))
+    from assistant.answer.wire import call_within
+
+    with pytest.raises(LLMDeadlineError):
+        call_within(0.5, lambda: time.sleep(5))
+
+
 def test_the_numbers_the_byte_budget_grows_with_are_bounded():
     """Third hostile round (#35): reply_chars_per_token had no upper bound; at 1e9 the byte budget was about 3 TB."""
     from pydantic import ValidationError
@@ -165,3 +197,65 @@ def test_the_numbers_the_byte_budget_grows_with_are_bounded():
             LLMSettings(model="m", **bad)
     most = LLMSettings(model="m", max_tokens=65_536, reply_chars_per_token=32)
     assert reply_byte_limit(most) < 300 * 2**20  # the largest budget the settings allow: under 300 MiB
+
+
+class Redirecting(BaseHTTPRequestHandler):
+    """``/v1/…`` answers 307 to ``self.server.target`` + the same path; ``/same/v1/…`` 307 to ``/v1/…`` on this
+    server; anything else (the target of a same-origin redirect) a one-piece stream. Records each path."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _answer(self) -> None:
+        self.server.paths.append(self.path)
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.startswith(("/v1/", "/same/")):
+            to = self.path.replace("/same/v1/", "/ok/v1/") if self.path.startswith("/same/") else \
+                self.server.target + self.path
+            self.send_response(307)
+            self.send_header("Location", to)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = (b'data: {"choices": [{"index": 0, "delta": {"content": "Fine [1]."}, "finish_reason": "stop"}]}\n\n'
+                b"data: [DONE]\n\n")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+
+def test_a_redirect_to_another_origin_is_not_followed_and_one_within_the_endpoint_is():
+    """Fourth hostile round (#35): a 307 to another host was followed and the question with its abstracts
+    POSTed there (twice); doctor showed that host's model list as the endpoint's."""
+    from assistant.faces.doctor import _check_llm
+
+    elsewhere = ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    elsewhere.paths, elsewhere.target = [], ""
+    home = ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    home.paths, home.target = [], f"http://127.0.0.1:{elsewhere.server_address[1]}/landed"
+    for server in (elsewhere, home):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        chat, cfg = chat_on(home)
+        with pytest.raises(Exception) as err:
+            list(chat.stream([HumanMessage("What is KITE?")]))
+        line = explain_llm_error(err.value, cfg)
+        assert line == (f"The LLM endpoint {cfg.base_url} redirected the request to another address "
+                        f"(http://127.0.0.1:{elsewhere.server_address[1]}); it was not followed, and nothing was "
+                        "sent there: if that is the server meant, set OPENAI_BASE_URL to it.")
+        ok, line = next(_check_llm(cfg, None))
+        assert not ok and "redirected the request to another address" in line
+        assert elsewhere.paths == [] and home.paths == ["/v1/chat/completions", "/v1/models"]
+        same = OpenAIChat(cfg.model_copy(update={"base_url": f"http://127.0.0.1:{home.server_address[1]}/same/v1"}))
+        assert "".join(same.stream([HumanMessage("What is KITE?")])) == "Fine [1]."
+        assert home.paths[-2:] == ["/same/v1/chat/completions", "/ok/v1/chat/completions"]
+    finally:
+        for server in (elsewhere, home):
+            server.shutdown()
+            server.server_close()

@@ -15,7 +15,7 @@ __getattr__, __dir__, __all__ = public_face(__name__, {
     "pipeline": ("Assistant",),
     "prompts": ("answer_prompt", "compare_prompt", "related_prompt"),
     "system_role": ("fold_system", "system_role_kept"),
-    "wire": ("LLMReplyOverBudget", "LLMStreamIncomplete", "endpoint_client", "over_budget"),
+    "wire": ("LLMReplyOverBudget", "LLMStreamIncomplete", "call_within", "endpoint_client", "over_budget"),
     "service": ("EMPTY_INDEX", "corpus_to_refresh", "forget_indexes", "get_assistant", "get_index", "rebuild_index",
                 "require_papers", "writer_of"),
 })

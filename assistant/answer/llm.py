@@ -17,15 +17,12 @@ turns each into one line and the caller falls back to the extractive answer.
 
 from __future__ import annotations
 
-import queue
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Protocol
 
 from assistant.answer.system_role import fold_system, fold_system_messages
-from assistant.answer.wire import (CompressedReply, LLMReplyOverBudget, LLMStreamIncomplete, budget_client,
-                                   over_budget, reply_limit, sent_key)
+from assistant.answer.wire import (CompressedReply, LLMDeadlineError, LLMReplyOverBudget, LLMStreamIncomplete,
+                                   RedirectedAway, budget_client, iter_with_deadline, over_budget, reply_limit, sent_key)
 from assistant.settings import LLMSettings
 from assistant.text import StreamRedactor, endpoint_reason, redact
 
@@ -33,19 +30,6 @@ if TYPE_CHECKING:  # imported when a chat model is made: langchain-openai and op
     # LangChain's messages and parsers 0.2-0.6 s, and an answer without an LLM needs none of them
     from langchain_core.messages import BaseMessage
     from langchain_openai import ChatOpenAI
-
-T = TypeVar("T")
-
-
-class LLMDeadlineError(TimeoutError):
-    """Nothing arrived from the endpoint within a timeout (seconds in ``.timeout``): ``first`` is True
-    for the wait for the reply's first piece (``first_token_timeout``), False for a wait between two
-    pieces of a streamed reply (``timeout``)."""
-
-    def __init__(self, timeout: float, first: bool = True):
-        super().__init__(f"no {'reply' if first else 'next piece of the reply'} within {timeout:g} s")
-        self.timeout = timeout
-        self.first = first
 
 
 class ChatModel(Protocol):
@@ -171,71 +155,6 @@ def make_chat_model(cfg: LLMSettings, stream_usage: bool = True) -> ChatOpenAI:
     )
 
 
-def iter_with_deadline(make_iter: Callable[[], Iterable[T]], timeout: float,
-                       first_timeout: float | None = None, starts: Callable[[T], bool] | None = None) -> Iterator[T]:
-    """Yield the items of ``make_iter()``, waiting at most ``first_timeout`` seconds (default
-    ``timeout``) for the first and ``timeout`` seconds for each one after it. With ``starts``, the
-    first wait lasts until an item for which ``starts(item)`` is true (a stream's first text, not the
-    empty role chunk some servers send before reading the prompt); it is one deadline, not per item.
-
-    The client's own timeout applies per HTTP attempt, so retries (and a server that trickles a
-    stream) could add up past it; this puts one bound on every wait the user sees: the first item
-    (connection, retries, prompt processing, first token) and each item after it. They differ
-    because a local CPU server reads a long prompt for 10-30 s before its first token, then streams
-    one every few hundredths of a second. The blocking iteration runs in a daemon thread; on expiry
-    it is abandoned (it ends with the client's own timeout).
-    Raises LLMDeadlineError (``.first`` says which wait) on expiry, or whatever the iteration raised.
-    """
-    items: queue.Queue = queue.Queue(maxsize=64)  # bounded: a fast endpoint waits for a slow reader
-    stop = threading.Event()
-
-    def put(entry) -> bool:  # False once the consumer has left
-        while not stop.is_set():
-            try:
-                items.put(entry, timeout=0.1)
-                return True
-            except queue.Full:
-                pass
-        return False
-
-    def run() -> None:
-        source = None
-        try:
-            source = iter(make_iter())
-            for item in source:
-                if not put(("item", item)):
-                    return
-            put(("end", None))
-        except BaseException as exc:  # handed to the consumer, raised there
-            put(("error", exc))
-        finally:
-            close = getattr(source, "close", None)  # a stream: its HTTP response, so the server stops sending
-            if close is not None:
-                try:
-                    close()
-                except Exception:  # noqa: BLE001 - the reply was left; nothing waits for this
-                    pass
-
-    threading.Thread(target=run, name="llm-call", daemon=True).start()
-    first = True
-    first_deadline = time.monotonic() + (first_timeout if first_timeout is not None else timeout)
-    try:
-        while True:
-            wait = max(0.0, first_deadline - time.monotonic()) if first else timeout
-            try:
-                kind, value = items.get(timeout=wait)
-            except queue.Empty:
-                raise LLMDeadlineError(first_timeout if first and first_timeout is not None else timeout,
-                                       first) from None
-            if kind == "item" and (starts is None or starts(value)):
-                first = False
-            if kind == "end":
-                return
-            if kind == "error":
-                raise value
-            yield value
-    finally:
-        stop.set()
 
 
 def rejects_stream_options(exc: BaseException) -> bool:
@@ -261,6 +180,10 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
     if isinstance(exc, CompressedReply):
         return (f"The LLM endpoint {where} sent a compressed reply (Content-Encoding: {exc.encoding}) though none "
                 "was asked for; this client reads plain replies only, so it was not read.")
+    if isinstance(exc, RedirectedAway):
+        return (f"The LLM endpoint {where} redirected the request to another address "
+                f"({redact(exc.origin, cfg)}); it was not followed, and nothing was sent there: if that is the "
+                "server meant, set OPENAI_BASE_URL to it.")
     if isinstance(exc, LLMReplyOverBudget):
         return (f"The LLM's answer ran past the reply budget of {cfg.max_tokens} tokens and was cut at "
                 f"{exc.limit:,} {exc.unit} (the endpoint {where} does not stop at max_tokens).")

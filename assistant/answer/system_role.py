@@ -26,15 +26,18 @@ def system_role_kept(cfg: LLMSettings) -> bool | None:
     Two non-streamed one-token completions of the same user message, without and with a system
     message; a template without a system role (llama.cpp's ``gemma`` format drops it with only a
     debug log) reports the same ``usage.prompt_tokens`` for both. Waits up to the first-token timeout
-    for each; raises the endpoint's errors (openai exceptions).
+    for each, in all (a reply trickled a byte at a time is cut there); raises the endpoint's errors (openai
+    exceptions) and LLMDeadlineError.
     """
-    from assistant.answer.wire import endpoint_client
+    from assistant.answer.wire import call_within, endpoint_client
 
-    client = endpoint_client(cfg, max(cfg.first_token_timeout, cfg.timeout))  # read within the byte budget
+    wait = max(cfg.first_token_timeout, cfg.timeout)
+    client = endpoint_client(cfg, wait)  # read within the byte budget
     user = {"role": "user", "content": "Which abstract is about retrieval?"}
     counts = []
     for messages in ([user], [{"role": "system", "content": _SYSTEM_PROBE}, user]):
-        reply = client.chat.completions.create(model=cfg.model, messages=messages, max_tokens=1, temperature=0)
+        reply = call_within(wait, lambda messages=messages: client.chat.completions.create(
+            model=cfg.model, messages=messages, max_tokens=1, temperature=0))
         counts.append(getattr(reply.usage, "prompt_tokens", None) if reply.usage else None)
     if None in counts:
         return None
@@ -61,7 +64,11 @@ def fold_system(cfg: LLMSettings) -> bool:
     """True when the system prompt must go inside the first user message (``cfg.system_role``:
     "user"; or "auto" and :func:`system_role_kept` finds the template drops it, asked once per
     endpoint and model in this process). "auto" never asks OpenAI's API, which keeps system messages;
-    an endpoint that fails the question keeps the system message (the answer then reports the failure)."""
+    an endpoint that fails the question keeps the system message (the answer then reports the failure); one
+    too slow to answer it within the first-token timeout keeps it for this process (it is not asked again, so
+    no later answer, which waits on the same lock, waits that long again)."""
+    from assistant.answer.wire import LLMDeadlineError
+
     if cfg.system_role != "auto" or not cfg.base_url:
         return cfg.system_role == "user"
     key = (cfg.base_url, cfg.model)
@@ -69,6 +76,8 @@ def fold_system(cfg: LLMSettings) -> bool:
         if key not in _system_kept:
             try:
                 _system_kept[key] = system_role_kept(cfg)
+            except LLMDeadlineError:
+                _system_kept[key] = None
             except Exception:  # noqa: BLE001 - not cached: asked again once the endpoint answers
                 return False
         return _system_kept[key] is False

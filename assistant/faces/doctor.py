@@ -201,11 +201,11 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
     from assistant.answer import answer_prompt
 
     where = redact(cfg.base_url or "the OpenAI API", cfg)  # no password or query key of the URL shown
-    from assistant.answer import LLMReplyOverBudget, endpoint_client, over_budget
+    from assistant.answer import LLMReplyOverBudget, call_within, endpoint_client, over_budget
 
     try:
         client = endpoint_client(cfg, cfg.timeout)  # the model list read within the byte budget (endless: 22 GB)
-        names = [m.id for m in client.models.list()]
+        names = call_within(cfg.timeout, lambda: [m.id for m in client.models.list()])  # and the timeout, in all
     except openai.NotFoundError:
         yield True, f"LLM endpoint {where} does not list models (404); trying the model directly"
     except ValueError as exc:  # a key no HTTP header can carry, raised before any request

@@ -43,6 +43,8 @@ def one_line(exc: BaseException) -> str:
             got = err.get("input")
             shown = "" if isinstance(got, dict) else f" (got {_hide_secrets(where, got)!r})"
             msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")  # a validator's own words
+            if isinstance(got, str) and "://" in got:  # the URL parser quotes parts of it (a password's)
+                msg = re.sub(r"'[^']*'", "'***'", msg)
             parts.append(f"{where}: {msg}{shown}")
         what = "setting" if exc.title == "Settings" else exc.title.lower()
         return f"invalid {what} " + "; ".join(parts)
@@ -62,9 +64,20 @@ def _hide_secrets(where: str, value):
     if re.search(r"(?:^|_)(?:key|token|secret|password|passwd|auth|headers?)$", field, re.I) and not re.search(
             r"per_token$", field, re.I):
         return "***"
-    if isinstance(value, str):
-        return re.sub(r"(//[^/@\s:]*:)[^/@\s]*@", r"\1***@", value)
+    if isinstance(value, str) and "://" in value:
+        return _shown_url(value)
     return value
+
+
+def _shown_url(url: str) -> str:
+    """A URL as a settings error shows it: everything before its last ``@`` (a user and password, even one
+    holding ``/`` or ``@``), its query and fragment, and any run of 16+ letters and digits with both (a key
+    pasted into the host or path) as ``***``; the scheme, host, port and plain path as given. A fourth hostile
+    round saw the password's tail past a second ``@``, and the API key pasted into a bad base URL, verbatim."""
+    shown = re.sub(r"^([a-z][a-z0-9+.-]*://)?.*@", lambda m: f"{m.group(1) or ''}***@", url, flags=re.I | re.S)
+    shown = re.sub(r"[?#].*", "?***", shown, flags=re.S)
+    return re.sub(r"[A-Za-z0-9_-]{16,}", lambda m: "***" if re.search(r"\d", m[0]) and re.search(r"[A-Za-z]", m[0])
+                  else m[0], shown)
 
 
 def exit_message(exc: BaseException) -> tuple[str, int]:

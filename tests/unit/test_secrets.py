@@ -37,7 +37,25 @@ def test_a_password_in_the_base_url_is_masked_in_the_settings_error():
     with pytest.raises(ValidationError) as err:  # refused while parsing: nothing is ever connected to
         LLMSettings(base_url="http://alice:hunter2secret@127.0.0.1:abc/v1", model="m")
     line = one_line(err.value)
-    assert "hunter2secret" not in line and "http://alice:***@127.0.0.1:abc/v1" in line
+    assert "hunter2secret" not in line and "(got 'http://***@127.0.0.1:abc/v1')" in line
+
+
+@pytest.mark.parametrize("url, shown", [
+    (f"http://127.0.0.1:99999/{KEY}/v1", "http://127.0.0.1:99999/***/v1"),  # the key pasted into the path
+    (f"http://127.0.0.1:99999/v1?k={KEY}", "http://127.0.0.1:99999/v1?***"),
+    (f"ftp://{KEY}/v1", "ftp://***/v1"),
+    ("http://u:p4ssw0rdSecret@ss@127.0.0.1:notaport/v1", "http://***@127.0.0.1:notaport/v1"),  # a second @
+    ("http://u:p4ss/w0rdSecret@127.0.0.1:notaport/v1", "http://***@127.0.0.1:notaport/v1"),  # a / in the password
+    ("http://my-server.local:99999/v1", "http://my-server.local:99999/v1"),  # nothing secret: shown as given
+])
+def test_a_bad_base_url_is_shown_without_its_password_query_or_a_pasted_key(url, shown):
+    """Fourth hostile round: the key pasted into a base URL that fails validation was printed verbatim, and a
+    password holding "/" or "@" (in whole or its tail), also in the parser's own words ("… as 'p4ss'")."""
+    with pytest.raises(ValidationError) as err:
+        LLMSettings(base_url=url, model="m")
+    line = one_line(err.value)
+    assert line.endswith(f"(got {shown!r})")
+    assert not any(secret in line for secret in (KEY, "p4ss", "w0rdSecret", "ss@", "hostile"))
 
 
 def test_a_key_in_the_base_urls_query_is_masked_where_the_url_is_shown():
