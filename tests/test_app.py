@@ -383,7 +383,9 @@ def test_unknown_run_and_api_names_and_a_bad_fn_index_are_refused_without_a_trac
                 code, body = _post(url + path, f'{{"data": [], "fn_index": {bad}{extra}}}'.encode(), "application/json")
                 assert (code, json.loads(body)) == (422, {"detail": f"no endpoint has fn_index {str(bad).strip(chr(34))}"})
             # Third hostile round: a body Gradio's own reading crashed on ("fn_index": 1e400 was a 500 and a traceback).
-            for invalid in (f'{{"data": [], "fn_index": 1e400{extra}}}', '{"data": [], "fn_index": NaN}', "[1, 2"):
+            # Fourth: a known fn_index given fewer input values than it takes ("0", true) logged a traceback each.
+            for invalid in (f'{{"data": [], "fn_index": 1e400{extra}}}', '{"data": [], "fn_index": NaN}', "[1, 2",
+                            f'{{"data": [], "fn_index": "{ask}"{extra}}}', f'{{"data": [], "fn_index": {ask}{extra}}}'):
                 code, body = _post(url + path, invalid.encode(), "application/json")
                 assert (code, json.loads(body)) == (422, {"detail": "the request body is no valid call"}), (path, invalid)
         code, body = _post(url + "/gradio_api/run/ask", b'{"data": ["What is SyPE?"]}', "application/json")

@@ -34,6 +34,14 @@ class Endless(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming: GET /v1/models, a model list that never ends
+        if self.server.models_ok:  # a sound list, so that doctor goes on to its streamed answer
+            body = b'{"object": "list", "data": [{"id": "test-model", "object": "model"}]}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         self._endless(b'{"object": "list", "data": [', "application/json", b'{"id": "m", "object": "model"}, ' * 2048)
 
     def _endless(self, opening: bytes, kind: str, piece: bytes) -> None:
@@ -84,7 +92,7 @@ class Endless(BaseHTTPRequestHandler):
 def endless():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
     server.sent, server.stop, server.dropped = 0, threading.Event(), threading.Event()
-    server.gzip_layers, server.encodings, server.trickle = 0, [], False
+    server.gzip_layers, server.encodings, server.trickle, server.models_ok = 0, [], False, False
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server
     server.stop.set()
@@ -146,6 +154,19 @@ def test_doctor_reads_an_endless_model_list_within_the_budget(endless):
     assert not ok and line.endswith(f"sent a model list over {reply_byte_limit(cfg):,} bytes: it was cut unread "
                                     "(an endless or broken /models reply)")
     assert endless.dropped.wait(10)
+
+
+def test_doctor_names_a_streamed_answer_cut_at_the_byte_budget(endless):
+    """Fourth hostile round: doctor said "streamed an empty reply" for a stream line that never ended."""
+    from assistant.faces.doctor import _check_llm
+    from assistant.settings import load_settings
+
+    endless.models_ok = True
+    _, cfg = chat_on(endless)
+    checks = _check_llm(cfg, load_settings())
+    assert next(checks)[0] is True  # the model list
+    ok, line = next(checks)
+    assert not ok and line.startswith("The LLM's answer ran past the reply budget of") and "empty" not in line
 
 
 def test_the_system_role_probe_reads_within_the_budget(endless):
@@ -259,3 +280,35 @@ def test_a_redirect_to_another_origin_is_not_followed_and_one_within_the_endpoin
         for server in (elsewhere, home):
             server.shutdown()
             server.server_close()
+
+
+class HugeHeaders(BaseHTTPRequestHandler):
+    """Answers every request with a 200 whose one header is 1 MiB long (h11 refuses headers past 64 KiB)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("X-Pad", "a" * (1 << 20))
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def test_a_running_server_whose_reply_cannot_be_read_is_not_called_unreachable():
+    """Fourth hostile round: oversized headers (and a redirect loop) said "Cannot connect … is the server
+    running?" while it ran."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HugeHeaders)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        chat, cfg = chat_on(server)
+        with pytest.raises(Exception) as err:
+            list(chat.stream([HumanMessage("What is KITE?")]))
+        assert explain_llm_error(err.value, cfg) == (f"The LLM endpoint {cfg.base_url} sent a reply this client "
+                                                     "could not read (RemoteProtocolError).")
+    finally:
+        server.shutdown()
+        server.server_close()

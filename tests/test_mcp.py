@@ -176,6 +176,9 @@ def test_arguments_that_fail_the_schema_get_one_line_naming_the_field(stdio_clie
     msg = error_text(call(stdio_client, "related", {"k": 0, "explain": 99}))
     assert "\n" not in msg and msg.startswith("invalid arguments for related: ") and "k: " in msg and "explain: " in msg
     assert error_text(call(stdio_client, "get_paper", {})) == "invalid arguments for get_paper: paper_id: field required"
+    # Fourth hostile round: `k: true` was read as 1.
+    assert error_text(call(stdio_client, "search", {"query": "moe", "k": True})).startswith(
+        "invalid arguments for search: k: input should be a valid integer")
     # Third hostile round: a 100,000-character venue, source or id came back whole in the error naming it.
     for tool, args in (("search", {"query": "moe", "venue": "v" * 100_000}), ("get_paper", {"paper_id": "p" * 100_000}),
                        ("list_papers", {"topic": "moe", "source": "s" * 100_000})):

@@ -208,6 +208,14 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
         return (f"The LLM endpoint {where} did not answer within {waited:g} s (the first-token timeout, "
                 f"PAPER_ASSISTANT_LLM__FIRST_TOKEN_TIMEOUT).")
     if isinstance(exc, openai.APIConnectionError):
+        cause, err = "", exc  # httpx's own error, under the openai (and langchain-openai) wrappers
+        while err is not None and not cause:
+            cause = type(err).__name__ if type(err).__module__.startswith("httpx") else ""
+            err = err.__cause__ or err.__context__
+        if cause == "TooManyRedirects":
+            return f"The LLM endpoint {where} redirected the request in a loop (too many redirects)."
+        if cause.endswith("ProtocolError"):  # the server runs: oversized headers, a broken chunk line
+            return f"The LLM endpoint {where} sent a reply this client could not read ({cause})."
         if mid_answer:
             return f"The LLM endpoint {where} closed the connection mid-answer."
         return f"Cannot connect to the LLM endpoint {where}: is the server running?"

@@ -240,6 +240,9 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
             yield False, (f"LLM model {cfg.model!r} at {where} ended its stream without a finish reason: every "
                           f"answer would be marked incomplete")
             return
+        if isinstance(exc, LLMReplyOverBudget) and not text.strip():  # cut at the byte budget before any text
+            yield False, explain_llm_error(exc, cfg)
+            return
     except Exception as exc:
         yield False, explain_llm_error(exc, cfg)
         return

@@ -207,7 +207,7 @@ class ClosedRoutes:
         if scope.get("method") != "POST" or route[0] not in ("run", "api", "queue"):
             return await self.app(scope, receive, send)
         body, _ = await read_body(receive, MAX_REQUEST_BYTES)  # BodyLimit, outside, has bounded it
-        fn_index = _fn_index(b"".join(m.get("body", b"") for m in body))
+        fn_index = _fn_index(b"".join(m.get("body", b"") for m in body), fns)
         if fn_index == INVALID:  # Gradio reads such a body itself, and one of them crashed it (fn_index 1e400: a 500)
             return await _answer(send, 422, b'{"detail": "the request body is no valid call"}', b"application/json")
         if fn_index is not None and fn_index not in fns:
@@ -247,9 +247,10 @@ INVALID = "invalid"
 """What :func:`_fn_index` gives for a body no predict call can be."""
 
 
-def _fn_index(body: bytes) -> int | str | None:
+def _fn_index(body: bytes, fns: dict) -> int | str | None:
     """The ``fn_index`` of a predict body as Gradio reads it (its own model, so "3" and 3.0 are 3 there too); None
-    when it names none; :data:`INVALID` when the body is no valid one (answered 422 here: Gradio's own reading of
+    when it names none; :data:`INVALID` when the body is no valid one, or gives fewer input values than ``fns``
+    (the app's endpoints) say its endpoint takes (answered 422 here: Gradio's own reading of
     ``"fn_index": 1e400`` raised past its handler, a 500 and a 96-line traceback, a third hostile round)."""
     from gradio.data_classes import PredictBody
     from pydantic import ValidationError
@@ -257,9 +258,13 @@ def _fn_index(body: bytes) -> int | str | None:
     if not body.strip():
         return None
     try:
-        return PredictBody.model_validate_json(body).fn_index
+        call = PredictBody.model_validate_json(body)
     except (ValidationError, ValueError):
         return INVALID
+    fn = fns.get(call.fn_index) if call.fn_index is not None else None
+    if fn is not None and len(call.data) < len(getattr(fn, "inputs", None) or []):
+        return INVALID  # Gradio counts them too, raising past its handler: a traceback per request (a 4th round)
+    return call.fn_index
 
 
 async def _answer(send, status: int, body: bytes, content_type: bytes = b"text/plain") -> None:

@@ -117,7 +117,7 @@ def build_server(backend: Backend):
 
     @server.tool(annotations=read_only)
     @_user_errors
-    def ask(question: Query, k: Annotated[int | None, Field(ge=1, le=100, description="papers to retrieve (default 5)")] = None,
+    def ask(question: Query, k: Annotated[int | None, Field(ge=1, le=100, strict=True, description="papers to retrieve (default 5)")] = None,
             venue: Venue = None, year: Year = None, source: Source = None, has_code: HasCode = False,
             category: Category = None) -> AskResult:
         """Answer a question from the indexed abstracts, with [n] citations and the supporting sentence of
@@ -129,8 +129,8 @@ def build_server(backend: Backend):
     def related(text: Annotated[str | None, Field(description="a draft abstract or paragraph (its first 8,000 characters are read)", max_length=50_000)] = None,
                 paper_id: Annotated[str | None, Field(description="an indexed paper id (instead of text)",
                                                       max_length=NAME_CHARS)] = None,
-                k: Annotated[int, Field(ge=1, le=100, description="how many papers")] = 10,
-                explain: Annotated[int, Field(ge=0, le=10, description="with an LLM configured: a cited paragraph for the top N")] = 0,
+                k: Annotated[int, Field(ge=1, le=100, strict=True, description="how many papers")] = 10,
+                explain: Annotated[int, Field(ge=0, le=10, strict=True, description="with an LLM configured: a cited paragraph for the top N")] = 0,
                 min_similarity: Annotated[float | None, Field(ge=0, le=1, description="list only papers at least this "
                                                               "similar (the relevance; default: the calibrated bar; 0: all k)")] = None,
                 ) -> RelatedResult:

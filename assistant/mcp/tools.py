@@ -207,12 +207,12 @@ def _filters(venue: str | None, year: int | None, source: str | None, has_code: 
 
 # --- tool bodies (plain functions; the server registers them) ------------------------------------
 Query = Annotated[str, Field(description="what to look for, in plain language", max_length=4000)]
-K = Annotated[int, Field(ge=1, le=100, description="how many papers to return")]
+K = Annotated[int, Field(ge=1, le=100, strict=True, description="how many papers to return")]  # strict: true is no 1
 # Names and ids are short: a 100,000-character one came back whole in the error naming it (a third hostile round).
 NAME_CHARS = 500
 Venue = Annotated[str | None, Field(description="only papers of this venue (case-insensitive), e.g. 'ICML'",
                                     max_length=NAME_CHARS)]
-Year = Annotated[int | None, Field(description="only papers of this year, e.g. 2026")]
+Year = Annotated[int | None, Field(strict=True, description="only papers of this year, e.g. 2026")]
 Source = Annotated[str | None, Field(description="only papers from this ingested file name, with or without extension",
                                      max_length=NAME_CHARS)]
 HasCode = Annotated[bool, Field(description="only papers whose abstract links code or a project page")]
