@@ -192,16 +192,14 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
     """The model list, one short streamed answer, then whether the system message is kept; stops
     after a failure that the next check would repeat."""
     import time
-
     import openai
 
-    from assistant.answer import as_data
-    from assistant.answer import LLMStreamIncomplete, OpenAIChat, explain_llm_error, fold_system, system_role_kept
+    from assistant.answer import (LLMReplyOverBudget, LLMStreamIncomplete, OpenAIChat, answer_prompt, as_data,
+                                  call_within, endpoint_client, explain_llm_error, fold_system, over_budget,
+                                  system_role_kept)
     from assistant.text import redact
-    from assistant.answer import answer_prompt
 
     where = redact(cfg.base_url or "the OpenAI API", cfg)  # no password or query key of the URL shown
-    from assistant.answer import LLMReplyOverBudget, call_within, endpoint_client, over_budget
 
     try:
         client = endpoint_client(cfg, cfg.timeout)  # the model list read within the byte budget (endless: 22 GB)
