@@ -1,14 +1,16 @@
 """Paths a command creates (an export, a map, an index folder): :func:`creation_problem` says in one line why one
-cannot be made, before any work; :func:`open_output` opens an output file for writing only when it is a regular
-file, never waiting on a FIFO and never through a symbolic link (hostile round #35, F7, F15: ``--export FIFO
+cannot be made, before any work; :func:`write_output` writes an output file all or nothing, only over a plain
+file, never into a FIFO and never through a symbolic link (hostile round #35, F7, F15: ``--export FIFO
 --force`` hung; an export under a file, or with a name over the file system's limit, ended in a raw
-FileExistsError or OSError)."""
+FileExistsError or OSError; a fourth round: a full disk left a cut export in place of the old one)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -68,27 +70,45 @@ def _exists(path: Path) -> bool:
         return False
 
 
-def open_output(path: str | Path, flag: str = "--export") -> BinaryIO:
-    """``path`` opened for writing from its start (created with the folders above it, or emptied), only as a
-    regular file: not through a symbolic link (O_NOFOLLOW), not waiting for a FIFO's reader (O_NONBLOCK), and
-    checked on the opened file before anything is emptied, so a FIFO, socket or device put there meanwhile is
-    refused untouched. Raises ValueError, one line naming the path and ``flag`` (the option that named it), for
-    such a path and for one the system will not let us create or write (permissions, a read-only or virtual file
-    system: "unexpected PermissionError" before, a third hostile round)."""
+def write_output(path: str | Path, write: Callable[[BinaryIO], object], flag: str = "--export") -> None:
+    """Write ``path`` all or nothing: ``write(f)`` fills a new file beside it (``.NAME.*.part``, in the same folder,
+    created with the folders above it), which then replaces ``path`` in one rename; a failure meanwhile (a full
+    disk: the export used to empty the file first and leave 8 KiB of it, a fourth hostile round) removes the new
+    file and leaves ``path`` as it was. Only a plain file is replaced: an existing symbolic link, FIFO, socket,
+    device or folder is refused untouched (the rename replaces a link put there meanwhile, and never writes
+    through it or into a FIFO). An existing file keeps its permission bits.
+
+    Raises ValueError, one line naming the path and ``flag`` (the option that named it), for such a path and for
+    one the system will not let us create or write (permissions, a read-only or virtual file system, no space)."""
+    import tempfile
+
     path = Path(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        before = os.lstat(path)
+    except FileNotFoundError:
+        before = None
+    except OSError as exc:
+        raise ValueError(cannot_create(path, exc, flag)) from None
+    if before is not None and not stat.S_ISREG(before.st_mode):
+        raise ValueError(f"{path} is not a plain file (a symbolic link, FIFO, socket, device or folder): it is "
+                         "written only as a plain file; name another file")
+    part = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, flags, 0o666)
+        fd, part = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".part", dir=path.parent)
+        os.fchmod(fd, stat.S_IMODE(before.st_mode) if before is not None else 0o644)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())  # on disk before it replaces the old file: a crash leaves one or the other
+        os.replace(part, path)
+        part = None
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):  # a link; a FIFO without a reader, a socket
-            raise ValueError(f"{path} is not a plain file (a symbolic link, FIFO, socket, device or folder): "
-                             "it is written only as a plain file; name another file") from None
-        raise ValueError(cannot_create(path, exc, flag)) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ValueError(f"{path} is not a plain file (a FIFO, socket or device): it is written only as a plain "
-                         "file; name another file")
-    os.ftruncate(fd, 0)
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "wb")
+        if exc.filename and Path(exc.filename).parent == path.parent and str(exc.filename).endswith(".part"):
+            exc.filename = str(path)  # the new file beside it is ours: the user named the path
+        raise ValueError(cannot_create(path, exc, flag) + ("; the file there is unchanged" if before else "")) \
+            from None
+    finally:
+        if part is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(part)

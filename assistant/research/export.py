@@ -278,14 +278,14 @@ def output_problem(path: Path, force: bool = False, flag: str = "--export") -> s
 def write_export(path: str | Path, items: list[ExportItem], heading: str = "Papers") -> Path:
     """Write ``items`` to ``path`` as BibTeX (.bib) or Markdown (.md); returns the path. Raises ValueError for a
     path :func:`output_problem` refuses (looked at again: the command's own work came between), and for one that
-    turned into no plain file meanwhile (:func:`vectorstore.paths.open_output`, which never waits on a FIFO)."""
-    from vectorstore.paths import open_output
+    turned into no plain file meanwhile, or cannot be written whole (:func:`vectorstore.paths.write_output`: all or
+    nothing, never through a link or into a FIFO)."""
+    from vectorstore.paths import write_output
 
     path = Path(path)
     problem = output_problem(path, force=True)
     if problem:
         raise ValueError(problem)
     text = render(items, export_format(path), heading)
-    with open_output(path, "--export") as f:
-        f.write(text.encode("utf-8"))
+    write_output(path, lambda f: f.write(text.encode("utf-8")), "--export")
     return path

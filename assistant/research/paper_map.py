@@ -191,7 +191,7 @@ def map_figure(pmap: PaperMap, highlight: list[str] | None = None, title: str = 
 def save_png(pmap: PaperMap, out: str | Path, highlight: list[str] | None = None, title: str = "Paper map",
              dpi: int = 150) -> Path:
     """Draw the map with matplotlib to ``out`` (PNG): labelled points, clusters in colour, keyword legend. Raises
-    ValueError when ``out`` is no plain file or cannot be written (:func:`vectorstore.paths.open_output`)."""
+    ValueError when ``out`` is no plain file or cannot be written whole (:func:`vectorstore.paths.write_output`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -219,11 +219,10 @@ def save_png(pmap: PaperMap, out: str | Path, highlight: list[str] | None = None
     ax.grid(alpha=0.25)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.07), ncol=2, fontsize=9, frameon=False)
     fig.tight_layout()
-    from vectorstore.paths import open_output
+    from vectorstore.paths import write_output
 
-    try:
-        with open_output(out, "--out") as f:  # a plain file only: a FIFO or device put there since the check is refused
-            fig.savefig(f, dpi=dpi, format="png")
+    try:  # all or nothing, a plain file only: a FIFO or device put there since the check is refused
+        write_output(out, lambda f: fig.savefig(f, dpi=dpi, format="png"), "--out")
     finally:
         plt.close(fig)
     return out

@@ -1,0 +1,47 @@
+"""An export or map is written all or nothing (vectorstore.paths.write_output): a fourth hostile round filled the
+disk during `--export FILE --force`; the old file was emptied first and 8 KiB of the new one left in its place,
+with "unexpected OSError"."""
+
+import errno
+import os
+import stat
+
+import pytest
+
+from vectorstore.paths import write_output
+
+
+def _full_disk(f):
+    f.write(b"half of the new export")
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_write_that_fails_leaves_the_old_file_and_no_part_file(tmp_path):
+    old = tmp_path / "keep.md"
+    old.write_bytes(b"ORIGINAL\n")
+    with pytest.raises(ValueError) as err:
+        write_output(old, _full_disk, "--export")
+    assert str(err.value) == (f"{old}: cannot be written (no space left on device): choose another path for "
+                              "--export; the file there is unchanged")
+    assert old.read_bytes() == b"ORIGINAL\n" and sorted(p.name for p in tmp_path.iterdir()) == ["keep.md"]
+    with pytest.raises(ValueError, match="no space left on device"):
+        write_output(tmp_path / "new" / "map.png", _full_disk, "--out")
+    assert not (tmp_path / "new" / "map.png").exists() and list((tmp_path / "new").iterdir()) == []
+
+
+def test_a_plain_file_is_replaced_whole_keeping_its_mode_and_anything_else_is_refused_untouched(tmp_path):
+    old = tmp_path / "papers.bib"
+    old.write_bytes(b"old")
+    old.chmod(0o640)
+    write_output(old, lambda f: f.write(b"new export"))
+    assert old.read_bytes() == b"new export" and stat.S_IMODE(old.stat().st_mode) == 0o640
+    write_output(tmp_path / "sub" / "fresh.md", lambda f: f.write(b"x"))
+    assert (tmp_path / "sub" / "fresh.md").read_bytes() == b"x"
+    target, link, fifo = tmp_path / "target.md", tmp_path / "link.md", tmp_path / "pipe.md"
+    target.write_bytes(b"elsewhere")
+    link.symlink_to(target)
+    os.mkfifo(fifo)
+    for path in (link, fifo, tmp_path / "sub"):
+        with pytest.raises(ValueError, match="is not a plain file"):
+            write_output(path, lambda f: f.write(b"x"))
+    assert target.read_bytes() == b"elsewhere" and link.is_symlink() and stat.S_ISFIFO(os.lstat(fifo).st_mode)
