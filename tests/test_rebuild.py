@@ -104,6 +104,18 @@ def test_damaged_vector_files_are_rebuilt_by_doctor_to_the_clean_index(base, tmp
     assert asked.returncode == 0 and "[1]" in asked.stdout
 
 
+def test_an_index_emptied_by_remove_is_no_damaged_index(base, tmp_path):
+    """Fourth hostile round (#35): after `remove` of every paper, `ask` said the id map "maps ids none of which is
+    a record of its collection" (damaged, run doctor): an emptied collection keeps its old map."""
+    folder, _ = base
+    copy = tmp_path / "idx"
+    shutil.copytree(folder, copy)
+    removed = cli("remove", "papers.jsonl", "--index", str(copy))
+    assert removed.returncode == 0 and "index holds 0 papers" in removed.stdout + removed.stderr, removed.stderr
+    asked = cli("ask", Q, "--index", str(copy))
+    assert asked.returncode == 2 and "holds no papers" in asked.stderr and "damaged" not in asked.stderr, asked.stderr
+
+
 def test_ingest_rebuilds_a_damaged_index_then_ingests(base, tmp_path):
     folder, _ = base
     copy = tmp_path / "idx"

@@ -47,6 +47,10 @@ def load_questions(path: Path) -> list[dict]:
     for i, q in iter_jsonl(path, text):  # JsonlError (a ValueError) names the line of bad JSON
         if "question" not in q or "gold" not in q:
             raise ValueError(f"{path}:{i}: expected an object with 'question' and 'gold'")
+        if not isinstance(q["question"], str) or not isinstance(q["gold"], list) or not all(
+                isinstance(g, str) for g in q["gold"]):  # a string gold was read as a list of its characters
+            raise ValueError(f"{path}:{i}: 'question' must be a string and 'gold' a list of paper ids "
+                             '(e.g. ["000_12a0d7b1c5c902c5#13"], or [] for an unanswerable question)')
         q.setdefault("qid", f"q{i}")
         q.setdefault("kind", "none" if not q["gold"] else "lookup")
         out.append(q)

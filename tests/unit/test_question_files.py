@@ -70,3 +70,12 @@ def test_a_question_file_that_is_no_regular_file_or_too_large_is_refused_unread(
     (tmp_path / "latin1.jsonl").write_bytes(b'{"question": "caf\xe9?", "gold": []}\n')
     with pytest.raises(ValueError, match=r"latin1\.jsonl: invalid UTF-8 at byte 17"):
         load_questions(tmp_path / "latin1.jsonl")
+
+
+def test_a_gold_that_is_no_list_of_ids_is_refused_naming_the_line(tmp_path):
+    """A fourth hostile round: `"gold": "notalist"` was scored as the gold ids n, o, t, a, l, i, s."""
+    from assistant.learning.evalsets import load_questions
+
+    f = _write(tmp_path / "q.jsonl", {"question": "Which paper?", "gold": ["p1"]}, {"question": "Bad?", "gold": "p1"})
+    with pytest.raises(ValueError, match=r"q\.jsonl:2: 'question' must be a string and 'gold' a list of paper ids"):
+        load_questions(f)

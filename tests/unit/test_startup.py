@@ -152,3 +152,22 @@ def test_a_read_only_index_is_one_line_with_its_remedy():
     assert code == 2 and line == ("the index cannot be written by this user (its database is read-only): give this user "
                                   "write access to the index folder (e.g. `chmod -R u+rwX` on it), or copy it somewhere "
                                   "writable and pass that with --index; nothing was changed")
+
+
+def test_a_read_only_index_found_on_open_is_one_line_with_its_remedy(tmp_path, monkeypatch):
+    """Fourth hostile round (#35): refused while Chroma opened it, the same database said "cannot open the Chroma
+    index at …: error returned from database: (code: 8) …", Chroma's words and no remedy."""
+    import chromadb
+    import pytest
+
+    from vectorstore.store import StoreError
+    from vectorstore.store.client import make_client
+
+    def refused(*args, **kwargs):
+        raise RuntimeError("error returned from database: (code: 8) attempt to write a readonly database")
+
+    monkeypatch.setattr(chromadb, "PersistentClient", refused)
+    with pytest.raises(StoreError) as err:
+        make_client(tmp_path / "idx")
+    assert str(err.value).startswith(f"the index at {tmp_path / 'idx'} cannot be read or written by this user")
+    assert f"chmod -R u+rwX {tmp_path / 'idx'}" in str(err.value) and "code: 8" not in str(err.value)

@@ -174,15 +174,18 @@ def id_map_problem(folder: Path, root: Path | None = None) -> str | None:
     value, why = _id_map(folder)
     if why or root is None:
         return why
-    ids = list((value or {}).get("id_to_label") or {})[:ID_SAMPLE]
+    mapped = list((value or {}).get("id_to_label") or {})
+    ids = mapped[:: max(1, len(mapped) // ID_SAMPLE)][:ID_SAMPLE]  # spread over the map: a remove takes a file's run
     if len(ids) < ID_SAMPLE or not all(isinstance(i, str) for i in ids):
         return None
+    records = ("SELECT COUNT(*) FROM embeddings e JOIN segments m ON e.segment_id = m.id JOIN segments v "
+               "ON v.collection = m.collection WHERE v.id = ? AND m.scope = 'METADATA'")
     try:
         with closing(sqlite3.connect(f"file:{root / 'chroma.sqlite3'}?mode=ro", uri=True)) as db:
-            found = db.execute(
-                "SELECT COUNT(*) FROM embeddings e JOIN segments m ON e.segment_id = m.id JOIN segments v "
-                "ON v.collection = m.collection WHERE v.id = ? AND m.scope = 'METADATA' AND e.embedding_id IN "
-                f"({', '.join('?' * len(ids))})", (folder.name, *ids)).fetchone()[0]
+            found = db.execute(f"{records} AND e.embedding_id IN ({', '.join('?' * len(ids))})",
+                               (folder.name, *ids)).fetchone()[0]
+            # A collection emptied by `remove` keeps its old map (a fourth hostile round read that as damage).
+            found = found or not db.execute(records, (folder.name,)).fetchone()[0]
     except sqlite3.Error:
         return None  # the database's own check names that
     if found:

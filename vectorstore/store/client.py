@@ -85,7 +85,7 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
         corrupt = next((words for words in SQLITE_CORRUPT if words in str(exc)), None)
         if corrupt:  # damage the header check cannot see (a page in the middle overwritten)
             raise StoreError(database_damaged(index_dir, f"SQLite: {corrupt}")) from exc
-        if "permission denied" in str(exc).lower():
+        if "permission denied" in str(exc).lower() or "readonly database" in str(exc).lower():  # a 4th round
             raise StoreError(not_permitted(index_dir, PermissionError(13, "Permission denied"))) from exc
         raise StoreError(f"cannot open the Chroma index at {index_dir}: {exc}") from exc
 

@@ -118,7 +118,13 @@ class LexicalIndex:
     @classmethod
     def build(cls, chunks: list[tuple[str, str, str]], stamp: str) -> "LexicalIndex":
         """Index ``chunks`` given as ``(chunk_id, paper_id, text)``."""
+        import logging
+
         import bm25s
+
+        # bm25s sets its logger to DEBUG: once a library has configured the root logger (the first ONNX export
+        # does), "DEBUG:bm25s:Building index from tokens" reached stderr (a fourth hostile round).
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
 
         retriever = bm25s.BM25()
         corpus_tokens = [tokenize(t) or ["\x00empty"] for _, _, t in chunks]
