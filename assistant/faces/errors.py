@@ -43,8 +43,8 @@ def one_line(exc: BaseException) -> str:
             got = err.get("input")
             shown = "" if isinstance(got, dict) else f" (got {_hide_secrets(where, got)!r})"
             msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")  # a validator's own words
-            if isinstance(got, str) and "://" in got:  # the URL parser quotes parts of it (a password's)
-                msg = re.sub(r"'[^']*'", "'***'", msg)
+            if isinstance(got, str) and "://" in got:  # the URL parser quotes parts of it: a password's, a key's
+                msg = _secret_runs(re.sub(r"'[^']*'", "'***'", msg) if "@" in got else msg)
             parts.append(f"{where}: {msg}{shown}")
         what = "setting" if exc.title == "Settings" else exc.title.lower()
         return f"invalid {what} " + "; ".join(parts)
@@ -75,9 +75,14 @@ def _shown_url(url: str) -> str:
     pasted into the host or path) as ``***``; the scheme, host, port and plain path as given. A fourth hostile
     round saw the password's tail past a second ``@``, and the API key pasted into a bad base URL, verbatim."""
     shown = re.sub(r"^([a-z][a-z0-9+.-]*://)?.*@", lambda m: f"{m.group(1) or ''}***@", url, flags=re.I | re.S)
-    shown = re.sub(r"[?#].*", "?***", shown, flags=re.S)
+    return _secret_runs(re.sub(r"[?#].*", "?***", shown, flags=re.S))
+
+
+def _secret_runs(text: str) -> str:
+    """``text`` with each run of 16 or more letters, digits, ``_`` and ``-`` holding both letters and digits (a
+    key's shape; no host name, path word or port is) as ``***``."""
     return re.sub(r"[A-Za-z0-9_-]{16,}", lambda m: "***" if re.search(r"\d", m[0]) and re.search(r"[A-Za-z]", m[0])
-                  else m[0], shown)
+                  else m[0], text)
 
 
 def exit_message(exc: BaseException) -> tuple[str, int]:

@@ -46,6 +46,7 @@ def test_a_password_in_the_base_url_is_masked_in_the_settings_error():
     (f"ftp://{KEY}/v1", "ftp://***/v1"),
     ("http://u:p4ssw0rdSecret@ss@127.0.0.1:notaport/v1", "http://***@127.0.0.1:notaport/v1"),  # a second @
     ("http://u:p4ss/w0rdSecret@127.0.0.1:notaport/v1", "http://***@127.0.0.1:notaport/v1"),  # a / in the password
+    (f"http://127.0.0.1:{KEY}/v1", "http://127.0.0.1:***/v1"),  # the key as the port: the parser quotes it too
     ("http://my-server.local:99999/v1", "http://my-server.local:99999/v1"),  # nothing secret: shown as given
 ])
 def test_a_bad_base_url_is_shown_without_its_password_query_or_a_pasted_key(url, shown):
@@ -55,7 +56,7 @@ def test_a_bad_base_url_is_shown_without_its_password_query_or_a_pasted_key(url,
         LLMSettings(base_url=url, model="m")
     line = one_line(err.value)
     assert line.endswith(f"(got {shown!r})")
-    assert not any(secret in line for secret in (KEY, "p4ss", "w0rdSecret", "ss@", "hostile"))
+    assert not any(secret in line for secret in (KEY, KEY[8:], "p4ss", "w0rdSecret", "ss@", "hostile"))
 
 
 def test_a_key_in_the_base_urls_query_is_masked_where_the_url_is_shown():
