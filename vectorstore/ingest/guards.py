@@ -32,8 +32,9 @@ def empty_inputs(paths: list[str | Path], by_file: dict[str, FileRead], indexed:
     with blank lines or a BOM, is far more often a failed copy than a wish, and removal is explicit
     (``paper-assistant remove``).
     """
+    # False where p cannot be reached; a folder that cannot be listed is skipped with that reason instead
     warnings = [f"{p}: no paper files ({KINDS}) in this folder" for p in map(Path, paths)
-                if os.path.isdir(p) and next(iter_paper_files([p]), None) is None]  # False where p cannot be reached
+                if os.path.isdir(p) and os.access(p, os.R_OK | os.X_OK) and next(iter_paper_files([p]), None) is None]
     skipped = []
     for name in [n for n, read in by_file.items() if not len(read)]:
         tally = by_file.pop(name).tally

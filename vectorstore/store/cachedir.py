@@ -28,7 +28,10 @@ def replace_folder(folder: Path) -> Iterator[Path]:
     if mode is not None and not stat.S_ISDIR(mode):
         folder.unlink()  # a file, a link or a FIFO where the cache folder belongs (rmtree leaves it: rename failed)
     else:
-        shutil.rmtree(folder, ignore_errors=True)
+        try:  # its own error (permission denied), not the rename's "Directory not empty" (a fourth hostile round)
+            shutil.rmtree(folder)
+        except FileNotFoundError:
+            pass
     tmp.rename(folder)
 
 
