@@ -196,7 +196,8 @@ def test_a_trickled_model_list_or_probe_reply_is_cut_at_its_timeout_in_all(endle
     cfg = cfg.model_copy(update={"timeout": 1.0, "first_token_timeout": 2.0, "system_role": "auto"})
     start = time.monotonic()
     ok, line = next(_check_llm(cfg, None))
-    assert not ok and "within 1 s" in line and time.monotonic() - start < 10
+    assert not ok and line.endswith("sent no whole model list within 1 s (the timeout, PAPER_ASSISTANT_LLM__TIMEOUT)")
+    assert time.monotonic() - start < 10
     start = time.monotonic()
     assert fold_system(cfg) is False  # the system message is kept (the answer goes on)
     assert _system_kept[(cfg.base_url, cfg.model)] is None and time.monotonic() - start < 10
@@ -207,6 +208,19 @@ def test_a_trickled_model_list_or_probe_reply_is_cut_at_its_timeout_in_all(endle
 
     with pytest.raises(LLMDeadlineError):
         call_within(0.5, lambda: time.sleep(5))
+
+
+def test_a_reply_past_its_deadline_is_dropped_not_read_on(endless):
+    """Fifth hostile round (#35): a stream trickled a byte a second was given up at the first-token deadline, but its
+    reader thread read on, its connection open, until the byte budget (about 24 days): 36 questions, 36 connections."""
+    from assistant.answer.llm import LLMDeadlineError
+
+    endless.trickle = True
+    chat, cfg = chat_on(endless)
+    chat = OpenAIChat(cfg.model_copy(update={"first_token_timeout": 1.0, "timeout": 1.0}))
+    with pytest.raises(LLMDeadlineError):
+        list(chat.stream([HumanMessage("What is KITE?")]))
+    assert endless.dropped.wait(10)  # the client closed the connection within a few pieces
 
 
 def test_the_numbers_the_byte_budget_grows_with_are_bounded():

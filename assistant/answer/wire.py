@@ -55,6 +55,15 @@ class WireOverBudget(LLMReplyOverBudget):
     unit = "bytes"
 
 
+class ReplyAbandoned(RuntimeError):
+    """The reply was still being read when its waiter had left (its deadline ran out): read on, a reply trickled
+    a byte a second kept its connection and thread to the byte budget, about 24 days (a fifth hostile round)."""
+
+
+_call = threading.local()
+"""``left``: the Event that :func:`iter_with_deadline` sets once its waiter has left, seen by the thread reading."""
+
+
 class RedirectedAway(RuntimeError):
     """The endpoint redirected a request to another origin (``.origin``: ``scheme://host:port``), which is not
     followed: the question and its abstracts were POSTed again to wherever a 307 pointed (a fourth hostile
@@ -104,13 +113,17 @@ def budget_client(cfg: LLMSettings) -> httpx2.Client:
 
     class CountedBody(httpx2.SyncByteStream):
         def __init__(self, inner: httpx2.SyncByteStream):
-            self._inner, self._read = inner, 0
+            # The waiter of the call reading this body (iter_with_deadline): once it has left (a deadline ran
+            # out), the read stops at the next piece and the connection is dropped, not kept to the budget.
+            self._inner, self._read, self._left = inner, 0, getattr(_call, "left", None)
 
         def __iter__(self) -> Iterator[bytes]:
             for piece in self._inner:
                 self._read += len(piece)
                 if self._read > limit:
                     raise WireOverBudget(limit)
+                if self._left is not None and self._left.is_set():
+                    raise ReplyAbandoned()
                 yield piece
 
         def close(self) -> None:
@@ -211,6 +224,7 @@ def iter_with_deadline(make_iter: Callable[[], Iterable[T]], timeout: float,
 
     def run() -> None:
         source = None
+        _call.left = stop  # the bodies this thread reads stop once the waiter has left (budget_client)
         try:
             source = iter(make_iter())
             for item in source:

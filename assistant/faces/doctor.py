@@ -188,6 +188,20 @@ PROBE_TOKENS = 16
 """Reply budget of the probe: enough for a first sentence, little enough to stay quick on a CPU server."""
 
 
+def _model_list_failure(exc: Exception, cfg: LLMSettings, where: str) -> str:
+    """The line for a model list that failed: cut at the byte budget (no answer "past the reply budget"), not
+    whole within the timeout (``TIMEOUT``, not the first-token one), else the endpoint's failure."""
+    from assistant.answer import LLMReplyOverBudget, explain_llm_error, over_budget
+
+    cut = over_budget(exc)
+    if isinstance(cut, LLMReplyOverBudget):
+        return (f"LLM endpoint {where} sent a model list over {cut.limit:,} {cut.unit}: it was cut unread (an endless "
+                "or broken /models reply)")
+    if isinstance(exc, TimeoutError):
+        return f"LLM endpoint {where} sent no whole model list within {cfg.timeout:g} s (the timeout, PAPER_ASSISTANT_LLM__TIMEOUT)"
+    return explain_llm_error(exc, cfg)
+
+
 def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str]]:
     """The model list, one short streamed answer, then whether the system message is kept; stops
     after a failure that the next check would repeat."""
@@ -195,8 +209,7 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
     import openai
 
     from assistant.answer import (LLMReplyOverBudget, LLMStreamIncomplete, OpenAIChat, answer_prompt, as_data,
-                                  call_within, endpoint_client, explain_llm_error, fold_system, over_budget,
-                                  system_role_kept)
+                                  call_within, endpoint_client, explain_llm_error, fold_system, system_role_kept)
     from assistant.text import redact
 
     where = redact(cfg.base_url or "the OpenAI API", cfg)  # no password or query key of the URL shown
@@ -210,10 +223,7 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
         yield False, f"LLM endpoint {where}: {exc}"
         return
     except Exception as exc:
-        cut = over_budget(exc)  # an endless model list is no answer "past the reply budget"
-        yield False, (f"LLM endpoint {where} sent a model list over {cut.limit:,} {cut.unit}: it was cut unread "
-                      "(an endless or broken /models reply)" if isinstance(cut, LLMReplyOverBudget)
-                      else explain_llm_error(exc, cfg))
+        yield False, _model_list_failure(exc, cfg, where)
         return
     else:
         if cfg.model in names:

@@ -47,7 +47,7 @@ def one_line(exc: BaseException) -> str:
                 msg = _secret_runs(re.sub(r"'[^']*'", "'***'", msg) if "@" in got else msg)
             parts.append(f"{where}: {msg}{shown}")
         what = "setting" if exc.title == "Settings" else exc.title.lower()
-        return f"invalid {what} " + "; ".join(parts)
+        return _without_the_key(f"invalid {what} " + "; ".join(parts))
     text = str(exc)
     field = re.match(r'error parsing value for field "(\w+)" from source "\w*EnvSettingsSource"', text)
     if field:  # pydantic-settings names the section only: name the variables and what they must hold
@@ -66,7 +66,23 @@ def _hide_secrets(where: str, value):
         return "***"
     if isinstance(value, str) and "://" in value:
         return _shown_url(value)
-    return value
+    return _secret_runs(value) if isinstance(value, str) else value  # a key pasted into another setting
+
+
+def _without_the_key(line: str) -> str:
+    """``line`` with the configured API key (``OPENAI_API_KEY``, as the settings read it from the environment
+    and ``.env``) masked in every form :func:`assistant.text.redact` knows: pasted into another setting (a base
+    URL, a timeout), a settings error showed it verbatim (a fifth hostile round)."""
+    try:
+        from pydantic import SecretStr
+
+        from assistant.settings import LLMSettings, _OpenAIEnv
+        from assistant.text import redact
+
+        key = _OpenAIEnv().api_key
+        return redact(line, LLMSettings(api_key=SecretStr(key.get_secret_value()))) if key else line
+    except Exception:  # noqa: BLE001 - the error being shown is about the settings: never replace it with another
+        return _secret_runs(line)
 
 
 def _shown_url(url: str) -> str:

@@ -20,7 +20,7 @@ _CONTROL = re.compile(
     r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI (cursor, colours, erase, …)
     r"|\x1b[ -/]*[0-~]"  # other escape sequences: ESC c (reset), ESC ( 0 (charset), ESC 7 …
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # any other C0/C1 control, a lone ESC included; \t and \n stay
-    r"|[\u202a-\u202e\u2066-\u2069]"  # bidi embeddings, overrides and isolates: they reorder what follows on the line
+    r"|[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]"  # bidi embeddings, overrides, isolates and marks: they reorder a line
 )
 
 

@@ -244,3 +244,17 @@ def test_a_key_with_a_line_break_inside_is_refused_before_any_request():
     with pytest.raises(ValueError, match="OPENAI_API_KEY holds a line break") as err:
         sent_key(LLMSettings(api_key=SecretStr(KEY[:9] + "\n" + KEY[9:])))
     assert KEY[:9] not in str(err.value)
+
+
+def test_the_key_pasted_into_another_setting_is_masked_in_the_settings_error(monkeypatch):
+    """Fifth hostile round: OPENAI_BASE_URL or TIMEOUT set to the key itself showed it verbatim ("got 'sk-…'"),
+    and a key of letters only, inside a URL, slipped past the key-shaped mask."""
+    letters = "abcdefghijklmnopqrstuvwxyzab"
+    for key, bad in ((KEY, {"timeout": KEY}), (KEY, {"base_url": KEY}), (KEY, {"base_url": f"127.0.0.1:8080/{KEY}/v1"}),
+                     (letters, {"base_url": f"http://127.0.0.1:99999/{letters}/v1"}), (KEY, {"system_role": KEY})):
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        with pytest.raises(ValidationError) as err:
+            LLMSettings(model="m", **bad)
+        line = one_line(err.value)
+        assert line.startswith("invalid llmsettings ") and "***" in line
+        assert not any(key[i : i + 8] in line for i in range(len(key) - 7)), line
