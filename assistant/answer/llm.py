@@ -17,6 +17,7 @@ turns each into one line and the caller falls back to the extractive answer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
 
@@ -208,16 +209,17 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
         return (f"The LLM endpoint {where} did not answer within {waited:g} s (the first-token timeout, "
                 f"PAPER_ASSISTANT_LLM__FIRST_TOKEN_TIMEOUT).")
     if isinstance(exc, openai.APIConnectionError):
-        cause, err = "", exc  # httpx's own error, under the openai (and langchain-openai) wrappers
-        while err is not None and not cause:
-            cause = type(err).__name__ if type(err).__module__.startswith("httpx") else ""
-            err = err.__cause__ or err.__context__
-        if cause == "TooManyRedirects":
-            return f"The LLM endpoint {where} redirected the request in a loop (too many redirects)."
-        if cause.endswith("ProtocolError"):  # the server runs: oversized headers, a broken chunk line
-            return f"The LLM endpoint {where} sent a reply this client could not read ({cause})."
         if mid_answer:
             return f"The LLM endpoint {where} closed the connection mid-answer."
+        err = exc  # httpx's own error, under the openai (and langchain-openai) wrappers
+        while err is not None and not type(err).__module__.startswith("httpx"):
+            err = err.__cause__ or err.__context__
+        cause = type(err).__name__ if err is not None else ""
+        if cause == "TooManyRedirects":
+            return f"The LLM endpoint {where} redirected the request in a loop (too many redirects)."
+        if cause.endswith("ProtocolError") and not re.search(r"disconnect|closed", str(err), re.I):
+            # the server runs and answered: oversized headers, a broken chunk line
+            return f"The LLM endpoint {where} sent a reply this client could not read ({cause})."
         return f"Cannot connect to the LLM endpoint {where}: is the server running?"
     if isinstance(exc, openai.BadRequestError):
         return f"The LLM endpoint {where} rejected the request (400): {endpoint_reason(exc, 400, cfg)}."
