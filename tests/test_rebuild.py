@@ -104,6 +104,23 @@ def test_damaged_vector_files_are_rebuilt_by_doctor_to_the_clean_index(base, tmp
     assert asked.returncode == 0 and "[1]" in asked.stdout
 
 
+def test_zeroed_vectors_no_file_check_sees_are_rebuilt_by_doctor_not_deleted(base, tmp_path):
+    """Fifth hostile round (#35): data_level0.bin overwritten with zeros passed every file check; `ask` still
+    answered, but doctor's search failed and said "delete the index and run ingest again" though the database held
+    every paper. Now doctor rebuilds it from them."""
+    folder, _ = base
+    before = snapshot(folder)
+    copy = tmp_path / "idx"
+    shutil.copytree(folder, copy)
+    data = _chunk_segment(copy) / "data_level0.bin"
+    data.write_bytes(bytes(data.stat().st_size))
+    doctor = cli("doctor", "--index", str(copy))
+    assert doctor.returncode == 0 and "delete" not in doctor.stdout, doctor.stdout + doctor.stderr
+    assert re.search(r"^ok    rebuilt the vector index at .* from the 120 papers it stores", doctor.stdout, re.M), \
+        doctor.stdout
+    assert same(snapshot(copy), before)
+
+
 def test_an_index_emptied_by_remove_is_no_damaged_index(base, tmp_path):
     """Fourth hostile round (#35): after `remove` of every paper, `ask` said the id map "maps ids none of which is
     a record of its collection" (damaged, run doctor): an emptied collection keeps its old map."""

@@ -55,6 +55,17 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
     try:
         idx = get_index(settings, repair=repaired.append)
         papers, chunks = idx.store.counts()
+        if not settings.store.host and papers and not repaired:
+            try:
+                idx.store.check_search()
+            except Exception as exc:  # noqa: BLE001 - hnswlib's own failure on damage no file check sees (zeroed
+                # vectors and links): doctor said "delete the index" while the database held every paper
+                from vectorstore.store import DamagedVectorsError
+
+                why = f"its vectors cannot be searched ({type(exc).__name__}: {str(exc)[:80]})"
+                _rebuild_damaged(settings, DamagedVectorsError(why, settings.index), repaired)
+                idx = get_index(settings, repair=repaired.append)
+                papers, chunks = idx.store.counts()
     except Exception as exc:
         return False, f"index: {_index_failure(exc, settings)}"
     where = f"{settings.store.host}:{settings.store.port}" if settings.store.host else str(settings.index)
@@ -103,6 +114,10 @@ def _index_failure(exc: BaseException, settings: Settings) -> str:
                     f"run the command again; nothing is lost ({first})")
     if isinstance(exc, StoreError):  # our own line names its remedy at its end: never cut
         return str(exc).splitlines()[0]
+    if isinstance(exc, PermissionError):
+        from assistant.faces.errors import permission_line
+
+        return permission_line(exc)
     if type(exc).__module__.split(".")[0] == "chromadb":
         return (f"Chroma cannot read the index ({first}): its files are damaged; delete {settings.index} and run "
                 "`paper-assistant ingest` again (the paper files are not touched)")

@@ -136,4 +136,13 @@ def exit_message(exc: BaseException) -> tuple[str, int]:
         return (f"the Chroma index failed ({type(exc).__name__}: {first[:200]}); if the disk is full, free some "
                 "space and try again; otherwise its files are damaged: delete the index folder and run "
                 "`paper-assistant ingest` again (the paper files are not touched)"), 2
+    if isinstance(exc, PermissionError):  # an index folder at mode 000 was "unexpected PermissionError" (a 5th round)
+        return permission_line(exc), 2
     return f"unexpected {type(exc).__name__}: {first}", 2
+
+
+def permission_line(exc: PermissionError) -> str:
+    """One line for a file or folder this user may not read or write (``exc.filename``), and what to do."""
+    where = exc.filename or "a file this command needs"
+    return (f"{where}: permission denied for this user: give this user read and write access to it (e.g. "
+            f"`chmod -R u+rwX` on the index folder), or run as its owner, or choose another --index")

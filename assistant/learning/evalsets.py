@@ -51,6 +51,12 @@ def load_questions(path: Path) -> list[dict]:
                 isinstance(g, str) for g in q["gold"]):  # a string gold was read as a list of its characters
             raise ValueError(f"{path}:{i}: 'question' must be a string and 'gold' a list of paper ids "
                              '(e.g. ["000_12a0d7b1c5c902c5#13"], or [] for an unanswerable question)')
+        if not q["question"].strip():
+            raise ValueError(f"{path}:{i}: the question is empty")
+        if not isinstance(q.get("qid", ""), (str, int)) or isinstance(q.get("qid"), bool):  # a dict was unhashable
+            raise ValueError(f"{path}:{i}: 'qid' must be a string (or a number)")
+        if "qid" in q:
+            q["qid"] = str(q["qid"])
         q.setdefault("qid", f"q{i}")
         q.setdefault("kind", "none" if not q["gold"] else "lookup")
         out.append(q)

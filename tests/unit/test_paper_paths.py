@@ -40,3 +40,24 @@ def test_a_file_name_with_a_line_break_is_skipped_and_shown_escaped(tmp_path):
     assert "\n" not in _error(evil) and _error(evil).endswith("forged.txt: its name holds a line break or other "
                                                                "control character: rename the file")
     assert "\n" not in _error(tmp_path / "gone\n.txt")
+
+
+def test_an_entry_this_user_may_not_stat_is_skipped_and_the_folder_read(tmp_path, monkeypatch):
+    """Fifth hostile round: as a user who may not search /root, a link `rl.jsonl -> /root/x.jsonl` inside an
+    ingested folder made `is_file()` raise: "unexpected PermissionError", exit 2, nothing ingested. (The tests run
+    as root, who may stat anything, so the refusal is made where the system would make it.)"""
+    (tmp_path / "good.txt").write_text("ICML 2026\n\nWe propose BarNet.\n")
+    denied = tmp_path / "rl.jsonl"
+    denied.symlink_to("/root/x.jsonl")
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        if str(path) == str(denied) and kwargs.get("follow_symlinks", True):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    skipped: list[str] = []
+    assert [f.name for f in iter_paper_files([tmp_path], skipped)] == ["good.txt"]
+    assert skipped == [f"{denied}: cannot be read (permission denied on it or on where it links): skipped; give this "
+                       "user access to it"]

@@ -79,3 +79,16 @@ def test_a_gold_that_is_no_list_of_ids_is_refused_naming_the_line(tmp_path):
     f = _write(tmp_path / "q.jsonl", {"question": "Which paper?", "gold": ["p1"]}, {"question": "Bad?", "gold": "p1"})
     with pytest.raises(ValueError, match=r"q\.jsonl:2: 'question' must be a string and 'gold' a list of paper ids"):
         load_questions(f)
+
+
+@pytest.mark.parametrize("bad, why", [({"qid": {"a": 1}}, "'qid' must be a string"), ({"qid": ["x"]}, "'qid' must be"),
+                                      ({"question": "  "}, "the question is empty")])
+def test_a_bad_qid_or_an_empty_question_is_refused_naming_the_line(tmp_path, bad, why):
+    """Fifth hostile round: a dict qid ended eval with "unexpected TypeError: unhashable type"; an empty question
+    gave an error naming no file or line."""
+    from assistant.learning.evalsets import load_questions
+
+    f = _write(tmp_path / "q.jsonl", {"question": "Which paper?", "gold": ["p1"]},
+               {"question": "Which other?", "gold": ["p2"], **bad})
+    with pytest.raises(ValueError, match=rf"q\.jsonl:2: {why}"):
+        load_questions(f)

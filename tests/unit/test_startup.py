@@ -171,3 +171,13 @@ def test_a_read_only_index_found_on_open_is_one_line_with_its_remedy(tmp_path, m
         make_client(tmp_path / "idx")
     assert str(err.value).startswith(f"the index at {tmp_path / 'idx'} cannot be read or written by this user")
     assert f"chmod -R u+rwX {tmp_path / 'idx'}" in str(err.value) and "code: 8" not in str(err.value)
+
+
+def test_a_permission_error_anywhere_is_one_line_with_its_remedy():
+    """Fifth hostile round (#35): an index folder at mode 000 gave "unexpected PermissionError: … idx/chroma"."""
+    from assistant.faces.errors import exit_message
+
+    line, code = exit_message(PermissionError(13, "Permission denied", "/data/idx/chroma"))
+    assert code == 2 and line == ("/data/idx/chroma: permission denied for this user: give this user read and write "
+                                  "access to it (e.g. `chmod -R u+rwX` on the index folder), or run as its owner, or "
+                                  "choose another --index")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
@@ -70,10 +71,13 @@ def iter_paper_files(paths: Iterable[str | Path], unreadable: list[str] | None =
             # Subfolders too ("papers/2024/a.jsonl"); extensions in any case ("list.TXT").
             named = sorted(f for f in p.rglob("*") if f.suffix.lower() in SUPPORTED_SUFFIXES
                            and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            kinds = {f: _kind(f) for f in named}
             if unreadable is not None:  # a FIFO "a.txt" among the papers was passed over without a word
-                unreadable += [not_a_file(f) for f in named if not f.is_file() and not f.is_dir()]
-                unreadable += [control_named(f) for f in named if f.is_file() and control_named(f)]
-            yield from once(f for f in named if f.is_file() and _in_folder(f) and not control_named(f))
+                unreadable += [not_a_file(f) for f in named if kinds[f] == "other"]
+                unreadable += [f"{shown(f)}: cannot be read (permission denied on it or on where it links): skipped; "
+                               "give this user access to it" for f in named if kinds[f] == "denied"]
+                unreadable += [control_named(f) for f in named if kinds[f] == "file" and control_named(f)]
+            yield from once(f for f in named if kinds[f] == "file" and _in_folder(f) and not control_named(f))
         elif p.is_file():
             if p.suffix.lower() not in SUPPORTED_SUFFIXES:
                 raise CorpusError(f"{shown(p)}: unsupported file type {p.suffix!r} (use {KINDS})")
@@ -89,6 +93,19 @@ def iter_paper_files(paths: Iterable[str | Path], unreadable: list[str] | None =
             unreadable.append(not_a_file(p))
         else:
             raise CorpusError(not_a_file(p))
+
+
+def _kind(path: Path) -> str:
+    """What a folder's entry is, its link followed: "file", "dir", "denied" (its stat refused: a link into a folder
+    this user may not search made ``is_file()`` raise, aborting the whole folder, a fifth hostile round) or
+    "other" (a FIFO, socket or device; a dangling link or a loop)."""
+    try:
+        mode = os.stat(path).st_mode
+    except PermissionError:
+        return "denied"
+    except OSError:
+        return "other"
+    return "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "other"
 
 
 def shown(path: Path | str) -> str:
