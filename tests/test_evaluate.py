@@ -189,3 +189,18 @@ def test_a_question_file_with_a_bom_and_unknown_gold_ids_is_read_with_a_warning(
     assert rep.missing_gold == ["other#3"]
     assert "warning: 1 gold paper ids are not in this index (e.g. other#3)" in format_report(rep)
     assert rep.ranking["hybrid"]["acronym"]["R@1"] == 0.5  # one of its two gold papers is first
+
+
+def test_an_eval_corpus_that_gives_no_paper_is_one_line(tmp_path):
+    """Fifth hostile round (#35): `eval --corpus empty.jsonl` (or a FIFO, a 200 MiB file, invalid UTF-8) ended with
+    "unexpected AttributeError: 'BM25' object has no attribute 'vocab_dict'", the reason never said."""
+    from assistant.learning import open_corpus_index
+    from assistant.settings import load_settings
+
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "latin1.jsonl").write_bytes(b'{"id": "p1", "abstract": "caf\xe9"}\n')
+    settings = load_settings(index=tmp_path / "idx")
+    with pytest.raises(ValueError, match=r"^the --corpus files gave no paper to evaluate over \(no file gave a paper\)$"):
+        open_corpus_index(settings, [tmp_path / "empty.jsonl"])
+    with pytest.raises(ValueError, match=r"gave no paper to evaluate over \(.*latin1\.jsonl: invalid UTF-8 at byte"):
+        open_corpus_index(settings, [tmp_path / "latin1.jsonl"])

@@ -70,6 +70,13 @@ def _exists(path: Path) -> bool:
         return False
 
 
+def _umask() -> int:
+    """The process' file-creation mask (read by setting it and setting it back: the only way to read it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_output(path: str | Path, write: Callable[[BinaryIO], object], flag: str = "--export") -> None:
     """Write ``path`` all or nothing: ``write(f)`` fills a new file beside it (``.NAME.*.part``, in the same folder,
     created with the folders above it), which then replaces ``path`` in one rename; a failure meanwhile (a full
@@ -95,8 +102,10 @@ def write_output(path: str | Path, write: Callable[[BinaryIO], object], flag: st
     part = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, part = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".part", dir=path.parent)
-        os.fchmod(fd, stat.S_IMODE(before.st_mode) if before is not None else 0o644)
+        # The new file's name within the name limit in bytes (a 255-byte name was refused at 200 characters).
+        stem = os.fsencode(path.name)[:100].decode("utf-8", "ignore")
+        fd, part = tempfile.mkstemp(prefix=f".{stem}.", suffix=".part", dir=path.parent)
+        os.fchmod(fd, stat.S_IMODE(before.st_mode) if before is not None else 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()

@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from assistant.evaluation.tally import MODES, RERANKED, Tally
-from assistant.learning import (corpus_settings, load_question_files)
+from assistant.learning import load_question_files
 from assistant.settings import Settings
 from assistant.types import Verdict
 
@@ -123,14 +123,10 @@ def _eval_index(settings: Settings, distractors: Path | None, corpus: list[Path]
 
     if distractors is None and not corpus:
         return settings, get_index(settings)
-    from vectorstore.ingest import ingest
+    from assistant.learning import open_corpus_index
 
-    corpus = list(corpus or settings.corpus)
-    settings = corpus_settings(settings, corpus, Path(distractors) if distractors else None)
-    idx = get_index(settings, create=True)
-    ingest([*corpus, *([distractors] if distractors else [])], idx, write_batch=settings.store.write_batch,
-           **(ingest_callbacks or {}))
-    return settings, idx
+    return open_corpus_index(settings, list(corpus or settings.corpus), ingest_callbacks=ingest_callbacks,
+                             distractors=distractors)
 
 
 def _fill(report: EvalReport, tally: Tally, assistant) -> None:

@@ -10,7 +10,7 @@ from assistant import public_face
 __getattr__, __dir__, __all__ = public_face(__name__, {
     "crossencoder_fit": ("FitSettings",),
     "crossencoder_calibrate": ("calibration_rows", "candidate_logits", "recalibrate_relevance", "train_relevance"),
-    "evalsets": ("corpus_settings", "distractor_settings", "load_question_files", "load_questions"),
+    "evalsets": ("corpus_settings", "distractor_settings", "load_question_files", "load_questions", "open_corpus_index"),
     "train": ("abstention_lines", "cross_validate", "format_cv", "importance_lines", "train_report"),
     "trainset": ("collect_all", "neutral_models"),
     "types": ("TrainSettings",),

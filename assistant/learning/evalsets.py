@@ -97,17 +97,23 @@ def distractor_settings(settings: Settings, corpus: list[Path], distractors: Pat
     return corpus_settings(settings, corpus, distractors)
 
 
-def open_corpus_index(settings, corpus: list, explicit_index: bool = False, ingest_callbacks: dict | None = None):
-    """``(settings, index)`` of an index holding ``corpus`` (paper files): the configured index when
-    ``explicit_index``, else a folder beside it keyed by the corpus' paths (built once, then reused,
-    as the eval's distractor index). Papers missing from it are ingested first."""
+def open_corpus_index(settings, corpus: list, explicit_index: bool = False, ingest_callbacks: dict | None = None,
+                      distractors: Path | None = None):
+    """``(settings, index)`` of an index holding ``corpus`` (paper files) and ``distractors`` (a paper file): the
+    configured index when ``explicit_index``, else a folder beside it keyed by their paths (built once, then
+    reused, as the eval's distractor index). Papers missing from it are ingested first. Raises ValueError when
+    the index then holds no paper (every file skipped: their reasons)."""
     from assistant.answer import get_index
     from vectorstore.ingest import ingest
 
     if not explicit_index:
-        settings = corpus_settings(settings, [Path(p) for p in corpus])
+        settings = corpus_settings(settings, [Path(p) for p in corpus], Path(distractors) if distractors else None)
     idx = get_index(settings, create=True)
-    ingest(list(corpus), idx, write_batch=settings.store.write_batch, **(ingest_callbacks or {}))
+    report = ingest([*corpus, *([distractors] if distractors else [])], idx, write_batch=settings.store.write_batch,
+                    **(ingest_callbacks or {}))
+    if not idx.store.counts()[0]:  # nothing to evaluate over: BM25 failed on the empty index (a fifth hostile round)
+        why = "; ".join(report.skipped[:3]) or "no file gave a paper"
+        raise ValueError(f"the --corpus files gave no paper to evaluate over ({why})")
     return settings, idx
 
 
