@@ -43,7 +43,7 @@ def one_line(exc: BaseException) -> str:
             got = err.get("input")
             shown = "" if isinstance(got, dict) else f" (got {_hide_secrets(where, got)!r})"
             msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")  # a validator's own words
-            if isinstance(got, str) and "://" in got:  # the URL parser quotes parts of it: a password's, a key's
+            if isinstance(got, str) and _url_like(where, got):  # the URL parser quotes parts: a password's, a key's
                 msg = _secret_runs(re.sub(r"'[^']*'", "'***'", msg) if "@" in got else msg)
             parts.append(f"{where}: {msg}{shown}")
         what = "setting" if exc.title == "Settings" else exc.title.lower()
@@ -64,23 +64,41 @@ def _hide_secrets(where: str, value):
     if re.search(r"(?:^|_)(?:key|token|secret|password|passwd|auth|headers?)$", field, re.I) and not re.search(
             r"per_token$", field, re.I):
         return "***"
-    if isinstance(value, str) and "://" in value:
+    if isinstance(value, str) and _url_like(where, value):
         return _shown_url(value)
     return _secret_runs(value) if isinstance(value, str) else value  # a key pasted into another setting
 
 
+def _url_like(where: str, value: str) -> bool:
+    """A setting's input read as a URL: a URL field's (``base_url``, ``host``), or any holding ``://`` or ``@``
+    (a password in ``user:pw@host:8000/v1``, no scheme, reached the error whole: a sixth hostile round)."""
+    return bool(re.search(r"(?:url|host)$", where, re.I)) or "://" in value or "@" in value
+
+
 def _without_the_key(line: str) -> str:
-    """``line`` with the configured API key (``OPENAI_API_KEY``, as the settings read it from the environment
-    and ``.env``) masked in every form :func:`assistant.text.redact` knows: pasted into another setting (a base
-    URL, a timeout), a settings error showed it verbatim (a fifth hostile round)."""
+    """``line`` with the configured secrets masked in every form :func:`assistant.text.redact` knows: the API key
+    (``OPENAI_API_KEY`` or ``PAPER_ASSISTANT_LLM__API_KEY``) and the page's password (``PAPER_ASSISTANT_UI__AUTH``),
+    as the settings read them from the environment and ``.env``. Pasted into another setting (a base URL, a
+    timeout), a settings error showed the key verbatim (fifth and sixth hostile rounds)."""
     try:
         from pydantic import SecretStr
+        from pydantic_settings import BaseSettings, SettingsConfigDict
 
-        from assistant.settings import LLMSettings, _OpenAIEnv
+        from assistant.settings import ENV_FILES, LLMSettings, _OpenAIEnv
         from assistant.text import redact
 
-        key = _OpenAIEnv().api_key
-        return redact(line, LLMSettings(api_key=SecretStr(key.get_secret_value()))) if key else line
+        class Secrets(BaseSettings):  # read alone: the settings as a whole are what failed
+            model_config = SettingsConfigDict(env_prefix="PAPER_ASSISTANT_", env_nested_delimiter="__",
+                                              env_file=ENV_FILES, extra="ignore")
+            llm: dict = {}
+            ui: dict = {}
+
+        found = Secrets()
+        keys = [_OpenAIEnv().api_key and _OpenAIEnv().api_key.get_secret_value(), found.llm.get("api_key"),
+                str(found.ui.get("auth") or "").partition(":")[2]]
+        for key in (k for k in keys if isinstance(k, str) and k.strip()):
+            line = redact(line, LLMSettings(api_key=SecretStr(key)))
+        return _secret_runs(line)
     except Exception:  # noqa: BLE001 - the error being shown is about the settings: never replace it with another
         return _secret_runs(line)
 

@@ -258,3 +258,19 @@ def test_the_key_pasted_into_another_setting_is_masked_in_the_settings_error(mon
         line = one_line(err.value)
         assert line.startswith("invalid llmsettings ") and "***" in line
         assert not any(key[i : i + 8] in line for i in range(len(key) - 7)), line
+
+
+def test_a_prefixed_key_pasted_elsewhere_and_a_schemeless_password_are_masked(monkeypatch):
+    """Sixth hostile round: a key set as PAPER_ASSISTANT_LLM__API_KEY (not key-shaped: vLLM's "token-abc123") and
+    pasted into TIMEOUT, and the password of a base URL without "://", reached the settings error whole."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("PAPER_ASSISTANT_LLM__API_KEY", "token-abc123")
+    for bad, shown in (({"timeout": "token-abc123"}, "(got '***')"), ({"base_url": "token-abc123"}, "(got '***')"),
+                       ({"base_url": "user:p4ssw0rd@127.0.0.1:8000/v1"}, "(got '***@127.0.0.1:8000/v1')"),
+                       ({"base_url": "http:/user:p4ssw0rd@127.0.0.1:8000/v1"}, "(got '***@127.0.0.1:8000/v1')"),
+                       ({"base_url": "127.0.0.1:8000/v1?k=value"}, "(got '127.0.0.1:8000/v1?***')"),
+                       ({"timeout": "abc"}, "(got 'abc')")):  # nothing secret: the user's own value
+        with pytest.raises(ValidationError) as err:
+            LLMSettings(model="m", **bad)
+        line = one_line(err.value)
+        assert line.endswith(shown) and "abc123" not in line and "p4ss" not in line and "value'" not in line, line
