@@ -131,7 +131,7 @@ def _health_problems(settings: Settings) -> list[str]:
     that is no file (questions work, every ingest stops)."""
     from assistant.answer import get_index, writer_of
     from vectorstore.store import LexicalIndex, cannot_write, not_a_file
-    from vectorstore.integrity import foreign_folders, lock_file_problem, rebuild
+    from vectorstore.integrity import foreign_folders, lock_file_problem, own_folders_missing, rebuild
     from vectorstore.papers import counted
 
     idx = get_index(settings)
@@ -162,10 +162,16 @@ def _health_problems(settings: Settings) -> list[str]:
     root = idx.directory / "chroma"
     # Every vector and link of the HNSW files was read before Chroma opened them (_check_index).
     foreign = foreign_folders(root) if root.is_dir() else []
-    if foreign:
+    if foreign and not own_folders_missing(root):  # the index has all its own: these are stray copies
+        problems.append(f"{counted(len(foreign), 'vector folder')} in {root} ({', '.join(foreign[:2])}"
+                        f"{'…' if len(foreign) > 2 else ''}) belong to no collection of its database and are not used "
+                        f"(copies?): remove {'it' if len(foreign) == 1 else 'them'} to free the space (the index "
+                        "and its papers are sound)")
+    elif foreign:
         problems.append(f"{counted(len(foreign), 'vector folder')} in {idx.directory / 'chroma'} "
                         f"({', '.join(foreign[:2])}{'…' if len(foreign) > 2 else ''}) belong to no collection of its "
-                        f"database: chroma.sqlite3 may come from another index, and its papers be missing: "
+                        f"database: if `paper-assistant list --index {idx.directory}` shows all your papers, they are "
+                        f"stray copies: remove them; if papers are missing, chroma.sqlite3 came from another index: "
                         f"{rebuild(idx.directory)}")
     for cache in sorted(idx.directory.glob("dense-*")):
         odd = not_a_file(cache)

@@ -66,7 +66,18 @@ def _hide_secrets(where: str, value):
         return "***"
     if isinstance(value, str) and _url_like(where, value):
         return _shown_url(value)
-    return _secret_runs(value) if isinstance(value, str) else value  # a key pasted into another setting
+    if isinstance(value, (int, float, type(None))):  # bool included
+        return value
+    # Any other text is shown only when it is a number, a truth value or a path: a secret the user pasted into
+    # the wrong setting (a timeout, the role) reached the error however the key was set (rounds five to seven).
+    if isinstance(value, str) and (_PLAIN.fullmatch(value.strip()) or re.search(r"(?:index|corpus|dir)$", field)):
+        return value
+    return "***"
+
+
+_PLAIN = re.compile(r"[+-]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity|nan)|true|false|yes|no|on|off|",
+                    re.I)
+"""Setting inputs shown as given: numbers (inf and nan too), truth values, nothing."""
 
 
 def _url_like(where: str, value: str) -> bool:
@@ -90,12 +101,21 @@ def _without_the_key(line: str) -> str:
         class Secrets(BaseSettings):  # read alone: the settings as a whole are what failed
             model_config = SettingsConfigDict(env_prefix="PAPER_ASSISTANT_", env_nested_delimiter="__",
                                               env_file=ENV_FILES, extra="ignore")
-            llm: dict = {}
-            ui: dict = {}
+            llm: dict | str | list | int | float | None = None
+            ui: dict | str | list | int | float | None = None
 
-        found = Secrets()
-        keys = [_OpenAIEnv().api_key and _OpenAIEnv().api_key.get_secret_value(), found.llm.get("api_key"),
-                str(found.ui.get("auth") or "").partition(":")[2]]
+        def read(source):  # each source alone: one bad variable must not hide the others' secrets
+            try:
+                return source()
+            except Exception:  # noqa: BLE001 - a section that is no object, a .env that cannot be read
+                return None
+
+        found = read(Secrets)
+        openai_key = read(lambda: _OpenAIEnv().api_key)
+        llm, ui = (getattr(found, name, None) for name in ("llm", "ui"))
+        keys = [openai_key.get_secret_value() if openai_key else None,
+                llm.get("api_key") if isinstance(llm, dict) else None,
+                str(ui.get("auth") or "").partition(":")[2] if isinstance(ui, dict) else None]
         for key in (k for k in keys if isinstance(k, str) and k.strip()):
             line = redact(line, LLMSettings(api_key=SecretStr(key)))
         return _secret_runs(line)

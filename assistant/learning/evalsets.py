@@ -55,6 +55,8 @@ def load_questions(path: Path) -> list[dict]:
             raise ValueError(f"{path}:{i}: the question is empty")
         if not isinstance(q.get("qid", ""), (str, int)) or isinstance(q.get("qid"), bool):  # a dict was unhashable
             raise ValueError(f"{path}:{i}: 'qid' must be a string (or a number)")
+        if not isinstance(q.get("kind", ""), str):  # so was a dict kind (a sixth hostile round)
+            raise ValueError(f"{path}:{i}: 'kind' must be a string (e.g. \"lookup\", \"none\")")
         if "qid" in q:
             q["qid"] = str(q["qid"])
         q.setdefault("qid", f"q{i}")

@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import json
 
+MAX_SESSIONS = 64
+"""MCP-over-HTTP sessions held at once; a new one past it is refused by the SDK until one closes or idles out."""
+SESSION_IDLE_SECONDS = 600
+"""Seconds after which an idle MCP-over-HTTP session is closed (a client then starts a new one)."""
+
 
 def bad_id_request(body: bytes) -> bool:
     """True when ``body`` (a POST body, UTF-8 JSON) is one request, or a batch holding one, whose ``id`` JSON-RPC
@@ -65,6 +70,10 @@ async def serve_http(server, host: str, port: int) -> None:
     import uvicorn
     from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
-    app = AnswerBadIds(server.streamable_http_app(host=host), DEFAULT_MAX_REQUEST_BODY_SIZE)
+    # Sessions bounded in number and idle time: the SDK's 10,000 for 30 minutes let a local process hold 6,000 of
+    # them (230 MB, a seventh hostile round); one assistant serves a few clients.
+    app = AnswerBadIds(server.streamable_http_app(host=host, max_sessions=MAX_SESSIONS,
+                                                  session_idle_timeout=SESSION_IDLE_SECONDS),
+                       DEFAULT_MAX_REQUEST_BODY_SIZE)
     await uvicorn.Server(uvicorn.Config(app, host=host, port=port,
                                         log_level=server.settings.log_level.lower())).serve()

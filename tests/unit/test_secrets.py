@@ -269,7 +269,7 @@ def test_a_prefixed_key_pasted_elsewhere_and_a_schemeless_password_are_masked(mo
                        ({"base_url": "user:p4ssw0rd@127.0.0.1:8000/v1"}, "(got '***@127.0.0.1:8000/v1')"),
                        ({"base_url": "http:/user:p4ssw0rd@127.0.0.1:8000/v1"}, "(got '***@127.0.0.1:8000/v1')"),
                        ({"base_url": "127.0.0.1:8000/v1?k=value"}, "(got '127.0.0.1:8000/v1?***')"),
-                       ({"timeout": "abc"}, "(got 'abc')")):  # nothing secret: the user's own value
+                       ({"timeout": "abc"}, "(got '***')"), ({"timeout": "-5"}, "(got '-5')")):  # text hidden, numbers shown
         with pytest.raises(ValidationError) as err:
             LLMSettings(model="m", **bad)
         line = one_line(err.value)

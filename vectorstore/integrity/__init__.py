@@ -12,5 +12,5 @@ from vectorstore import public_face
 
 __getattr__, __dir__, __all__ = public_face(__name__, {
     "database": ("SQLITE_CORRUPT", "database_damaged", "database_problem", "lock_file_problem", "older_database", "rebuild", "record_generation", "repair"),
-    "vectors": ("foreign_folders", "hnsw_problem", "vector_files_problem"),
+    "vectors": ("foreign_folders", "hnsw_problem", "own_folders_missing", "vector_files_problem"),
 })

@@ -245,6 +245,31 @@ def vector_files_problem(directory: Path, full: bool = False) -> str | None:
     return None
 
 
+def own_folders_missing(root: Path) -> bool:
+    """True when the :func:`foreign_folders` of ``root`` (an index's ``chroma/``) look like another index's: one
+    holds more vectors than any vector folder its database names (or it names none with vectors); False when
+    they look like stray copies the index does not use (a sixth hostile round: doctor said to delete a sound index
+    for one) or the database cannot be read."""
+    import sqlite3
+    from contextlib import closing
+
+    def vectors(folder: Path) -> int:
+        try:
+            return int.from_bytes((folder / "header.bin").read_bytes()[20:28], "little")  # cur_element_count
+        except OSError:
+            return -1
+
+    try:
+        with closing(sqlite3.connect(f"file:{root / 'chroma.sqlite3'}?mode=ro", uri=True)) as db:
+            own = [r[0] for r in db.execute("SELECT id FROM segments WHERE scope = 'VECTOR'")]
+    except sqlite3.Error:
+        return False
+    # Opening the index makes its own folders, so their presence tells nothing: a stray copy holds no more vectors
+    # than the index's own folders, another index's folders (the database swapped) usually far more.
+    most = max((vectors(root / seg) for seg in own), default=-1)
+    return most <= 0 or any(vectors(root / name) > most for name in foreign_folders(root))  # 0: cannot tell
+
+
 def foreign_folders(root: Path) -> list[str]:
     """HNSW folders under ``root`` (an index's ``chroma/``) that its database names no segment for:
     what is left when ``chroma.sqlite3`` was replaced by another index's (every question then answers
