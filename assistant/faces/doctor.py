@@ -18,7 +18,15 @@ from assistant.settings import LLMSettings, Settings
 
 def run_doctor(settings: Settings) -> Iterator[tuple[bool, str]]:
     """Yield ``(ok, one-line message)`` for the index (with its health: :func:`_health_problems`),
-    then (if configured) the LLM endpoint."""
+    then (if configured) the LLM endpoint; the configured secrets masked in every line (a key pasted into a host
+    setting was printed, a hostile round)."""
+    from assistant.faces.errors import without_secrets
+
+    for ok, line in _doctor_lines(settings):
+        yield ok, without_secrets(line)
+
+
+def _doctor_lines(settings: Settings) -> Iterator[tuple[bool, str]]:
     ok, line = _check_index(settings)
     if ok:
         problems = _health_problems(settings)

@@ -274,3 +274,17 @@ def test_a_prefixed_key_pasted_elsewhere_and_a_schemeless_password_are_masked(mo
             LLMSettings(model="m", **bad)
         line = one_line(err.value)
         assert line.endswith(shown) and "abc123" not in line and "p4ss" not in line and "value'" not in line, line
+
+
+def test_every_error_line_masks_the_configured_secrets_and_nothing_else(monkeypatch):
+    """Eighth hostile round: the key pasted into a host setting came back in runtime errors ("refusing to bind
+    token-abc123 …", "cannot reach Chroma server at token-abc123:8000"), which only settings errors masked."""
+    from assistant.faces.errors import exit_message
+
+    monkeypatch.setenv("OPENAI_API_KEY", "token-abc123")
+    monkeypatch.setenv("PAPER_ASSISTANT_UI__AUTH", "admin:hunter2pw")
+    for text in ("refusing to bind token-abc123 without authentication", "cannot serve on hunter2pw:7860"):
+        line, code = exit_message(ValueError(text))
+        assert code == 2 and "***" in line and "abc123" not in line and "hunter2" not in line, line
+    paper = "no indexed paper has id '000_12a0d7b1c5c902c5#3'; did you mean 000_12a0d7b1c5c902c5#13?"
+    assert exit_message(ValueError(paper)) == (paper, 2)  # an id is no secret: left whole
