@@ -178,7 +178,7 @@ def _health_problems(settings: Settings) -> list[str]:
     elif foreign:
         problems.append(f"{counted(len(foreign), 'vector folder')} in {idx.directory / 'chroma'} "
                         f"({', '.join(foreign[:2])}{'…' if len(foreign) > 2 else ''}) belong to no collection of its "
-                        f"database: if `paper-assistant list --index {idx.directory}` shows all your papers, they are "
+                        f"database: if the papers `paper-assistant doctor` counts are all yours, they are "
                         f"stray copies: remove them; if papers are missing, chroma.sqlite3 came from another index: "
                         f"{rebuild(idx.directory)}")
     for cache in sorted(idx.directory.glob("dense-*")):

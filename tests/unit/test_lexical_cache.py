@@ -94,3 +94,13 @@ def test_a_reordered_bm25_cache_is_not_loaded(tmp_path, damage):
     loaded, why = LexicalIndex.inspect(folder)
     assert loaded is None and why == ("its checksum does not match its ids and BM25 arrays (ids or rows put in "
                                       "another order?)")
+
+
+def test_an_ids_file_far_larger_than_its_arrays_is_refused_unread(tmp_path):
+    """Eighth hostile round: a 5 GB sparse ids.json was read whole (5.4 GB of memory) before any check."""
+    folder = tmp_path / "bm25-abstracts"
+    LexicalIndex.build(CHUNKS, "6:1:x").save(folder)
+    with (folder / "ids.json").open("r+b") as f:
+        f.truncate(8 * 2**30)  # sparse: nothing is written, and nothing may be read
+    loaded, why = LexicalIndex.inspect(folder)
+    assert loaded is None and why == "ids.json is 8,589,934,592 bytes, far more than its arrays can need"
