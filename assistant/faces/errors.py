@@ -44,7 +44,7 @@ def one_line(exc: BaseException) -> str:
             shown = "" if isinstance(got, dict) else f" (got {_hide_secrets(where, got)!r})"
             msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")  # a validator's own words
             if isinstance(got, str) and _url_like(where, got):  # the URL parser quotes parts: a password's, a key's
-                msg = _secret_runs(re.sub(r"'[^']*'", "'***'", msg) if "@" in got else msg)
+                msg = re.sub(r"'[^']*'", "'***'", msg) if "@" in got else msg  # key-shaped runs: the whole line's
             parts.append(f"{where}: {msg}{shown}")
         what = "setting" if exc.title == "Settings" else exc.title.lower()
         return _secret_runs(without_secrets(f"invalid {what} " + "; ".join(parts)))
@@ -57,9 +57,9 @@ def one_line(exc: BaseException) -> str:
 
 
 def _hide_secrets(where: str, value):
-    """A setting's input as shown in an error: a key, token, password or ``user:pass`` (``auth``) as ``***``,
-    and the password of a URL (``http://user:pw@host``) masked. Judged by the field's own name, so
-    ``max_tokens`` or ``reply_chars_per_token`` shows the user's number (it was ``'***'``, a third hostile round)."""
+    """A setting's input as shown in an error: a key, token, password or ``user:pass`` (``auth``) field's as ``***``
+    (judged by the field's own name, so ``max_tokens`` shows the user's number); a URL as :func:`_shown_url`; a
+    number, a truth value or a path as given; any other text as ``***`` (it may be a secret pasted there)."""
     field = where.rsplit(".", 1)[-1]
     if re.search(r"(?:^|_)(?:key|token|secret|password|passwd|auth|headers?)$", field, re.I) and not re.search(
             r"per_token$", field, re.I):
@@ -126,11 +126,11 @@ def without_secrets(line: str) -> str:
 
 def _shown_url(url: str) -> str:
     """A URL as a settings error shows it: everything before its last ``@`` (a user and password, even one
-    holding ``/`` or ``@``), its query and fragment, and any run of 16+ letters and digits with both (a key
-    pasted into the host or path) as ``***``; the scheme, host, port and plain path as given. A fourth hostile
+    holding ``/`` or ``@``) and its query and fragment as ``***`` (key-shaped runs in the host or path are masked
+    with the whole line, :func:`_secret_runs`); the scheme, host, port and plain path as given. A fourth hostile
     round saw the password's tail past a second ``@``, and the API key pasted into a bad base URL, verbatim."""
     shown = re.sub(r"^([a-z][a-z0-9+.-]*://)?.*@", lambda m: f"{m.group(1) or ''}***@", url, flags=re.I | re.S)
-    return _secret_runs(re.sub(r"[?#].*", "?***", shown, flags=re.S))
+    return re.sub(r"[?#].*", "?***", shown, flags=re.S)  # its key-shaped runs go with the whole line's
 
 
 def _secret_runs(text: str) -> str:
