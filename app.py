@@ -12,18 +12,19 @@ def main() -> int:
     CLI's code (2: one the user can fix) after its one line on stderr, as ``paper-assistant serve`` prints it."""
     # Importing the assistant package first switches every library's telemetry off (vectorstore.offline),
     # before Gradio loads.
-    from assistant.faces import exit_message
+    from assistant.faces import exit_message, safe_streams
     from assistant.page import launch
     from assistant.settings import load_settings
 
-    try:
-        launch(load_settings())
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:  # one line, as the CLI prints it
-        message, code = exit_message(exc)
-        print(f"error: {message}", file=sys.stderr)
-        return code
+    with safe_streams():  # the log and errors as the CLI's: no escape sequences, the configured secrets masked
+        try:
+            launch(load_settings())
+        except KeyboardInterrupt:
+            return 130
+        except Exception as exc:  # one line, as the CLI prints it
+            message, code = exit_message(exc)
+            print(f"error: {message}", file=sys.stderr)
+            return code
     return 0
 
 

@@ -532,3 +532,44 @@ def test_a_malformed_chat_history_gets_no_internals_and_a_bounded_log(settings, 
         assert "Symplectic Positional Embeddings" in json.dumps(chat)
     finally:
         demo.close()
+
+
+def test_the_configured_key_typed_into_an_input_is_masked_in_the_page_s_errors(settings, assistant, monkeypatch):
+    """Ninth hostile round: the user's own key sent as the year filter came back in Gradio's error ("Value: … is
+    not in the list of choices"), and as a paper to relate in the page's own error line. Launched as `serve`
+    launches it, every error reply masks the configured secrets; answers are not touched."""
+    import json
+    import urllib.request
+
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    import assistant.page as web
+
+    key = "sk-hostile9-Zq7Wm2Xc4Vb8Nk3L"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    port = free_port()
+    demo = web.build_app(settings.model_copy(update={"ui": settings.ui.model_copy(update={"port": port})}), assistant)
+    demo.queue(default_concurrency_limit=20)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, share=False, quiet=True,
+                **web.page_options())
+    try:
+        code, body = _post(f"http://127.0.0.1:{port}/gradio_api/call/chat",
+                           json.dumps({"data": ["What is SyPE?", [], [], "any", key, "any", False, "any"]}).encode(),
+                           "application/json")
+        assert code == 200, body[:300]
+        event = json.loads(body)["event_id"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/gradio_api/call/chat/{event}", timeout=60) as r:
+            stream = r.read().decode()
+        assert stream.startswith("event: error") and "not in the list of choices" in stream, stream[:300]
+        assert key not in stream and "***" in stream, stream[:300]
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        with pytest.raises(AppError) as err:
+            client.predict("What is SyPE?", [], [], "any", key, api_name="/chat")
+        assert key not in str(err.value) and "***" in str(err.value), str(err.value)[:300]
+        shown = client.predict("", f"{key}#3", 10, api_name="/related")  # an unknown paper: the page's own line
+        assert shown.startswith("⚠") and key not in shown and "***" in shown, shown[:300]
+        _, chat = client.predict("What is SyPE?", [], api_name="/chat")[:2]  # answers pass whole
+        assert "Symplectic Positional Embeddings" in json.dumps(chat)
+    finally:
+        demo.close()

@@ -201,7 +201,7 @@ def test_streamable_http_on_loopback(index, index_dir, tmp_path):
     port = free_port()
     log = open(tmp_path / "stderr.log", "w+")
     proc = subprocess.Popen([sys.executable, *server_args(index_dir, "--http", "--port", str(port))], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=log, env=dict(os.environ))
+                            stdout=subprocess.PIPE, stderr=log, env={**os.environ, "OPENAI_API_KEY": KEY})
     try:
         deadline = time.monotonic() + 120
         while f"127.0.0.1:{port}/mcp" not in (tmp_path / "stderr.log").read_text():
@@ -213,7 +213,14 @@ def test_streamable_http_on_loopback(index, index_dir, tmp_path):
                 try:
                     async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=300) as client:
                         tools = {t.name for t in (await client.list_tools()).tools}
-                        return tools, await client.call_tool("search", {"query": "What is OmniMoE?", "k": 2})
+                        # The configured key typed as a filter or a tool's name is masked in the error (round nine).
+                        errors = [await client.call_tool("search", {"query": "MoE", "venue": KEY})]
+                        try:
+                            errors.append(await client.call_tool(KEY, {}))
+                        except Exception as exc:  # noqa: BLE001 - a JSON-RPC error, as the client raises it
+                            errors.append(exc)
+                        return tools, await client.call_tool("search", {"query": "What is OmniMoE?", "k": 2}), errors
+
                 except Exception:
                     if proc.poll() is not None:
                         raise
@@ -221,8 +228,11 @@ def test_streamable_http_on_loopback(index, index_dir, tmp_path):
             raise AssertionError("the HTTP server never answered")
 
         with start_blocking_portal() as portal:
-            tools, result = portal.call(session)
+            tools, result, errors = portal.call(session)
         assert tools == TOOLS
+        shown = [e.content[0].text if hasattr(e, "content") else str(e) for e in errors]
+        assert all(KEY not in text and "***" in text for text in shown), shown
+        assert "no indexed paper has venue" in shown[0]
         assert ok(result)["papers"][0]["paper_id"] == OMNIMOE
         # A web page elsewhere cannot reach it through DNS rebinding: a foreign Host header is refused.
         import urllib.error
@@ -330,13 +340,14 @@ class RawStdio:
     """A server subprocess over stdio driven by hand (the lines a client may send, byte for byte), its
     replies read from a thread so a missing one fails after ``wait`` seconds instead of hanging."""
 
-    def __init__(self, index_dir: Path, log: Path):
+    def __init__(self, index_dir: Path, log: Path, env: dict | None = None):
         import queue
         import threading
 
         self.log = log
         self.proc = subprocess.Popen([sys.executable, *server_args(index_dir)], cwd=ROOT, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=open(log, "w"))
+                                     stdout=subprocess.PIPE, stderr=open(log, "w"),
+                                     env={**os.environ, **(env or {})})
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=lambda: [self.lines.put(x) for x in iter(self.proc.stdout.readline, b"")],
                          daemon=True).start()
@@ -420,6 +431,38 @@ def test_raw_stdio_answers_a_request_whose_id_is_no_string_or_integer(raw_stdio)
     raw.rpc({"jsonrpc": "2.0", "id": -7, "method": "tools/list"})  # integers and strings stay ids
     assert raw.reply()["id"] == -7
     raw.close()
+
+
+KEY = "sk-hostile9-Zq7Wm2Xc4Vb8Nk3L"
+
+
+def test_raw_stdio_masks_the_configured_key_in_every_error_it_sends(index, index_dir, tmp_path):
+    """Ninth hostile round: the user's own key typed into a tool's argument, a tool's name or a method came back
+    verbatim in the error naming it ("no indexed paper has venue …", "Unknown tool: …", pydantic's report).
+    Every error reply is masked as it leaves; the ids a client matches replies by are not."""
+    raw = RawStdio(index_dir, tmp_path / "stderr.log", env={"OPENAI_API_KEY": KEY})
+    try:
+        raw.handshake()
+        sent = [
+            {"name": "search", "arguments": {"query": "mixture of experts", "venue": KEY}},  # a user error
+            {"name": "search", "arguments": {"query": "mixture of experts", "k": KEY}},  # the schema's error
+            {"name": KEY, "arguments": {}},  # an unknown tool
+            {"name": "get_paper", "arguments": {"paper_id": f"{KEY}#1"}},  # an unknown paper
+        ]
+        for n, params in enumerate(sent):
+            raw.rpc({"jsonrpc": "2.0", "id": f"k{n}", "method": "tools/call", "params": params})
+            got = raw.reply()
+            assert got["id"] == f"k{n}" and KEY not in json.dumps(got) and "***" in json.dumps(got), got
+            assert got.get("error") or got["result"]["isError"] is True, got
+        raw.rpc({"jsonrpc": "2.0", "id": KEY, "method": KEY})  # an unknown method: its id is the client's own
+        got = raw.reply()
+        assert got["id"] == KEY and got["error"]["code"] == -32601 and KEY not in json.dumps(got["error"]), got
+        raw.get_omnimoe("still-serving")  # answers are not masked: the record comes back whole
+        raw.close()
+    finally:
+        if raw.proc.poll() is None:
+            raw.proc.kill()
+    assert KEY not in (tmp_path / "stderr.log").read_text()
 
 
 def _rss_kib(pid: int) -> int:

@@ -25,7 +25,10 @@ def serve(
 ):
     """Start the chat UI (ingests the bundled corpus first when the index is missing or stale)."""
     from assistant.page import launch
+    from assistant.text import add_secret
 
+    if auth:  # masked on stderr from here on, as the environment's password is (round nine saw --auth's echoed)
+        add_secret(auth.partition(":")[2] or auth)
     settings = settings_for(ctx, index, ui={"host": host, "port": port, "auth": auth})
     launch(settings, ingest_default=ingest_default)
 

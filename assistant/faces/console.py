@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import typer
 
 from assistant.faces.errors import exit_message
-from assistant.text import TerminalSafe
+from assistant.text import TerminalSafe, mask_secrets
 
 
 def run(app: typer.Typer) -> None:
@@ -15,10 +16,20 @@ def run(app: typer.Typer) -> None:
     :class:`assistant.text.sanitize.TerminalSafe` (abstracts, questions and LLM replies may hold escape
     sequences that a terminal would execute). Exits with the command's code (2 for an error, 130 when
     interrupted)."""
-    out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = TerminalSafe(out), TerminalSafe(err)
-    try:
+    with safe_streams():
         _run(app)
+
+
+@contextlib.contextmanager
+def safe_streams():
+    """Within it, stdout and stderr are :class:`assistant.text.sanitize.TerminalSafe` over the process' own, and
+    stderr (errors, ``skipped:`` lines, the servers' logs) masks the configured secrets
+    (:func:`assistant.text.configured.mask_secrets`: a key or password pasted into a filter or a file name came
+    back in an error, hostile rounds five to nine)."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalSafe(out), TerminalSafe(err, mask=mask_secrets)
+    try:
+        yield
     finally:
         sys.stdout, sys.stderr = out, err
 

@@ -20,10 +20,10 @@ def run_doctor(settings: Settings) -> Iterator[tuple[bool, str]]:
     """Yield ``(ok, one-line message)`` for the index (with its health: :func:`_health_problems`),
     then (if configured) the LLM endpoint; the configured secrets masked in every line (a key pasted into a host
     setting was printed, a hostile round)."""
-    from assistant.faces.errors import without_secrets
+    from assistant.text import mask_secrets
 
     for ok, line in _doctor_lines(settings):
-        yield ok, without_secrets(line)
+        yield ok, mask_secrets(line)
 
 
 def _doctor_lines(settings: Settings) -> Iterator[tuple[bool, str]]:

@@ -47,7 +47,9 @@ def one_line(exc: BaseException) -> str:
                 msg = re.sub(r"'[^']*'", "'***'", msg) if "@" in got else msg  # key-shaped runs: the whole line's
             parts.append(f"{where}: {msg}{shown}")
         what = "setting" if exc.title == "Settings" else exc.title.lower()
-        return _secret_runs(without_secrets(f"invalid {what} " + "; ".join(parts)))
+        from assistant.text import mask_secrets
+
+        return _secret_runs(mask_secrets(f"invalid {what} " + "; ".join(parts)))
     text = str(exc)
     field = re.match(r'error parsing value for field "(\w+)" from source "\w*EnvSettingsSource"', text)
     if field:  # pydantic-settings names the section only: name the variables and what they must hold
@@ -86,44 +88,6 @@ def _url_like(where: str, value: str) -> bool:
     return bool(re.search(r"(?:url|host)$", where, re.I)) or "://" in value or "@" in value
 
 
-def without_secrets(line: str) -> str:
-    """``line`` with the configured secrets masked in every form :func:`assistant.text.redact` knows: the API key
-    (``OPENAI_API_KEY`` or ``PAPER_ASSISTANT_LLM__API_KEY``) and the page's password (``PAPER_ASSISTANT_UI__AUTH``),
-    as the settings read them from the environment and ``.env``, each source alone (one bad variable must not
-    hide the others' secrets). Pasted into another setting (a base URL, a timeout, a host), an error showed the
-    key verbatim (rounds five to eight). Any failure leaves the line as it is: it is already an error's."""
-    try:
-        from pydantic import SecretStr
-        from pydantic_settings import BaseSettings, SettingsConfigDict
-
-        from assistant.settings import ENV_FILES, LLMSettings, _OpenAIEnv
-        from assistant.text import redact
-
-        class Secrets(BaseSettings):  # read alone: the settings as a whole may be what failed
-            model_config = SettingsConfigDict(env_prefix="PAPER_ASSISTANT_", env_nested_delimiter="__",
-                                              env_file=ENV_FILES, extra="ignore")
-            llm: dict | str | list | int | float | None = None
-            ui: dict | str | list | int | float | None = None
-
-        def read(source):
-            try:
-                return source()
-            except Exception:  # noqa: BLE001 - a section that is no object, a .env that cannot be read
-                return None
-
-        found = read(Secrets)
-        openai_key = read(lambda: _OpenAIEnv().api_key)
-        llm, ui = (getattr(found, name, None) for name in ("llm", "ui"))
-        keys = [openai_key.get_secret_value() if openai_key else None,
-                llm.get("api_key") if isinstance(llm, dict) else None,
-                str(ui.get("auth") or "").partition(":")[2] if isinstance(ui, dict) else None]
-        for key in (k for k in keys if isinstance(k, str) and k.strip()):
-            line = redact(line, LLMSettings(api_key=SecretStr(key)))
-        return line
-    except Exception:  # noqa: BLE001 - never replace the error being shown with another
-        return line
-
-
 def _shown_url(url: str) -> str:
     """A URL as a settings error shows it: everything before its last ``@`` (a user and password, even one
     holding ``/`` or ``@``) and its query and fragment as ``***`` (key-shaped runs in the host or path are masked
@@ -143,9 +107,12 @@ def _secret_runs(text: str) -> str:
 def exit_message(exc: BaseException) -> tuple[str, int]:
     """``(one line, exit code)`` for an exception that ended a command: a user error, a click usage
     error (with a pointer to ``--help``), a lost Chroma server, or anything unexpected (code 2); the configured
-    secrets masked in it (:func:`without_secrets`: a key pasted into a host setting was printed, round eight)."""
+    secrets masked in it (:func:`assistant.text.mask_secrets`: a key pasted into a host setting was printed, round
+    eight)."""
+    from assistant.text import mask_secrets
+
     line, code = _exit_message(exc)
-    return without_secrets(line), code
+    return mask_secrets(line), code
 
 
 def _exit_message(exc: BaseException) -> tuple[str, int]:

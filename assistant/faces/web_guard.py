@@ -326,8 +326,8 @@ def _malformed_inputs(exc: BaseException | None) -> bool:
 
 
 def launch_options() -> dict:
-    """``demo.launch`` keyword arguments: the body limit, the login throttle, no uploads and no unknown API
-    routes (:class:`ClosedRoutes`; the login
+    """``demo.launch`` keyword arguments: error replies masked (:class:`assistant.faces.MaskedErrorBodies`), the body
+    limit, the login throttle, no uploads and no unknown API routes (:class:`ClosedRoutes`; the login
     itself is ``LoginGuard``), and no error text but our own (``gr.Error``) to clients: Gradio's own
     (a pydantic report of every malformed message, component reprs with addresses) stays in the log,
     bounded (:class:`_BoundedTraceback`). Also makes the server trust no proxy's forwarded headers unless
@@ -338,9 +338,12 @@ def launch_options() -> dict:
     import gradio.queueing
     from starlette.middleware import Middleware
 
+    from assistant.faces.masked_errors import MaskedErrorBodies
+
     # Read by uvicorn.Config, which Gradio makes inside demo.launch; "" matches no address.
     os.environ.setdefault(TRUSTED_PROXIES, "")
     gradio.queueing.traceback = _BoundedTraceback()  # the queue's only use of the module is print_exc
 
     return {"max_file_size": MAX_UPLOAD, "show_error": False,
-            "app_kwargs": {"middleware": [Middleware(BodyLimit), Middleware(ClosedRoutes), Middleware(LoginThrottle)]}}
+            "app_kwargs": {"middleware": [Middleware(MaskedErrorBodies), Middleware(BodyLimit), Middleware(ClosedRoutes),
+                                          Middleware(LoginThrottle)]}}

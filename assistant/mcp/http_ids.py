@@ -72,8 +72,11 @@ async def serve_http(server, host: str, port: int) -> None:
 
     # Sessions bounded in number and idle time: the SDK's 10,000 for 30 minutes let a local process hold 6,000 of
     # them (230 MB, a seventh hostile round); one assistant serves a few clients.
+    from assistant.faces import MaskedErrorBodies
+
     app = AnswerBadIds(server.streamable_http_app(host=host, max_sessions=MAX_SESSIONS,
                                                   session_idle_timeout=SESSION_IDLE_SECONDS),
                        DEFAULT_MAX_REQUEST_BODY_SIZE)
+    app = MaskedErrorBodies(app)  # errors leave with the configured secrets masked
     await uvicorn.Server(uvicorn.Config(app, host=host, port=port,
                                         log_level=server.settings.log_level.lower())).serve()

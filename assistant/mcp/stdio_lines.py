@@ -172,6 +172,8 @@ async def serve_stdio(server) -> None:
     import anyio
     from mcp.server import stdio
 
+    from assistant.mcp.masked import MaskedWrites
+
     class CheckedLines(stdio._UnownedTextWrapper):
         skipping = False  # inside a line over MAX_LINE_CHARS, already answered: read on to its end, dropping it
 
@@ -193,6 +195,7 @@ async def serve_stdio(server) -> None:
     try:
         lines = anyio.wrap_file(CheckedLines(buffer, encoding="utf-8", errors="replace"))
         async with stdio.stdio_server(stdin=lines) as (read_stream, write_stream):
+            write_stream = MaskedWrites(write_stream)  # errors leave with the configured secrets masked
             await lowlevel.run(_Answering(read_stream, write_stream), write_stream,
                                lowlevel.create_initialization_options())
     finally:

@@ -52,10 +52,12 @@ def ui_error(exc: BaseException) -> str:
     nothing) are shown as they are; anything else, such as a Chroma server that went away, is named
     and logged as one line, so the page and the log stay readable and the next question can succeed."""
     from assistant.faces import one_line, user_errors
+    from assistant.text import mask_secrets
 
+    # The configured secrets masked: a key typed as a filter came back in "no indexed paper has venue …" (round nine).
     if isinstance(exc, user_errors()) or isinstance(exc, KeyError):
-        return one_line(exc)
-    line = f"{type(exc).__name__}: {one_line(exc)}"
+        return mask_secrets(one_line(exc))
+    line = mask_secrets(f"{type(exc).__name__}: {one_line(exc)}")
     print(f"paper-assistant: request failed: {line}", file=sys.stderr)
     return f"the request failed ({line}); if the index is on a Chroma server, check that it is running"
 

@@ -1,5 +1,5 @@
 """Text made safe and shown: untrusted text for a terminal and as valid Unicode (``sanitize``), secrets kept off the
-screen (``masking``), and math and emphasis in abstracts rendered at the edge (``markup``).
+screen (``masking``; the configured ones at each error boundary, ``configured``), and math and emphasis in abstracts rendered at the edge (``markup``).
 
 Imports: ``settings`` and :mod:`vectorstore` only."""
 
@@ -7,6 +7,7 @@ from assistant import public_face
 
 __getattr__, __dir__, __all__ = public_face(__name__, {
     "markup": ("markup", "plain"),
-    "masking": ("StreamRedactor", "endpoint_reason", "redact"),
+    "configured": ("add_secret", "configured_secrets", "mask_secrets", "masked_strings"),
+    "masking": ("StreamRedactor", "endpoint_reason", "mask_all", "redact"),
     "sanitize": ("TerminalSafe", "strip_controls", "valid_text", "without_pictographs"),
 })

@@ -177,7 +177,11 @@ def redact(text: str, cfg: LLMSettings) -> str:
     """``text`` with the API key, and any password or query value in the base URL, replaced by ``***``,
     also reversed, spaced out, encoded, in compatibility characters or in part (:func:`_mask_spans`):
     an LLM's answer may repeat what the endpoint put in its context, and URLs are shown in messages."""
-    secrets = _secrets(cfg)
+    return mask_all(text, _secrets(cfg))
+
+
+def mask_all(text: str, secrets: list[str]) -> str:
+    """``text`` with each of ``secrets`` masked as :func:`redact` masks the key (every form, in part too)."""
     return _masked(text, _mask_spans(text, secrets)) if secrets else text
 
 

@@ -54,19 +54,25 @@ def strip_controls(text: str) -> str:
 
 
 class TerminalSafe:
-    """A text stream that writes ``strip_controls(text)`` to ``stream``; everything else is the stream's.
+    """A text stream that writes ``strip_controls(text)`` to ``stream`` (then ``mask`` of it, when given); everything
+    else is the stream's.
 
     It has no ``buffer``, so writers that look for one (click does, for bytes) cannot go around it.
     """
 
-    def __init__(self, stream):
+    def __init__(self, stream, mask=None):
         self.unsafe = stream
         """The wrapped stream, for output the program makes itself (the progress bar's cursor codes)."""
+        self.mask = mask
+        """A function applied to each piece written after the controls are stripped, or None: stderr's masks the
+        configured secrets (:func:`assistant.text.configured.mask_secrets`), each piece whole (a line, as click
+        and logging write one)."""
 
     def write(self, text: str) -> int:
         if isinstance(text, (bytes, bytearray)):
             text = bytes(text).decode("utf-8", "replace")
-        self.unsafe.write(strip_controls(valid_text(text)))
+        safe = strip_controls(valid_text(text))
+        self.unsafe.write(self.mask(safe) if self.mask else safe)
         return len(text)
 
     def writelines(self, lines) -> None:

@@ -15,7 +15,7 @@ HEAVY = {"pydantic", "pydantic_core", "pydantic_settings", "numpy", "torch", "la
          "langchain_text_splitters", "chromadb", "mcp", "rich", "sentence_transformers", "gradio"}
 LIGHT = {"assistant", "assistant.cli", "assistant.cli.common", "assistant.cli.indexing", "assistant.cli.query",
          "assistant.cli.chat", "assistant.cli.tools", "assistant.cli.serving", "assistant.faces", "assistant.faces.console",
-         "assistant.faces.errors", "assistant.text", "assistant.text.sanitize"}
+         "assistant.faces.errors", "assistant.text", "assistant.text.configured", "assistant.text.sanitize"}
 
 
 def loaded_after(code: str) -> set[str]:

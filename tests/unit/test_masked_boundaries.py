@@ -1,0 +1,126 @@
+"""The configured secrets are masked where errors leave the program: the CLI's stderr, MCP's error replies and the
+page's error replies (a ninth hostile round found each of them echoing a key the user had typed elsewhere)."""
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+import typer
+
+from tests.conftest import ROOT
+
+KEY = "sk-hostile9-Zq7Wm2Xc4Vb8Nk3L"
+
+
+@pytest.fixture
+def key_set(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # no .env of the working directory's
+    monkeypatch.delenv("PAPER_ASSISTANT_UI__AUTH", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+
+def test_cli_error_lines_and_skipped_lines_mask_the_key_and_answers_pass_whole(key_set, capsys, monkeypatch):
+    from assistant.cli.common import fail
+    from assistant.faces import run
+
+    app = typer.Typer()
+
+    @app.command()
+    def boom(name: str):
+        print(f"answer: {name}")  # stdout: answers and lists, not masked (a password may be a word in them)
+        print(f"skipped: {name}.jsonl (not a paper file)", file=sys.stderr)
+        fail(f"cannot write {name}.bib: permission denied")
+
+    monkeypatch.setattr(sys, "argv", ["paper-assistant", KEY])
+    with pytest.raises(SystemExit) as ended:
+        run(app)
+    out, err = capsys.readouterr()
+    assert ended.value.code == 2
+    assert out == f"answer: {KEY}\n"
+    # A key's word goes whole (:func:`assistant.text.redact`'s rule for a key cut or altered by a character).
+    assert err == "skipped: *** (not a paper file)\nerror: cannot write *** permission denied\n"
+
+
+def test_a_password_given_as_auth_on_the_command_line_is_masked_in_its_errors(tmp_path):
+    password = "Hunter2Hunter2Hunter2"
+    got = subprocess.run([sys.executable, "-m", "assistant", "serve", "--auth", f"user:{password}", "--host",
+                          f"::{password}", "--no-ingest", "--index", str(tmp_path / "index")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert got.returncode == 2 and got.stderr.startswith("error: cannot serve on the IPv6 address *** use"), got.stderr
+    assert password not in got.stderr + got.stdout
+
+
+def test_error_replies_are_masked_and_answers_pass_as_they_came(key_set):
+    from assistant.faces.masked_errors import masked_body
+
+    sse = f'event: error\r\ndata: {{"error": "Value: {KEY} is not in the list of choices", "title": "Error"}}\r\n\r\n'
+    assert json.loads(masked_body(sse.encode(), "text/event-stream").decode().split("data: ")[1]) == {
+        "error": "Value: *** is not in the list of choices", "title": "Error"}
+    plain = f'event: error\ndata: "no paper {KEY}"\n\n'.encode()
+    assert masked_body(plain, "text/event-stream; charset=utf-8") == b'event: error\ndata: "no paper ***"\n\n'
+    answer = f'event: message\ndata: {{"jsonrpc": "2.0", "id": 1, "result": {{"text": "{KEY}"}}}}\n\n'.encode()
+    assert masked_body(answer, "text/event-stream") == answer  # no error: as it came
+    tool_error = {"jsonrpc": "2.0", "id": KEY, "result": {"content": [{"type": "text", "text": f"no venue {KEY}"}],
+                                                          "isError": True}}
+    masked = json.loads(masked_body(json.dumps(tool_error).encode(), "application/json"))
+    assert masked["id"] == KEY and masked["result"]["content"][0]["text"] == "no venue ***"  # ids stay the client's
+    refused = json.dumps({"detail": f"bad {KEY}"}).encode()
+    assert json.loads(masked_body(refused, "application/json", 422)) == {"detail": "bad ***"}
+    assert masked_body(refused, "application/json", 200) == refused
+
+
+def test_without_a_configured_secret_bodies_pass_untouched(monkeypatch, tmp_path):
+    from assistant.faces.masked_errors import masked_reply
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("OPENAI_API_KEY", "PAPER_ASSISTANT_LLM__API_KEY", "PAPER_ASSISTANT_UI__AUTH"):
+        monkeypatch.delenv(name, raising=False)
+    message = {"error": f"no venue {KEY}"}
+    assert masked_reply(message) is message
+
+
+def test_the_asgi_guard_masks_a_json_error_and_sets_its_length_again(key_set):
+    from assistant.faces import MaskedErrorBodies
+
+    body = json.dumps({"error": {"code": -32602, "message": f"Unknown tool: {KEY}"}}).encode()
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body[:10], "more_body": True})
+        await send({"type": "http.response.body", "body": body[10:]})
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(MaskedErrorBodies(app)({"type": "http"}, None, send))
+    start, whole = sent[0], b"".join(m.get("body", b"") for m in sent[1:])
+    assert json.loads(whole) == {"error": {"code": -32602, "message": "Unknown tool: ***"}}
+    assert dict(start["headers"])[b"content-length"] == str(len(whole)).encode()
+
+
+def test_the_mcp_write_stream_masks_error_messages_only(key_set):
+    from mcp.shared.message import SessionMessage
+    from mcp.types import ErrorData, JSONRPCError, JSONRPCResponse
+
+    from assistant.mcp.masked import MaskedWrites
+
+    class Inner:
+        def __init__(self):
+            self.sent = []
+
+        async def send(self, item):
+            self.sent.append(item.message.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+    inner = Inner()
+    stream = MaskedWrites(inner)
+    error = JSONRPCError(jsonrpc="2.0", id="a", error=ErrorData(code=-32601, message=f"Method not found: {KEY}"))
+    answer = JSONRPCResponse(jsonrpc="2.0", id="b", result={"structuredContent": {"abstract": KEY}})
+    asyncio.run(stream.send(SessionMessage(error)))
+    asyncio.run(stream.send(SessionMessage(answer)))
+    assert inner.sent[0]["error"]["message"] == "Method not found: ***"
+    assert inner.sent[1]["result"] == {"structuredContent": {"abstract": KEY}}
