@@ -287,6 +287,11 @@ def test_a_redirect_to_another_origin_is_not_followed_and_one_within_the_endpoin
         ok, line = next(_check_llm(cfg, None))
         assert not ok and "redirected the request to another address" in line
         assert elsewhere.paths == [] and home.paths == ["/v1/chat/completions", "/v1/models"]
+        home.target = "http://[::ffff:127.0.0.1]:9/landed"  # an IPv6 address: named in brackets, a URL that parses
+        with pytest.raises(Exception) as err:
+            list(chat.stream([HumanMessage("What is KITE?")]))
+        assert "another address (http://[::ffff:127.0.0.1]:9);" in explain_llm_error(err.value, cfg)
+        del home.paths[-1]
         same = OpenAIChat(cfg.model_copy(update={"base_url": f"http://127.0.0.1:{home.server_address[1]}/same/v1"}))
         assert "".join(same.stream([HumanMessage("What is KITE?")])) == "Fine [1]."
         assert home.paths[-2:] == ["/same/v1/chat/completions", "/ok/v1/chat/completions"]

@@ -136,8 +136,9 @@ def budget_client(cfg: LLMSettings) -> httpx2.Client:
             raise CompressedReply(encoding[:40])
         response.stream = CountedBody(response.stream)
 
-    def origin(url: httpx2.URL) -> str:
-        return f"{url.scheme}://{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+    def origin(url: httpx2.URL) -> str:  # an IPv6 host in brackets, so the note names a URL that parses (round nine)
+        host = f"[{url.host}]" if ":" in url.host else url.host
+        return f"{url.scheme}://{host}:{url.port or (443 if url.scheme == 'https' else 80)}"
 
     home = origin(httpx2.URL(cfg.base_url or "https://api.openai.com/v1"))
 

@@ -109,6 +109,11 @@ def check_port_free(host: str, port: int) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
+            socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_STREAM)
+        except OSError as exc:  # a host that names no address: another port would not help (round nine)
+            raise ValueError(f"cannot serve on {host}: no address of that name ({exc.strerror or exc}): give "
+                             "--host 127.0.0.1 or an address of this machine (or PAPER_ASSISTANT_UI__HOST)") from None
+        try:
             sock.bind((host, port))
         except OSError as exc:
             raise ValueError(f"cannot serve on {host}:{port} ({exc.strerror or exc}): choose another port with "

@@ -65,10 +65,12 @@ def ui_error(exc: BaseException) -> str:
 def make_filters(venue: str | None = ANY, year: str | int | None = ANY, source: str | None = ANY,
                  has_code: bool = False, category: str | None = ANY):
     """The chat's filter dropdowns and code checkbox as retrieval Filters (``"any"`` or empty: no filter).
-    Raises ValueError for a year that is not a number."""
+    Raises ValueError for a year that is not a number, or a filter given a list (a script's; the page sends one value)."""
     from assistant.retrieval import Filters
 
     def value(v):
+        if isinstance(v, (list, dict, tuple)):  # Gradio lets a script send [] to a one-choice dropdown (round nine)
+            raise ValueError("a filter takes one value, as the page's dropdowns send it")
         return None if v in (None, "", ANY) else v
 
     y = value(year)

@@ -158,3 +158,17 @@ def test_latex_pylatexenc_stumbles_on_keeps_its_text_and_its_links(tmp_path):
     (paper,) = papers.values()
     assert paper.text == "Code at github.com/a/b <https://github.com/a/b>. We gain 5% with Fast and 3% with <cit.>."
     assert paper.links == ["https://github.com/a/b"]
+
+
+def test_an_id_holding_a_line_break_is_refused_with_its_file_and_line(tmp_path):
+    """A hostile round: a JSONL id holding ``\\n`` was ingested, and every citation of it came out over two lines."""
+    import json
+
+    path = tmp_path / "ids.jsonl"
+    path.write_text(json.dumps({"id": "zeta\nnet", "abstract": "ZetaNet is a network."}) + "\n", encoding="utf-8")
+    with pytest.raises(CorpusError) as err:
+        read_file(path, None, frozenset(), Tally())
+    assert str(err.value) == (f"{path}:1: id 'zeta\\nnet' holds a line break or other control character; give it an "
+                              "id on one line")
+    path.write_text(json.dumps({"id": "zeta net", "abstract": "ZetaNet is a network."}) + "\n", encoding="utf-8")
+    assert [p.id for p in read_file(path, None, frozenset(), Tally())] == ["zeta net"]

@@ -124,3 +124,31 @@ def test_the_mcp_write_stream_masks_error_messages_only(key_set):
     asyncio.run(stream.send(SessionMessage(answer)))
     assert inner.sent[0]["error"]["message"] == "Method not found: ***"
     assert inner.sent[1]["result"] == {"structuredContent": {"abstract": KEY}}
+
+
+def test_a_filter_given_a_list_is_one_clear_line_not_chroma_s_text(key_set):
+    """Ninth hostile round (L9-8): a script's ``venue=[]`` reached Chroma, and the chat showed its "Expected where
+    operand value to be a non-empty list …"."""
+    from assistant.page.state import make_filters, ui_error
+
+    for bad in ([], ["ICML"], {"a": 1}):
+        with pytest.raises(ValueError) as err:
+            make_filters(venue=bad)
+        assert ui_error(err.value) == "a filter takes one value, as the page's dropdowns send it"
+    assert make_filters(venue="ICML", year="2026").year == 2026
+
+
+def test_a_host_that_names_no_address_is_not_told_to_choose_another_port(monkeypatch):
+    """Ninth hostile round: ``--host`` naming no address was told "choose another port with --port"."""
+    import socket
+
+    from assistant.page.serving import check_port_free
+
+    def unresolved(*args, **kwargs):  # the resolver's answer for a name it does not know (no DNS is asked here)
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", unresolved)
+    with pytest.raises(ValueError) as err:
+        check_port_free("paper-host", 7860)
+    assert str(err.value).startswith("cannot serve on paper-host: no address of that name (Name or service not known)")
+    assert "--host 127.0.0.1" in str(err.value) and "port" not in str(err.value)

@@ -137,8 +137,21 @@ def entry_paper(pid: str, abstract: str, where: str, *, title: str = "", authors
     check_extras(categories, bibtex, where)
     if not visible(pid):
         raise CorpusError(f"{where}: entry has no id")
+    check_id(pid.strip(), where)
     try:
         return Paper(id=pid, text=abstract, title=title, label=title or derive_label(abstract), authors=authors,
                      venue=venue, year=year, url=url, source=source, categories=categories, bibtex=bibtex)
     except ValidationError as exc:  # e.g. a lone surrogate that is no valid text
         raise CorpusError(f"{where}: invalid entry ({exc.errors()[0].get('msg', 'invalid')})") from exc
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def check_id(pid: str, where: str) -> None:
+    """Raise CorpusError naming ``where`` when the paper id ``pid`` holds a line break or other control character:
+    ids are shown on one line in every answer, list and export (a JSONL id holding ``\n`` split its citation over
+    two lines, a hostile round)."""
+    if _CONTROL.search(pid):
+        raise CorpusError(f"{where}: id {pid!r} holds a line break or other control character; give it an id on "
+                          "one line")

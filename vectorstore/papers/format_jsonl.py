@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from vectorstore.jsonl import JsonlError, iter_jsonl
 from vectorstore.papers.checks import check_length, read_text, visible
 from vectorstore.papers.fields import as_authors as _as_authors, as_text as _as_text, as_year as _as_year
-from vectorstore.papers.fields import check_metadata as _check_metadata
+from vectorstore.papers.fields import check_id as _check_id, check_metadata as _check_metadata
 from vectorstore.papers.records import CorpusError, Paper, derive_label
 
 
@@ -44,6 +44,7 @@ def load_jsonl(path: str | Path) -> list[Paper]:
         year = _as_year(rec.get("year"), f"{path}:{lineno}")
         title = _as_text(rec.get("title"))
         key = str(pid).strip()
+        _check_id(key, f"{path}:{lineno}")
         if key in first_line:
             raise CorpusError(f"{path}:{lineno}: id {key!r} is used again (first on line {first_line[key]}); "
                               "ids must be unique")
