@@ -204,3 +204,5 @@ def test_an_eval_corpus_that_gives_no_paper_is_one_line(tmp_path):
         open_corpus_index(settings, [tmp_path / "empty.jsonl"])
     with pytest.raises(ValueError, match=r"gave no paper to evaluate over \(.*latin1\.jsonl: invalid UTF-8 at byte"):
         open_corpus_index(settings, [tmp_path / "latin1.jsonl"])
+    # Each failed run left an empty eval-index-… folder beside the index (a hostile round): none is left now.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.jsonl", "latin1.jsonl"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import os
 import stat
 from collections.abc import Callable
@@ -77,6 +78,23 @@ def _umask() -> int:
     return mask
 
 
+def _remove_stale_parts(folder: Path, stem: str) -> None:
+    """Remove the ``.STEM.PID-*.part`` files in ``folder`` that a killed writer left (its PID runs no process):
+    a kill -9 during an export left one beside the file for good (a hostile round). One of a writer still running
+    is left alone."""
+    for part in folder.glob(f".{glob.escape(stem)}.*-*.part"):
+        pid = part.name[len(stem) + 2:].partition("-")[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                part.unlink()
+        except OSError:  # another user's process: running
+            pass
+
+
 def write_output(path: str | Path, write: Callable[[BinaryIO], object], flag: str = "--export") -> None:
     """Write ``path`` all or nothing: ``write(f)`` fills a new file beside it (``.NAME.*.part``, in the same folder,
     created with the folders above it), which then replaces ``path`` in one rename; a failure meanwhile (a full
@@ -104,7 +122,8 @@ def write_output(path: str | Path, write: Callable[[BinaryIO], object], flag: st
         path.parent.mkdir(parents=True, exist_ok=True)
         # The new file's name within the name limit in bytes (a 255-byte name was refused at 200 characters).
         stem = os.fsencode(path.name)[:100].decode("utf-8", "ignore")
-        fd, part = tempfile.mkstemp(prefix=f".{stem}.", suffix=".part", dir=path.parent)
+        _remove_stale_parts(path.parent, stem)
+        fd, part = tempfile.mkstemp(prefix=f".{stem}.{os.getpid()}-", suffix=".part", dir=path.parent)
         os.fchmod(fd, stat.S_IMODE(before.st_mode) if before is not None else 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             write(f)

@@ -160,8 +160,12 @@ def sent_key(cfg: LLMSettings) -> str:
     if not key or not key.isascii() or any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
         # An HTTP header cannot carry it: the client failed as "cannot connect … is the server running?" (a
         # third hostile round). Raised before any request; the key itself is not shown.
-        raise ValueError("OPENAI_API_KEY holds a line break, another control character or a non-ASCII one: set "
-                         "it to the key alone, on one line")
+        import os
+
+        # Named as it was set: PAPER_ASSISTANT_LLM__API_KEY wins over OPENAI_API_KEY (a hostile round saw the wrong one).
+        name = "PAPER_ASSISTANT_LLM__API_KEY" if os.environ.get("PAPER_ASSISTANT_LLM__API_KEY") else "OPENAI_API_KEY"
+        raise ValueError(f"the API key ({name}, or the llm.api_key setting) holds a line break, another control "
+                         "character or a non-ASCII one: set it to the key alone, on one line")
     return key
 
 

@@ -170,7 +170,7 @@ def _health_problems(settings: Settings) -> list[str]:
     root = idx.directory / "chroma"
     # Every vector and link of the HNSW files was read before Chroma opened them (_check_index).
     foreign = foreign_folders(root) if root.is_dir() else []
-    if foreign and not own_folders_missing(root):  # the index has all its own: these are stray copies
+    if foreign and not own_folders_missing(root, foreign):  # the index has all its own: these are stray copies
         problems.append(f"{counted(len(foreign), 'vector folder')} in {root} ({', '.join(foreign[:2])}"
                         f"{'…' if len(foreign) > 2 else ''}) belong to no collection of its database and are not used "
                         f"(copies?): remove {'it' if len(foreign) == 1 else 'them'} to free the space (the index "

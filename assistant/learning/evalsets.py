@@ -110,13 +110,32 @@ def open_corpus_index(settings, corpus: list, explicit_index: bool = False, inge
 
     if not explicit_index:
         settings = corpus_settings(settings, [Path(p) for p in corpus], Path(distractors) if distractors else None)
-    idx = get_index(settings, create=True)
-    report = ingest([*corpus, *([distractors] if distractors else [])], idx, write_batch=settings.store.write_batch,
-                    **(ingest_callbacks or {}))
-    if not idx.store.counts()[0]:  # nothing to evaluate over: BM25 failed on the empty index (a fifth hostile round)
-        why = "; ".join(report.skipped[:3]) or "no file gave a paper"
-        raise ValueError(f"the --corpus files gave no paper to evaluate over ({why})")
+    made = not explicit_index and not settings.store.host and not Path(settings.index).exists()
+    idx = None
+    try:
+        idx = get_index(settings, create=True)
+        report = ingest([*corpus, *([distractors] if distractors else [])], idx, write_batch=settings.store.write_batch,
+                        **(ingest_callbacks or {}))
+        if not idx.store.counts()[0]:  # nothing to evaluate over: BM25 failed on the empty index (a fifth hostile round)
+            why = "; ".join(report.skipped[:3]) or "no file gave a paper"
+            raise ValueError(f"the --corpus files gave no paper to evaluate over ({why})")
+    except BaseException:
+        # An eval index made here that holds no paper is removed: each failed run left an empty eval-index-… folder
+        # (a hostile round). One holding papers stays, for the next run to go on from.
+        if made and _holds_no_paper(idx):
+            import shutil
+
+            shutil.rmtree(settings.index, ignore_errors=True)
+        raise
     return settings, idx
+
+
+def _holds_no_paper(idx) -> bool:
+    """True when ``idx`` (an opened index, or None when it could not be opened) holds no paper."""
+    try:
+        return idx is None or not idx.store.counts()[0]
+    except Exception:  # noqa: BLE001 - a store that cannot be read now holds nothing worth keeping
+        return True
 
 
 def file_lines(by_file: list[dict], indent: str = "") -> list[str]:

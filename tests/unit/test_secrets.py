@@ -234,16 +234,22 @@ def test_a_number_setting_shows_the_users_value_and_a_secret_setting_does_not():
     assert "hunter2secret" not in one_line(err.value) and "(got '***')" in one_line(err.value)
 
 
-def test_a_key_with_a_line_break_inside_is_refused_before_any_request():
+def test_a_key_with_a_line_break_inside_is_refused_before_any_request(monkeypatch):
     """A newline inside OPENAI_API_KEY failed as "cannot connect … is the server running?"; a trailing one
-    (a key file read whole) is no part of the key."""
+    (a key file read whole) is no part of the key. The variable named is the one set (a hostile round: a bad
+    PAPER_ASSISTANT_LLM__API_KEY was called OPENAI_API_KEY)."""
     from assistant.answer.wire import sent_key
 
+    monkeypatch.delenv("PAPER_ASSISTANT_LLM__API_KEY", raising=False)
     assert sent_key(LLMSettings(api_key=SecretStr(KEY + "\n"))) == KEY
     assert sent_key(LLMSettings()) == "not-needed"
-    with pytest.raises(ValueError, match="OPENAI_API_KEY holds a line break") as err:
+    with pytest.raises(ValueError, match=r"the API key \(OPENAI_API_KEY, or the llm.api_key setting\) holds a line "
+                                         "break") as err:
         sent_key(LLMSettings(api_key=SecretStr(KEY[:9] + "\n" + KEY[9:])))
     assert KEY[:9] not in str(err.value)
+    monkeypatch.setenv("PAPER_ASSISTANT_LLM__API_KEY", KEY[:9] + "\n" + KEY[9:])
+    with pytest.raises(ValueError, match=r"the API key \(PAPER_ASSISTANT_LLM__API_KEY, or"):
+        sent_key(LLMSettings(api_key=SecretStr(KEY[:9] + "\n" + KEY[9:])))
 
 
 def test_the_key_pasted_into_another_setting_is_masked_in_the_settings_error(monkeypatch):

@@ -45,3 +45,20 @@ def test_a_plain_file_is_replaced_whole_keeping_its_mode_and_anything_else_is_re
         with pytest.raises(ValueError, match="is not a plain file"):
             write_output(path, lambda f: f.write(b"x"))
     assert target.read_bytes() == b"elsewhere" and link.is_symlink() and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_the_part_file_a_killed_writer_left_is_removed_by_the_next_write(tmp_path):
+    """A hostile round: a kill -9 during an export left ``.out.md.….part`` beside the file for good. The next write
+    to that file removes it; a running writer's (this process's) is left alone."""
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".out.md.{dead.stdout.strip()}-abc123.part"
+    running = tmp_path / f".out.md.{os.getpid()}-def456.part"
+    other = tmp_path / ".other.md.1-x.part"
+    for part in (stale, running, other):
+        part.write_bytes(b"half")
+    write_output(tmp_path / "out.md", lambda f: f.write(b"new\n"))
+    assert (tmp_path / "out.md").read_bytes() == b"new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.md", running.name, other.name])

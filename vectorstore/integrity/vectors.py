@@ -245,8 +245,9 @@ def vector_files_problem(directory: Path, full: bool = False) -> str | None:
     return None
 
 
-def own_folders_missing(root: Path) -> bool:
-    """True when the :func:`foreign_folders` of ``root`` (an index's ``chroma/``) look like another index's: one
+def own_folders_missing(root: Path, foreign: list[str] | None = None) -> bool:
+    """True when the :func:`foreign_folders` of ``root`` (an index's ``chroma/``; ``foreign`` when already read) look
+    like another index's: one
     holds more vectors than any vector folder its database names (or it names none with vectors); False when
     they look like stray copies the index does not use (a sixth hostile round: doctor said to delete a sound index
     for one) or the database cannot be read."""
@@ -267,7 +268,8 @@ def own_folders_missing(root: Path) -> bool:
     # Opening the index makes its own folders, so their presence tells nothing: a stray copy holds no more vectors
     # than the index's own folders, another index's folders (the database swapped) usually far more.
     most = max((vectors(root / seg) for seg in own), default=-1)
-    return most <= 0 or any(vectors(root / name) > most for name in foreign_folders(root))  # 0: cannot tell
+    foreign = foreign_folders(root) if foreign is None else foreign
+    return most <= 0 or any(vectors(root / name) > most for name in foreign)  # 0: cannot tell
 
 
 def foreign_folders(root: Path) -> list[str]:
