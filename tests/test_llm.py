@@ -271,6 +271,7 @@ def test_stream_cut_mid_answer_keeps_the_text_marked_incomplete(fake, make_assis
     (None, True, "ended the stream before the answer was finished (no finish reason)"),
     (None, False, "ended the stream before the answer was finished (no finish reason)"),
     ("length", True, "reached the reply budget of 512 tokens and was cut"),
+    ("content_filter", True, "cut the answer short with its content filter"),  # was taken as finished (round nine)
 ])
 def test_stream_ending_without_a_finish_is_an_incomplete_answer(fake, make_assistant, extractive, finish, done, why):
     """A body that ends cleanly but without finish_reason "stop" (a server that just stops, or the

@@ -112,7 +112,7 @@ class OpenAIChat:
                     yield rest
                 # Every compatible server ends a finished answer with a finish_reason ("stop"); a
                 # stream that just stops, or stops at the token budget, is a cut answer.
-                if sent and finish in (None, "length"):
+                if sent and finish in (None, "length", "content_filter"):  # a filter's cut is a cut too (round nine)
                     raise LLMStreamIncomplete(finish)
                 return
             except Exception as exc:
@@ -192,6 +192,8 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
         if exc.finish_reason == "length":
             return (f"The LLM's answer reached the reply budget of {cfg.max_tokens} tokens and was cut "
                     f"(raise PAPER_ASSISTANT_LLM__MAX_TOKENS).")
+        if exc.finish_reason == "content_filter":
+            return f"The LLM endpoint {where} cut the answer short with its content filter (finish reason content_filter)."
         return f"The LLM endpoint {where} ended the stream before the answer was finished (no finish reason)."
     if isinstance(exc, openai.AuthenticationError):
         return f"The LLM endpoint {where} rejected the API key (401): check OPENAI_API_KEY."

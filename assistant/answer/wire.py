@@ -31,7 +31,8 @@ BYTES_PER_CHAR = 6
 
 class LLMStreamIncomplete(RuntimeError):
     """The answer stream ended without the protocol's end mark: ``finish_reason`` is None (the server
-    stopped sending) or ``"length"`` (the reply budget, ``max_tokens``, ran out)."""
+    stopped sending), ``"length"`` (the reply budget, ``max_tokens``, ran out) or ``"content_filter"`` (the
+    endpoint's filter cut it)."""
 
     def __init__(self, finish_reason: str | None):
         super().__init__(f"stream ended with finish_reason={finish_reason!r}")
