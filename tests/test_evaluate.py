@@ -206,3 +206,8 @@ def test_an_eval_corpus_that_gives_no_paper_is_one_line(tmp_path):
         open_corpus_index(settings, [tmp_path / "latin1.jsonl"])
     # Each failed run left an empty eval-index-… folder beside the index (a hostile round): none is left now.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.jsonl", "latin1.jsonl"]
+    import os
+
+    os.mkfifo(tmp_path / "fifo.jsonl")  # skipped by ingest, and eval said nothing (a hostile round)
+    with pytest.raises(ValueError, match=r"^--distractors .*fifo\.jsonl: no such paper file \(it must be a plain file"):
+        open_corpus_index(settings, [tmp_path / "empty.jsonl"], distractors=tmp_path / "fifo.jsonl")

@@ -104,10 +104,12 @@ def open_corpus_index(settings, corpus: list, explicit_index: bool = False, inge
     """``(settings, index)`` of an index holding ``corpus`` (paper files) and ``distractors`` (a paper file): the
     configured index when ``explicit_index``, else a folder beside it keyed by their paths (built once, then
     reused, as the eval's distractor index). Papers missing from it are ingested first. Raises ValueError when
-    the index then holds no paper (every file skipped: their reasons)."""
+    ``distractors`` is no plain file, or when the index then holds no paper (every file skipped: their reasons)."""
     from assistant.answer import get_index
     from vectorstore.ingest import ingest
 
+    if distractors is not None and not Path(distractors).is_file():  # a FIFO was skipped, and eval said nothing
+        raise ValueError(f"--distractors {distractors}: no such paper file (it must be a plain file, e.g. a .jsonl)")
     if not explicit_index:
         settings = corpus_settings(settings, [Path(p) for p in corpus], Path(distractors) if distractors else None)
     made = not explicit_index and not settings.store.host and not Path(settings.index).exists()
