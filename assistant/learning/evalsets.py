@@ -12,6 +12,7 @@ import json
 import os
 from pathlib import Path
 
+from assistant.question import MAX_QUESTION_CHARS
 from assistant.settings import Settings
 from vectorstore.jsonl import iter_jsonl
 from vectorstore.papers import CorpusError, open_regular
@@ -53,6 +54,9 @@ def load_questions(path: Path) -> list[dict]:
                              '(e.g. ["000_12a0d7b1c5c902c5#13"], or [] for an unanswerable question)')
         if not q["question"].strip():
             raise ValueError(f"{path}:{i}: the question is empty")
+        size = len(" ".join(q["question"].split()))  # as the question's analysis counts it
+        if size > MAX_QUESTION_CHARS:  # refused only when asked, with no file:line (a hostile round)
+            raise ValueError(f"{path}:{i}: the question is {size:,} characters long; the limit is {MAX_QUESTION_CHARS:,}")
         if not isinstance(q.get("qid", ""), (str, int)) or isinstance(q.get("qid"), bool):  # a dict was unhashable
             raise ValueError(f"{path}:{i}: 'qid' must be a string (or a number)")
         if not isinstance(q.get("kind", ""), str):  # so was a dict kind (a sixth hostile round)
