@@ -173,6 +173,25 @@ def test_a_read_only_index_found_on_open_is_one_line_with_its_remedy(tmp_path, m
     assert f"chmod -R u+rwX {tmp_path / 'idx'}" in str(err.value) and "code: 8" not in str(err.value)
 
 
+def test_a_full_disk_found_on_open_is_one_line_with_its_remedy(tmp_path, monkeypatch):
+    """Eighth hostile round: `remove` on a full disk said "cannot open the Chroma index at …: error returned from
+    database: (code: 13) database or disk is full", Chroma's words and no remedy (opening writes)."""
+    import chromadb
+    import pytest
+
+    from vectorstore.store import StoreError
+    from vectorstore.store.client import make_client
+
+    def full(*args, **kwargs):
+        raise RuntimeError("error returned from database: (code: 13) database or disk is full")
+
+    monkeypatch.setattr(chromadb, "PersistentClient", full)
+    with pytest.raises(StoreError) as err:
+        make_client(tmp_path / "idx")
+    assert str(err.value) == (f"the disk holding the index ({tmp_path / 'idx'}) is full: free some space and run the "
+                              "command again; nothing in the index was changed")
+
+
 def test_a_permission_error_anywhere_is_one_line_with_its_remedy():
     """Fifth hostile round (#35): an index folder at mode 000 gave "unexpected PermissionError: … idx/chroma"."""
     from assistant.faces.errors import exit_message

@@ -87,6 +87,9 @@ def make_client(index_dir: Path, host: str | None = None, port: int = 8000, ssl:
             raise StoreError(database_damaged(index_dir, f"SQLite: {corrupt}")) from exc
         if "permission denied" in str(exc).lower() or "readonly database" in str(exc).lower():  # a 4th round
             raise StoreError(not_permitted(index_dir, PermissionError(13, "Permission denied"))) from exc
+        if "disk is full" in str(exc).lower():  # opening writes: on a full disk Chroma's own text had no remedy
+            raise StoreError(f"the disk holding the index ({index_dir}) is full: free some space and run the command "
+                             "again; nothing in the index was changed") from exc
         raise StoreError(f"cannot open the Chroma index at {index_dir}: {exc}") from exc
 
 
