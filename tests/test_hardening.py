@@ -393,6 +393,18 @@ def test_doctor_finds_a_paper_without_chunks_and_ingest_restores_it(scratch):
     ok, line = next(run_doctor(settings))
     assert not ok and line.endswith("; 1 paper (restored#1) has no chunks, so no question finds it: run "
                                     "`paper-assistant ingest` on restored.txt again to restore them")
+    # Left by a killed `ingest --replace`: the remedy repeats --replace (a plain ingest refuses a file that shrank,
+    # and doctor named it again and again: a hostile round).
+    idx.store.bump_generation(writing="ingest --replace")
+    ok, line = next(run_doctor(settings))
+    assert not ok and line.endswith("run `paper-assistant ingest --replace` on restored.txt again to restore them; "
+                                    "`paper-assistant ingest --replace` was interrupted before it finished: run it "
+                                    "again on the same files (it resumes where it stopped)")
+    other = root / "other.txt"  # a plain ingest that leaves the paper without chunks keeps the mark
+    other.write_text(f"ICML 2026\n\n{TWIN.replace('TwinNet', 'OtherNet')}\n")
+    assert ingest([other], idx).added == 1
+    assert next(run_doctor(settings))[1] == line.replace("20 papers in 29 chunks", "21 papers in 30 chunks")
+    idx.store.delete_papers(["other#1"])
     report = ingest([f], idx)
     assert (report.updated, report.unchanged) == (1, 0) and idx.store.chunk_ids_by_paper(["restored#1"])["restored#1"]
     assert next(run_doctor(settings)) == healthy

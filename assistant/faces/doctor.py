@@ -154,9 +154,11 @@ def _health_problems(settings: Settings) -> list[str]:
     removing = isinstance(interrupted, str) and interrupted.startswith("remove ")
     if bare and not removing:  # a killed remove leaves papers without chunks: finishing it is the one remedy
         files = sorted({stored[pid][1] for pid in bare})
+        # A killed `ingest --replace` is finished by the same command: a plain ingest refuses a file that shrank.
+        command = "ingest --replace" if interrupted == "ingest --replace" else "ingest"
         problems.append(f"{counted(len(bare), 'paper')} ({', '.join(bare[:3])}{'…' if len(bare) > 3 else ''}) "
                         f"{'has' if len(bare) == 1 else 'have'} no chunks, so no question finds "
-                        f"{'it' if len(bare) == 1 else 'them'}: run `paper-assistant ingest` on {', '.join(files)} "
+                        f"{'it' if len(bare) == 1 else 'them'}: run `paper-assistant {command}` on {', '.join(files)} "
                         "again to restore them")
     # Chunks written for another version of a paper than its record (an ingest killed between the two;
     # another run then closed the write): questions find text the paper no longer has, or the old text twice.
@@ -199,6 +201,9 @@ def _health_problems(settings: Settings) -> list[str]:
         # An ingest of those files would bring their removed papers back: finish the remove instead.
         problems.append(f"`paper-assistant {interrupted}` was interrupted before it finished: run it again to "
                         "finish removing those papers")
+    elif interrupted == "ingest --replace":
+        problems.append("`paper-assistant ingest --replace` was interrupted before it finished: run it again on the "
+                        "same files (it resumes where it stopped)")
     elif set(chunked) - set(stored) or interrupted:
         problems.append("an ingest was interrupted before it finished: run it again (it resumes where it stopped)")
     try:

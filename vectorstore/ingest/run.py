@@ -137,8 +137,8 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         todo_ids = {pid for w in wanted.values() for pid in w}
         orphans = [pid for pid in chunked if pid not in stored and pid not in todo_ids]
         interrupted = store.write_interrupted()
-        if todo_ids or gone or orphans:
-            store.bump_generation(writing=True)
+        if todo_ids or gone or orphans:  # the mark names --replace: doctor's remedy must repeat it (a hostile round)
+            store.bump_generation(writing="ingest --replace" if replace else True)
         if gone:
             store.delete_papers(gone)
             report.removed = len(gone)
@@ -155,7 +155,11 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
             if stored_paths.get(name) != paths_now[name]:
                 store.set_source_path([pid for pid in read.hashes if pid not in todo_ids], paths_now[name])
         if todo_ids or gone or orphans or interrupted:  # interrupted: a killed writer's caches may be stale
-            store.bump_generation()
+            # A plain ingest after a killed --replace (which refuses a file that shrank) leaves its mark while papers
+            # still lack chunks, so doctor goes on naming --replace (it named a plain ingest in a loop: a hostile round).
+            unfinished = (interrupted == "ingest --replace" and not replace
+                          and not set(store.paper_hashes()) <= set(store.chunk_paper_hashes()))
+            store.bump_generation(writing="ingest --replace" if unfinished else False)
         report.papers_total, report.chunks_total = store.counts()
         if build_lexical:  # the BM25 index and the exact-search matrix, so the first question is fast
             index.lexical()
