@@ -48,6 +48,9 @@ def creation_problem(path: str | Path, flag: str) -> str:
         return (f"{shown(str(path))}: the path is {len(os.fsencode(str(path.absolute()))):,} bytes long, over the "
                 f"{PATH_MAX:,} a path may have: choose a shorter one for {flag}")
     if not folder.is_dir():
+        if folder.is_symlink():  # a link loop or a dangling link is no file (a hostile round called it one)
+            return (f"{path}: {folder} is a symbolic link that leads to no folder (a loop, or to nothing), so nothing "
+                    f"can be created under it: choose a path in a folder for {flag}")
         return (f"{path}: {folder} is a file, not a folder, so nothing can be created under it: choose a path in a "
                 f"folder for {flag}")
     return ""

@@ -10,6 +10,7 @@ that would make links, emphasis or HTML of a title or quote.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,6 +265,13 @@ def output_problem(path: Path, force: bool = False, flag: str = "--export") -> s
     path = Path(path)
     if problem := creation_problem(path, flag):
         return problem
+    try:
+        os.lstat(path)
+    except PermissionError:  # a folder above it this user may not enter: it got the index's remedy (a hostile round)
+        return (f"{path}: cannot be reached (permission denied on a folder above it): choose a folder this user may "
+                f"write for {flag}")
+    except OSError:
+        pass
     if path.is_symlink():
         return f"{path} is a symbolic link: {flag} writes only a plain file, never through a link; name another file"
     if path.is_dir():

@@ -34,3 +34,23 @@ def test_an_export_holds_no_control_sequences():
         assert not any(c in out for c in "\x1b\x07\x9b\x9d"), (fmt, out)
         assert "We clear the screen" in out and ("Escape" in out or "Esc" in out)
     assert "# Q?" in render([ExportItem(1, paper)], "markdown", heading="Q\x1b[31m?")
+
+
+def test_an_export_path_under_a_folder_this_user_may_not_enter_gets_its_own_remedy(tmp_path, monkeypatch):
+    """A hostile round, run as another user: `--export /root/out.md` got the index's remedy ("`chmod -R u+rwX` on the
+    index folder … or choose another --index"): the PermissionError of looking the path up escaped as it was."""
+    import os
+
+    from assistant.research.export import output_problem
+
+    target = tmp_path / "private" / "out.md"
+    real = os.lstat
+
+    def lstat(path, *args, **kwargs):  # what the system answers a user without search permission on private/
+        if str(path) == str(target):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    assert output_problem(target) == (f"{target}: cannot be reached (permission denied on a folder above it): choose a "
+                                      "folder this user may write for --export")

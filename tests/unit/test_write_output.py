@@ -62,3 +62,16 @@ def test_the_part_file_a_killed_writer_left_is_removed_by_the_next_write(tmp_pat
     write_output(tmp_path / "out.md", lambda f: f.write(b"new\n"))
     assert (tmp_path / "out.md").read_bytes() == b"new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.md", running.name, other.name])
+
+
+def test_an_export_under_a_link_loop_is_named_as_a_link_not_a_file(tmp_path):
+    """A hostile round: `--export loop/a.md`, loop a symbolic link to itself, said "loop is a file, not a folder"."""
+    from vectorstore.paths import creation_problem
+
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert creation_problem(loop / "a.md", "--export") == (
+        f"{loop / 'a.md'}: {loop} is a symbolic link that leads to no folder (a loop, or to nothing), so nothing can "
+        "be created under it: choose a path in a folder for --export")
+    (tmp_path / "file").write_text("x")
+    assert "file is a file, not a folder" in creation_problem(tmp_path / "file" / "a.md", "--export")
