@@ -47,7 +47,7 @@ class Endless(BaseHTTPRequestHandler):
     def _endless(self, opening: bytes, kind: str, piece: bytes) -> None:
         if self.server.trickle:  # a byte every 0.2 s: every per-read timeout is kept, forever
             opening, piece = opening[:1], b" "
-        self.send_response(200)
+        self.send_response(self.server.status)
         self.send_header("Content-Type", kind)
         self.send_header("Connection", "close")  # no length: the body ends when the connection does
         self.end_headers()
@@ -92,7 +92,7 @@ class Endless(BaseHTTPRequestHandler):
 def endless():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
     server.sent, server.stop, server.dropped = 0, threading.Event(), threading.Event()
-    server.gzip_layers, server.encodings, server.trickle, server.models_ok = 0, [], False, False
+    server.gzip_layers, server.encodings, server.trickle, server.models_ok, server.status = 0, [], False, False, 200
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server
     server.stop.set()
@@ -123,6 +123,17 @@ def test_a_non_streamed_reply_that_never_ends_is_cut_at_the_byte_budget(endless)
     assert cut.value.limit == reply_byte_limit(cfg)
     assert endless.dropped.wait(10), "the client kept the connection open after the cut"
     assert "reply budget of 64 tokens" in explain_llm_error(cut.value, cfg)
+
+
+def test_an_error_status_with_an_endless_body_is_named_as_an_error_not_a_long_answer(endless):
+    """A hostile round: HTTP 500 with a body that never ends was "the LLM's answer ran past the reply budget"."""
+    endless.status = 500
+    chat, cfg = chat_on(endless)
+    with pytest.raises(LLMReplyOverBudget) as cut:
+        list(chat.stream([HumanMessage("What is KITE?")]))
+    assert explain_llm_error(cut.value, cfg) == (f"The LLM endpoint {cfg.base_url} answered HTTP 500 with an error body "
+                                                 f"over {reply_byte_limit(cfg):,} bytes (read no further); its log may "
+                                                 "say why.")
 
 
 def test_a_compressed_reply_is_refused_unread(endless):

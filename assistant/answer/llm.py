@@ -185,6 +185,9 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
         return (f"The LLM endpoint {where} redirected the request to another address "
                 f"({redact(exc.origin, cfg)}); it was not followed, and nothing was sent there: if that is the "
                 "server meant, set OPENAI_BASE_URL to it.")
+    if isinstance(exc, LLMReplyOverBudget) and getattr(exc, "status", 200) >= 400:
+        return (f"The LLM endpoint {where} answered HTTP {exc.status} with an error body over {exc.limit:,} bytes "
+                "(read no further); its log may say why.")
     if isinstance(exc, LLMReplyOverBudget):
         return (f"The LLM's answer ran past the reply budget of {cfg.max_tokens} tokens and was cut at "
                 f"{exc.limit:,} {exc.unit} (the endpoint {where} does not stop at max_tokens).")

@@ -51,9 +51,14 @@ class LLMReplyOverBudget(LLMStreamIncomplete):
 
 
 class WireOverBudget(LLMReplyOverBudget):
-    """A reply body ran past :func:`reply_byte_limit` (``.limit``, in bytes) before it could be parsed."""
+    """A reply body ran past :func:`reply_byte_limit` (``.limit``, in bytes) before it could be parsed; ``.status``:
+    the response's HTTP status (an error's endless body is no answer run long: a hostile round named it one)."""
 
     unit = "bytes"
+
+    def __init__(self, limit: int, status: int = 200):
+        super().__init__(limit)
+        self.status = status
 
 
 class ReplyAbandoned(RuntimeError):
@@ -113,16 +118,16 @@ def budget_client(cfg: LLMSettings) -> httpx2.Client:
     limit = reply_byte_limit(cfg)
 
     class CountedBody(httpx2.SyncByteStream):
-        def __init__(self, inner: httpx2.SyncByteStream):
+        def __init__(self, inner: httpx2.SyncByteStream, status: int):
             # The waiter of the call reading this body (iter_with_deadline): once it has left (a deadline ran
             # out), the read stops at the next piece and the connection is dropped, not kept to the budget.
-            self._inner, self._read, self._left = inner, 0, getattr(_call, "left", None)
+            self._inner, self._read, self._left, self._status = inner, 0, getattr(_call, "left", None), status
 
         def __iter__(self) -> Iterator[bytes]:
             for piece in self._inner:
                 self._read += len(piece)
                 if self._read > limit:
-                    raise WireOverBudget(limit)
+                    raise WireOverBudget(limit, self._status)
                 if self._left is not None and self._left.is_set():
                     raise ReplyAbandoned()
                 yield piece
@@ -135,7 +140,7 @@ def budget_client(cfg: LLMSettings) -> httpx2.Client:
         if encoding not in ("", "identity"):
             response.close()
             raise CompressedReply(encoding[:40])
-        response.stream = CountedBody(response.stream)
+        response.stream = CountedBody(response.stream, response.status_code)
 
     def origin(url: httpx2.URL) -> str:  # an IPv6 host in brackets, so the note names a URL that parses (round nine)
         host = f"[{url.host}]" if ":" in url.host else url.host
