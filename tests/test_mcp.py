@@ -457,12 +457,17 @@ def test_raw_stdio_masks_the_configured_key_in_every_error_it_sends(index, index
         raw.rpc({"jsonrpc": "2.0", "id": KEY, "method": KEY})  # an unknown method: its id is the client's own
         got = raw.reply()
         assert got["id"] == KEY and got["error"]["code"] == -32601 and KEY not in json.dumps(got["error"]), got
+        # A tenth hostile round: prompts/get (the server has none) was error code 0 with a 36-line traceback logged.
+        raw.rpc({"jsonrpc": "2.0", "id": "p", "method": "prompts/get", "params": {"name": KEY}})
+        got = raw.reply()
+        assert got["id"] == "p" and got["error"]["code"] == -32602 and got["error"]["message"] == "Unknown prompt: ***"
         raw.get_omnimoe("still-serving")  # answers are not masked: the record comes back whole
         raw.close()
     finally:
         if raw.proc.poll() is None:
             raw.proc.kill()
-    assert KEY not in (tmp_path / "stderr.log").read_text()
+    logged = (tmp_path / "stderr.log").read_text()
+    assert KEY not in logged and "Traceback" not in logged, logged[-2000:]
 
 
 def _rss_kib(pid: int) -> int:

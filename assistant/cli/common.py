@@ -134,6 +134,11 @@ def main_options(
     embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="sentence-transformers model name or path")] = None,
 ):
     overrides: dict[str, dict[str, object]] = {}
+    if base_url:  # its password and query values masked on stderr, as the environment's are (a tenth hostile round)
+        from assistant.text import add_secret, url_secrets
+
+        for secret in url_secrets(base_url):
+            add_secret(secret)
     if any(v is not None for v in (model, base_url, timeout, first_token_timeout)):
         overrides["llm"] = {"model": model, "base_url": base_url, "timeout": timeout, "first_token_timeout": first_token_timeout}
     if chroma_host or chroma_port:

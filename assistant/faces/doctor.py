@@ -26,6 +26,21 @@ def run_doctor(settings: Settings) -> Iterator[tuple[bool, str]]:
         yield ok, mask_secrets(line)
 
 
+def _interrupted_write(interrupted, removing: bool, orphans: bool) -> list[str]:
+    """The line for a write that was killed (``interrupted``: the store's mark, the command it named or True;
+    ``orphans``: chunks of no paper record), naming the command that finishes it."""
+    if removing:
+        # An ingest of those files would bring their removed papers back: finish the remove instead.
+        return [f"`paper-assistant {interrupted}` was interrupted before it finished: run it again to finish removing "
+                "those papers"]
+    if interrupted == "ingest --replace":
+        return ["`paper-assistant ingest --replace` was interrupted before it finished: run it again on the same "
+                "files (it resumes where it stopped)"]
+    if orphans or interrupted:
+        return ["an ingest was interrupted before it finished: run it again (it resumes where it stopped)"]
+    return []
+
+
 def _doctor_lines(settings: Settings) -> Iterator[tuple[bool, str]]:
     ok, line = _check_index(settings)
     if ok:
@@ -197,15 +212,7 @@ def _health_problems(settings: Settings) -> list[str]:
     elif keywords:  # its stamp may still match: left alone, it hid papers from keyword search
         problems.append(f"the keyword index cache {idx.lexical_dir} is damaged ({keywords}): the next question or "
                         "ingest rebuilds it from the index (nothing is lost)")
-    if removing:
-        # An ingest of those files would bring their removed papers back: finish the remove instead.
-        problems.append(f"`paper-assistant {interrupted}` was interrupted before it finished: run it again to "
-                        "finish removing those papers")
-    elif interrupted == "ingest --replace":
-        problems.append("`paper-assistant ingest --replace` was interrupted before it finished: run it again on the "
-                        "same files (it resumes where it stopped)")
-    elif set(chunked) - set(stored) or interrupted:
-        problems.append("an ingest was interrupted before it finished: run it again (it resumes where it stopped)")
+    problems += _interrupted_write(interrupted, removing, bool(set(chunked) - set(stored)))
     try:
         store.check_search()
     except Exception as exc:  # noqa: BLE001 - whatever Chroma raises on damaged HNSW files

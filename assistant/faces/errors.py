@@ -50,12 +50,30 @@ def one_line(exc: BaseException) -> str:
         from assistant.text import mask_secrets
 
         return _secret_runs(mask_secrets(f"invalid {what} " + "; ".join(parts)))
+    if isinstance(exc, UnicodeDecodeError) and (where := _env_file_not_utf8()):
+        return where  # pydantic-settings reading a .env: the codec's words named no file (a tenth hostile round)
     text = str(exc)
     field = re.match(r'error parsing value for field "(\w+)" from source "\w*EnvSettingsSource"', text)
     if field:  # pydantic-settings names the section only: name the variables and what they must hold
         return (f"invalid setting {field.group(1)}: a PAPER_ASSISTANT_{field.group(1).upper()}__… variable that takes "
                 "a JSON value does not hold valid JSON (e.g. PAPER_ASSISTANT_STORE__HEADERS='{\"X-Token\": \"…\"}')")
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _env_file_not_utf8() -> str | None:
+    """One line naming the settings file (``.env``) that is no UTF-8 text, or None when each reads."""
+    from pathlib import Path
+
+    from assistant.settings import ENV_FILES
+
+    for path in ENV_FILES:
+        try:
+            Path(path).read_bytes().decode("utf-8")
+        except UnicodeDecodeError as err:
+            return f"the settings file {Path(path).absolute()} is not UTF-8 text (byte {err.start}): re-save it as UTF-8"
+        except OSError:
+            continue
+    return None
 
 
 def _hide_secrets(where: str, value):

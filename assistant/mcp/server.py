@@ -79,6 +79,16 @@ def server_class():
                     raise
                 raise ToolError(arguments_error(name, exc.__cause__)) from exc.__cause__
 
+        async def get_prompt(self, name, arguments=None, context=None):
+            # The server has no prompts: the SDK answered any prompts/get with error code 0 and logged a 36-line
+            # traceback (a tenth hostile round); an unknown resource gets -32602, and so does this now.
+            from mcp.shared.exceptions import MCPError
+            from mcp.types import INVALID_PARAMS
+
+            if not any(p.name == name for p in await self.list_prompts()):
+                raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}", data={"name": name})
+            return await super().get_prompt(name, arguments, context)
+
     return OneLineErrors
 
 

@@ -52,11 +52,10 @@ def configured_secrets() -> tuple[str, ...]:
 def _read_secrets(env: tuple, files: tuple) -> tuple[str, ...]:
     """The configured secrets for one state of the environment (``env``) and ``.env`` files (``files``: the
     cache key only)."""
-    from urllib.parse import parse_qsl, urlsplit
-
     from pydantic_settings import BaseSettings, SettingsConfigDict
 
     from assistant.settings import ENV_FILES, _OpenAIEnv
+    from assistant.text.masking import url_secrets
 
     class Secrets(BaseSettings):  # read alone: the settings as a whole may be what failed
         model_config = SettingsConfigDict(env_prefix="PAPER_ASSISTANT_", env_nested_delimiter="__",
@@ -76,9 +75,7 @@ def _read_secrets(env: tuple, files: tuple) -> tuple[str, ...]:
     secrets = [openai.api_key.get_secret_value() if openai and openai.api_key else None, llm.get("api_key"),
                str(ui.get("auth") or "").partition(":")[2] if isinstance(ui, dict) else None]
     for url in (llm.get("base_url"), openai.base_url if openai else None):
-        parts = read(lambda u=url: urlsplit(u) if isinstance(u, str) else None)
-        if parts is not None:
-            secrets += [read(lambda p=parts: p.password)] + [v for _, v in read(lambda p=parts: parse_qsl(p.query)) or []]
+        secrets += url_secrets(url)  # as written and percent-decoded
     return tuple(dict.fromkeys(s for s in secrets if isinstance(s, str) and len(s.strip()) >= 4))
 
 

@@ -55,10 +55,21 @@ class View:
     starts: list[int]
     ends: list[int]
     size: int  # the original's length
+    tight: tuple[list[int], list[int]] | None = None
+    """For a view of runs (:func:`deduped`): where each run's last stretch of touching characters starts, and where
+    its first such stretch ends, in the original. A run joined across other characters ("3" in "abc123: 38") is
+    one character of a form only up to that gap (:meth:`tight_span`)."""
 
     def span(self, s: int, e: int) -> tuple[int, int]:
         """The original's range for ``text[s:e]`` (``e > s``)."""
         return self.starts[s], self.ends[e - 1]
+
+    def tight_span(self, s: int, e: int) -> tuple[int, int]:
+        """:meth:`span`, but a run at either end only as far as it is unbroken from the form's side: the mask of a
+        key ending in "3" took ": 3" of "key: 38" with it (a tenth hostile round)."""
+        if self.tight is None:
+            return self.span(s, e)
+        return self.tight[0][s], self.tight[1][e - 1]
 
     def at(self, i: int) -> int:
         """Where ``text[i:]`` starts in the original (its length for ``i == len(text)``)."""
@@ -137,15 +148,21 @@ def squeezed(view: View) -> View:
 
 def deduped(view: View) -> View:
     """``view`` with each run of one character as one (spanning the whole run)."""
-    text, starts, ends = [], [], []
+    text, starts, ends, last_start, first_end = [], [], [], [], []
     for c, s, e in zip(view.text, view.starts, view.ends):
         if text and text[-1] == c:
+            if s > ends[-1]:  # a gap in the original: the run's last stretch starts here
+                last_start[-1] = s
+            elif first_end[-1] == ends[-1]:  # still touching its first stretch
+                first_end[-1] = e
             ends[-1] = e
         else:
             text.append(c)
             starts.append(s)
             ends.append(e)
-    return View("".join(text), starts, ends, view.size)
+            last_start.append(s)
+            first_end.append(e)
+    return View("".join(text), starts, ends, view.size, (last_start, first_end))
 
 
 def squeeze(text: str) -> str:

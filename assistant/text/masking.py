@@ -126,7 +126,7 @@ def _squeezed_hits(level: View, form: str) -> list[tuple[int, int]]:
     rest, out = form[_SHOWN:], []
     at = level.text.find(rest)
     while at >= 0:
-        out.append(level.span(at, at + len(rest)))
+        out.append(level.tight_span(at, at + len(rest)))
         at = level.text.find(rest, at + 1)
     return out
 
@@ -160,17 +160,28 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
 
 def _secrets(cfg: LLMSettings) -> list[str]:
     """The API key and any password or query value of the base URL."""
-    from urllib.parse import parse_qsl, urlsplit
-
     secrets = [cfg.api_key.get_secret_value()] if cfg.api_key else []
-    if cfg.base_url:
-        try:
-            parts = urlsplit(cfg.base_url)
-            secrets.append(parts.password or "")
-            secrets += [v for _, v in parse_qsl(parts.query)]  # "?api_key=…": a key in the URL's query
-        except ValueError:
-            pass
-    return [s for s in secrets if len(s) >= 4]
+    return [s for s in dict.fromkeys(secrets + url_secrets(cfg.base_url)) if len(s) >= 4]
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The password and the query values (``?api_key=…``) of ``url``, each as written and percent-decoded: a
+    password written ``p%40ss`` is sent, and echoed, as ``p@ss`` (a tenth hostile round saw the decoded one
+    unmasked). [] for no URL or one that does not parse."""
+    from urllib.parse import unquote, unquote_plus, urlsplit
+
+    if not isinstance(url, str) or not url:
+        return []
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return []
+    found = [password, unquote(password)] if password else []
+    for pair in parts.query.split("&"):
+        value = pair.partition("=")[2]
+        found += [value, unquote_plus(value), unquote(value)]
+    return [s for s in dict.fromkeys(found) if len(s) >= 4]
 
 
 def redact(text: str, cfg: LLMSettings) -> str:

@@ -152,3 +152,35 @@ def test_a_host_that_names_no_address_is_not_told_to_choose_another_port(monkeyp
         check_port_free("paper-host", 7860)
     assert str(err.value).startswith("cannot serve on paper-host: no address of that name (Name or service not known)")
     assert "--host 127.0.0.1" in str(err.value) and "port" not in str(err.value)
+
+
+def test_a_percent_escaped_password_of_the_base_url_is_masked_as_sent(monkeypatch, tmp_path):
+    """Tenth hostile round: a base-URL password written `p%40ss1234w` (as a URL must write `@`) is sent, and echoed,
+    as `p@ss1234w`; only the escaped form was masked, in error lines, LLM answers, doctor lines and MCP replies."""
+    from pydantic import SecretStr
+
+    from assistant.settings import LLMSettings
+    from assistant.text import mask_secrets, redact
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("OPENAI_API_KEY", "PAPER_ASSISTANT_LLM__API_KEY", "PAPER_ASSISTANT_UI__AUTH"):
+        monkeypatch.delenv(name, raising=False)
+    url = "http://u:p%40ss1234w@127.0.0.1:9/v1?api_key=k%2Bey%2F5678"
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    assert mask_secrets("no indexed paper has venue 'p@ss1234w' nor 'k+ey/5678'") == (
+        "no indexed paper has venue '***' nor '***'")
+    cfg = LLMSettings(base_url=url, api_key=SecretStr("sk-other-0000"), model="m")
+    assert redact("dec=u:p@ss1234w", cfg) == "dec=u:***"
+    assert "QHNzMTIzNH" not in redact("Basic dTpwQHNzMTIzNHc=", cfg)  # base64 of "u:p@ss1234w", as sent
+
+
+def test_a_settings_file_that_is_no_utf8_is_named(monkeypatch, tmp_path):
+    """Tenth hostile round: a .env holding invalid UTF-8 ended with "'utf-8' codec can't decode byte 0xff in position
+    28", naming no file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_bytes(b"OPENAI_MODEL=m\n\xff\xfe\x00garbage=\x80\n")
+    got = subprocess.run([sys.executable, "-m", "assistant", "ask", "What is SyPE?", "--index", str(tmp_path / "i")],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)})
+    assert (got.returncode, got.stderr) == (2, f"error: the settings file {tmp_path / '.env'} is not UTF-8 text (byte 15): "
+                                                "re-save it as UTF-8\n")

@@ -155,11 +155,7 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
             if stored_paths.get(name) != paths_now[name]:
                 store.set_source_path([pid for pid in read.hashes if pid not in todo_ids], paths_now[name])
         if todo_ids or gone or orphans or interrupted:  # interrupted: a killed writer's caches may be stale
-            # A plain ingest after a killed --replace (which refuses a file that shrank) leaves its mark while papers
-            # still lack chunks, so doctor goes on naming --replace (it named a plain ingest in a loop: a hostile round).
-            unfinished = (interrupted == "ingest --replace" and not replace
-                          and not set(store.paper_hashes()) <= set(store.chunk_paper_hashes()))
-            store.bump_generation(writing="ingest --replace" if unfinished else False)
+            _close_write(store, interrupted, replace)
         report.papers_total, report.chunks_total = store.counts()
         if build_lexical:  # the BM25 index and the exact-search matrix, so the first question is fast
             index.lexical()
@@ -167,6 +163,15 @@ def ingest(paths: Iterable[str | Path], index: Index, chunker: Chunker | None = 
         return report
     finally:
         lock.release()
+
+
+def _close_write(store, interrupted, replace: bool) -> None:
+    """Close the write mark (the caches keyed on the generation go stale). A plain ingest after a killed
+    ``--replace`` (which refuses a file that shrank) leaves that mark while papers still lack chunks, so doctor goes
+    on naming ``--replace`` (it named a plain ingest, in a loop: a hostile round)."""
+    unfinished = (interrupted == "ingest --replace" and not replace
+                  and not set(store.paper_hashes()) <= set(store.chunk_paper_hashes()))
+    store.bump_generation(writing="ingest --replace" if unfinished else False)
 
 
 def _read_and_screen(paths: list, index: Index, chunker: Chunker,
