@@ -256,6 +256,16 @@ def test_streamable_http_on_loopback(index, index_dir, tmp_path):
             assert answered.value.code == 400
             assert json.loads(answered.value.read()) == {"jsonrpc": "2.0", "id": None, "error": {
                 "code": -32600, "message": "Invalid request: a request's id must be a string or an integer"}}
+        # A batch was answered with pydantic's report of four validation errors (a hostile round): -32600, as stdio.
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/mcp", method="POST",
+            data=json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]).encode(),
+            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        with pytest.raises(urllib.error.HTTPError) as answered:
+            urllib.request.urlopen(req, timeout=30)
+        assert answered.value.code == 400 and json.loads(answered.value.read())["error"] == {
+            "code": -32600, "message": "Invalid request: not a JSON-RPC 2.0 request of this protocol (batches are not "
+                                       "supported)"}
         # A second server on the same port: one clear line, not a traceback.
         clash = subprocess.run([sys.executable, *server_args(index_dir, "--http", "--port", str(port))], cwd=ROOT,
                                capture_output=True, text=True, timeout=120)

@@ -31,6 +31,21 @@ def bad_id_request(body: bytes) -> bool:
     return any(isinstance(m, dict) and "method" in m and "id" in m and not _id_type(m["id"]) for m in messages)
 
 
+def _refused(body: bytes) -> str | None:
+    """The -32600 message for a POST body answered here, or None: a request with a bad id
+    (:func:`bad_id_request`), or a batch (a JSON array), which this protocol version has no place for: the SDK
+    answered it with pydantic's report of four validation errors (a hostile round); stdio answers -32600."""
+    if bad_id_request(body):
+        return "Invalid request: a request's id must be a string or an integer"
+    if body.lstrip()[:1] == b"[":
+        try:
+            if isinstance(json.loads(body), list):
+                return "Invalid request: not a JSON-RPC 2.0 request of this protocol (batches are not supported)"
+        except (ValueError, RecursionError):
+            return None
+    return None
+
+
 class AnswerBadIds:
     """ASGI middleware over the SDK's Starlette app. A POST body is read (at most ``limit`` bytes, the
     SDK's own body limit; a longer one is handed on as it came, for the SDK's 413), checked with
@@ -50,9 +65,9 @@ class AnswerBadIds:
             if message["type"] != "http.request" or not message.get("more_body") or size > self.limit:
                 break
         whole = read[-1]["type"] == "http.request" and not read[-1].get("more_body")
-        if whole and bad_id_request(b"".join(m.get("body", b"") for m in read)):
-            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
-                "code": -32600, "message": "Invalid request: a request's id must be a string or an integer"}}).encode()
+        message = _refused(b"".join(m.get("body", b"") for m in read)) if whole else None
+        if message:
+            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
             await send({"type": "http.response.start", "status": 400,
                         "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
             await send({"type": "http.response.body", "body": body})
