@@ -534,7 +534,8 @@ def test_a_malformed_chat_history_gets_no_internals_and_a_bounded_log(settings, 
         demo.close()
 
 
-def test_the_configured_key_typed_into_an_input_is_masked_in_the_page_s_errors(settings, assistant, monkeypatch):
+def test_the_configured_key_typed_into_an_input_is_masked_in_the_page_s_errors(settings, assistant, monkeypatch,
+                                                                                capfd):
     """Ninth hostile round: the user's own key sent as the year filter came back in Gradio's error ("Value: … is
     not in the list of choices"), and as a paper to relate in the page's own error line. Launched as `serve`
     launches it, every error reply masks the configured secrets; answers are not touched."""
@@ -563,6 +564,8 @@ def test_the_configured_key_typed_into_an_input_is_masked_in_the_page_s_errors(s
             stream = r.read().decode()
         assert stream.startswith("event: error") and "not in the list of choices" in stream, stream[:300]
         assert key not in stream and "***" in stream, stream[:300]
+        logged = capfd.readouterr().err  # a value no dropdown offers: one line, not a traceback (a tenth round)
+        assert "Traceback" not in logged and "request refused: its inputs are not what the page takes" in logged
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
         with pytest.raises(AppError) as err:
             client.predict("What is SyPE?", [], [], "any", key, api_name="/chat")

@@ -317,29 +317,30 @@ class _BoundedTraceback:
 
 
 def _malformed_inputs(exc: BaseException | None) -> bool:
-    """True when ``exc`` (or what caused it) is pydantic's refusal of a request's inputs (a chat history of
-    the wrong shape): Gradio validates them before any handler of ours runs."""
+    """True when ``exc`` (or what caused it) is pydantic's or Gradio's refusal of a request's inputs (a chat history
+    of the wrong shape, a value no dropdown offers: a traceback each, a tenth round): before any handler of ours."""
     from pydantic import ValidationError
 
-    return any(isinstance(e, ValidationError) for e in (exc, getattr(exc, "__cause__", None),
-                                                         getattr(exc, "__context__", None)))
+    return any(isinstance(e, ValidationError) or f"{type(e).__module__}.{type(e).__name__}" in _REFUSALS
+               for e in (exc, getattr(exc, "__cause__", None), getattr(exc, "__context__", None)))
+
+
+_REFUSALS = ("gradio.exceptions.Error", "gradio.exceptions.ComponentProcessingError")
 
 
 def launch_options() -> dict:
     """``demo.launch`` keyword arguments: error replies masked (:class:`assistant.faces.MaskedErrorBodies`), the body
-    limit, the login throttle, no uploads and no unknown API routes (:class:`ClosedRoutes`; the login
-    itself is ``LoginGuard``), and no error text but our own (``gr.Error``) to clients: Gradio's own
-    (a pydantic report of every malformed message, component reprs with addresses) stays in the log,
-    bounded (:class:`_BoundedTraceback`). Also makes the server trust no proxy's forwarded headers unless
-    :data:`TRUSTED_PROXIES` is set (a reverse proxy of one's own: name its address there), so the
-    throttle counts the connection's own address."""
+    limit, the login throttle, no uploads and no unknown API routes (:class:`ClosedRoutes`; the login itself is
+    ``LoginGuard``), and no error text but our own (``gr.Error``) to clients: Gradio's own (a pydantic report of
+    every malformed message, component reprs with addresses) stays in the log, bounded (:class:`_BoundedTraceback`).
+    Also makes the server trust no proxy's forwarded headers unless :data:`TRUSTED_PROXIES` is set (a reverse proxy
+    of one's own: name its address there), so the throttle counts the connection's own address."""
     import os
 
     import gradio.queueing
     from starlette.middleware import Middleware
 
     from assistant.faces.masked_errors import MaskedErrorBodies
-
     # Read by uvicorn.Config, which Gradio makes inside demo.launch; "" matches no address.
     os.environ.setdefault(TRUSTED_PROXIES, "")
     gradio.queueing.traceback = _BoundedTraceback()  # the queue's only use of the module is print_exc
