@@ -58,6 +58,21 @@ def synced(tmp_path, monkeypatch, encoder):
     return folder, segments[58]
 
 
+def test_a_fifo_in_place_of_an_hnsw_file_is_named_and_doctor_rebuilds(synced, monkeypatch, capsys):
+    """A tenth hostile round: a FIFO in place of chroma.sqlite3 made every command wait in open() forever; the HNSW
+    files were read the same way. Now a question names it and doctor rebuilds the index from the papers it stores."""
+    folder, chunks = synced
+    path = chunks / "link_lists.bin"
+    path.unlink()
+    os.mkfifo(path)
+    code, out, err = run_main(monkeypatch, capsys, "ask", Q, "--index", str(folder))
+    line = (rf"the vector index at {re.escape(str(folder))} is damaged: {re.escape(str(path))} is no plain file \(a "
+            rf"FIFO, socket or device\), so search would fail or return wrong papers: {repair_remedy(folder)}")
+    assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), err
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 0 and re.search(rf"^ok    {REBUILT} in [\d.]+ s; index at .*: 38 papers", out, re.M), out
+
+
 @pytest.mark.parametrize("name", ["data_level0.bin", "link_lists.bin"])
 def test_random_bytes_over_an_hnsw_file_stop_questions_and_doctor_rebuilds(synced, name, monkeypatch, capsys, tmp_path):
     """Random bytes written over data_level0.bin (same size): ingest died in hnswlib with a segfault (exit
@@ -272,9 +287,18 @@ def _chroma_a_file(folder):
     (folder / "chroma").write_text("x")
 
 
+def _sqlite_a_fifo(folder):  # every command waited in open() for a writer, forever (a tenth hostile round)
+    import os
+
+    (folder / "chroma" / "chroma.sqlite3").unlink()
+    os.mkfifo(folder / "chroma" / "chroma.sqlite3")
+
+
 @pytest.mark.parametrize("odd, why", [
     (_sqlite_a_folder, "(it is a folder, not SQLite's file)"),
-    (_chroma_a_file, "(IDX/chroma is a file, not the folder that holds it)")], ids=["sqlite a folder", "chroma a file"])
+    (_sqlite_a_fifo, "(it is no plain file (a FIFO, socket or device))"),
+    (_chroma_a_file, "(IDX/chroma is a file, not the folder that holds it)")],
+    ids=["sqlite a folder", "sqlite a fifo", "chroma a file"])
 def test_a_database_of_the_wrong_kind_is_named_with_its_remedy(tmp_path, encoder, odd, why):
     """Second hostile round (#35, F18): Chroma's own words came through: "unable to open database file (code
     14)" for a folder where chroma.sqlite3 belongs, "File exists (os error 17)" for a file where chroma/ does."""

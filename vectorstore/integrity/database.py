@@ -7,6 +7,7 @@ Each finds damage that Chroma reports late or not at all and says what it found 
 
 from __future__ import annotations
 
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,7 +47,11 @@ def database_damage(db: Path) -> str | None:
     page count times page size (truncated). A hot journal or WAL beside it (a crash, or a writer
     mid-commit) is SQLite's to resolve: not judged."""
     try:
-        size = db.stat().st_size
+        st = db.stat()
+        if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+            # A FIFO there: opening it waited for a writer, forever, in every command (a tenth hostile round).
+            return "it is no plain file (a FIFO, socket or device)"
+        size = st.st_size
         with open(db, "rb") as fh:
             head = fh.read(100)
     except FileNotFoundError:  # no index yet (Chroma creates it), unless its HNSW folders remain: deleted

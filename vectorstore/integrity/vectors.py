@@ -194,11 +194,28 @@ def id_map_problem(folder: Path, root: Path | None = None) -> str | None:
             "with another segment's, or copied from another index?)")
 
 
+def _special_file(folder: Path) -> Path | None:
+    """The first of a segment folder's files that is there but no plain file (after links), else None."""
+    import os
+    import stat
+
+    for name in ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin", "index_metadata.pickle"):
+        try:
+            if not stat.S_ISREG(os.stat(folder / name).st_mode):
+                return folder / name
+        except OSError:
+            continue
+    return None
+
+
 def hnsw_problem(folder: Path, full: bool = False, root: Path | None = None) -> str | None:
     """:func:`hnsw_damage` of a segment folder as it is now (its header read afresh), then
     :func:`hnsw_content_damage` (``full``: every vector) and :func:`id_map_problem` (``root``: the index's
     ``chroma/``, to match the id map to its collection), judged :func:`settled`."""
     def look() -> str | None:
+        odd = _special_file(folder)
+        if odd:  # a FIFO there: every read of it waits for a writer, forever (a tenth hostile round's sqlite FIFO)
+            return f"{odd} is no plain file (a FIFO, socket or device)"
         try:
             header = (folder / "header.bin").read_bytes()
         except FileNotFoundError:
