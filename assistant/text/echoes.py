@@ -40,7 +40,8 @@ _ITEM = r"(?:0[xX][0-9A-Fa-f]{1,6}|\d{1,7})"
 _NUMBERS = re.compile(rf"(?<![\w.]){_ITEM}(?:\s*[,;]\s*{_ITEM})+(?![\w.])")
 _ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})|\\u\{([0-9A-Fa-f]{1,6})\}|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})"
                      r"|%([0-9A-Fa-f]{2})|&#[xX]([0-9A-Fa-f]{1,6});?|&#(\d{1,7});?|(&[A-Za-z][A-Za-z0-9]{1,31};)"
-                     r"|\\([0-3][0-7]{2})")  # an octal escape of a byte (C, printf): three digits, as echoed
+                     r"|\\([0-3][0-7]{2})"  # an octal escape of a byte (C, printf): three digits, as echoed
+                     r"|\\([ntr])")  # a line break or tab as a file name is shown: it split a key in two (a 10th round)
 PARTIAL = re.compile(rf"(?:\\[xuU]?\{{?[0-9A-Fa-f]{{0,7}}|&#?[xX]?[0-9A-Za-z]{{0,7}}|%[0-9A-Fa-f]?|(?<![\w.])"
                      rf"[\[({{]?\s*(?:{_ITEM}\s*[,;]\s*)*(?:{_ITEM}|0[xX]?)?)$")
 """The end of a text that may be the start of an escape, an entity or a number list (``\\x7``, ``&#11``,
@@ -94,6 +95,8 @@ def nfkc_view(text: str) -> View:
 
 
 def _decode_escape(m: re.Match) -> str | None:
+    if m.group(10):
+        return {"n": "\n", "t": "\t", "r": "\r"}[m.group(10)]
     if m.group(9):
         return chr(int(m.group(9), 8))
     if m.group(8):

@@ -184,3 +184,15 @@ def test_a_settings_file_that_is_no_utf8_is_named(monkeypatch, tmp_path):
                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)})
     assert (got.returncode, got.stderr) == (2, f"error: the settings file {tmp_path / '.env'} is not UTF-8 text (byte 15): "
                                                 "re-save it as UTF-8\n")
+
+
+def test_a_key_split_by_an_escaped_line_break_in_a_file_name_is_masked(key_set, monkeypatch):
+    """Tenth hostile round: a paper file named `token-abc<line break>123.jsonl` came back as `token-abc\\n123` (file
+    names are shown with control characters escaped), the key whole but for two characters."""
+    from assistant.text import mask_secrets
+
+    monkeypatch.setenv("OPENAI_API_KEY", "token-abc123")  # 12 characters: only its whole forms are masked
+    for escape in ("\\n", "\\t", "\\r"):
+        shown = f"skipped: /data/token-abc{escape}123.jsonl: invalid JSON"
+        assert mask_secrets(shown) == "skipped: /data/***.jsonl: invalid JSON", shown
+    assert mask_secrets("C:\\new\\table\\report.txt") == "C:\\new\\table\\report.txt"  # no key: as it was
