@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from assistant.cli.common import IndexOpt, embedding_bar, settings_for
+from assistant.cli.common import IndexOpt, embedding_bar, fail, settings_for
 
 
 SHOWN_ENTRIES = 50
@@ -43,10 +44,13 @@ def ingest(
     """Add papers to the index (idempotent: unchanged papers are skipped, edited ones replaced)."""
     from assistant.answer import get_index
     from vectorstore.ingest import ingest as run_ingest
-    from vectorstore.papers import Selection
+    from vectorstore.papers import Selection, missing_path
 
     selection = Selection(category=category.strip() if category and category.strip() else None, since=_since(since))
     settings = settings_for(ctx, index)
+    for path in paths:  # before the index is opened: a run with no such path left an empty index (a hostile round)
+        if not os.path.lexists(path):
+            fail(missing_path(path))
     with embedding_bar() as callbacks:
         callbacks["on_stage"]("loading the embedding model…")
         # Vector files that disagree with the database (a kill mid-write): rebuilt from the papers it stores, then on.

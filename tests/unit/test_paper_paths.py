@@ -61,3 +61,17 @@ def test_an_entry_this_user_may_not_stat_is_skipped_and_the_folder_read(tmp_path
     assert [f.name for f in iter_paper_files([tmp_path], skipped)] == ["good.txt"]
     assert skipped == [f"{denied}: cannot be read (permission denied on it or on where it links): skipped; give this "
                        "user access to it"]
+
+
+def test_ingest_of_a_path_that_is_not_there_creates_no_index(tmp_path):
+    """A tenth hostile round: `ingest nope.jsonl --index NEW` said "no such file or folder" (exit 2) and left an empty
+    index at NEW."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    got = subprocess.run([sys.executable, "-m", "assistant", "ingest", str(tmp_path / "nope.jsonl"), "--index",
+                          str(tmp_path / "new")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert (got.returncode, got.stderr) == (2, f"error: {tmp_path / 'nope.jsonl'}: no such file or folder\n")
+    assert not (tmp_path / "new").exists()

@@ -11,7 +11,7 @@ from vectorstore import public_face
 __getattr__, __dir__, __all__ = public_face(__name__, {
     "records": ("CorpusError", "Paper", "code_links", "counted", "derive_label", "name_to_ask_by", "is_code_link"),
     "files": ("KINDS", "SUPPORTED_SUFFIXES", "file_format", "is_streamed", "iter_paper_files", "load_file",
-              "load_papers", "read_file", "stream_file"),
+              "load_papers", "missing_path", "read_file", "stream_file"),
     "format_jsonl": ("load_jsonl",),
     "format_txt": ("load_paper_list", "parse_heading"),
     "format_bibtex": ("load_bibtex",),

@@ -88,11 +88,16 @@ def iter_paper_files(paths: Iterable[str | Path], unreadable: list[str] | None =
                 continue
             yield from once([p])
         elif not os.path.lexists(p):
-            raise CorpusError(f"{shown(p)}: no such file or folder")
+            raise CorpusError(missing_path(p))
         elif unreadable is not None:  # one bad path named among others no longer stops the whole ingest
             unreadable.append(not_a_file(p))
         else:
             raise CorpusError(not_a_file(p))
+
+
+def missing_path(path: Path) -> str:
+    """The one line for a paper file or folder named that is not there."""
+    return f"{shown(path)}: no such file or folder"
 
 
 def _kind(path: Path) -> str:
