@@ -408,6 +408,13 @@ def test_ingesting_an_empty_file_or_folder_warns_instead_of_a_silent_0_added(mon
                                 ".csv or arXiv snapshot .json) in this folder",
                                 "warning: empty.jsonl: no papers in this file",
                                 "warning: heading.txt: no papers in this file"]
+    # A folder of many empty files: the first 50 are named, then a count (3,000 lines came out: a hostile round).
+    (tmp_path / "many").mkdir()
+    for i in range(53):
+        (tmp_path / "many" / f"e{i:02d}.jsonl").write_text("")
+    code, out, err = run_main(monkeypatch, capsys, "ingest", str(tmp_path / "many"), "--index", str(tmp_path / "idx"))
+    assert code == 0 and len(err.splitlines()) == 51 and err.splitlines()[-1] == (
+        "warning: … and 3 more files gave no paper"), err
 
 
 def test_an_export_the_system_will_not_write_is_one_line(index, index_dir, monkeypatch, capsys, tmp_path):

@@ -64,8 +64,10 @@ def ingest(
         typer.echo(f"skipped entry: {line}", err=True)
     if bad.malformed > SHOWN_ENTRIES:
         typer.echo(f"skipped entry: … and {bad.malformed - SHOWN_ENTRIES:,} more malformed entries", err=True)
-    for warning in report.empty:
+    for warning in report.empty[:SHOWN_ENTRIES]:  # 3,000 empty files gave 3,000 lines (a hostile round)
         typer.echo(f"warning: {warning}", err=True)
+    if len(report.empty) > SHOWN_ENTRIES:
+        typer.echo(f"warning: … and {len(report.empty) - SHOWN_ENTRIES:,} more files gave no paper", err=True)
     typer.echo(report.summary())
     if report.skipped or bad.malformed:
         raise typer.Exit(1)
