@@ -191,7 +191,7 @@ def test_a_question_file_with_a_bom_and_unknown_gold_ids_is_read_with_a_warning(
     assert rep.ranking["hybrid"]["acronym"]["R@1"] == 0.5  # one of its two gold papers is first
 
 
-def test_an_eval_corpus_that_gives_no_paper_is_one_line(tmp_path):
+def test_an_eval_corpus_that_gives_no_paper_is_one_line(tmp_path, capsys):
     """Fifth hostile round (#35): `eval --corpus empty.jsonl` (or a FIFO, a 200 MiB file, invalid UTF-8) ended with
     "unexpected AttributeError: 'BM25' object has no attribute 'vocab_dict'", the reason never said."""
     from assistant.learning import open_corpus_index
@@ -208,6 +208,13 @@ def test_an_eval_corpus_that_gives_no_paper_is_one_line(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.jsonl", "latin1.jsonl"]
     import os
 
+    (tmp_path / "folder").mkdir()  # a FIFO inside a --corpus folder is named, as ingest names it (a hostile round)
+    (tmp_path / "folder" / "good.jsonl").write_text('{"id": "p1", "abstract": "We propose GoodNet for graphs."}\n')
+    os.mkfifo(tmp_path / "folder" / "pipe.jsonl")
+    open_corpus_index(settings, [tmp_path / "folder"])
+    said = capsys.readouterr().err
+    assert said.startswith(f"skipped: {tmp_path / 'folder' / 'pipe.jsonl'}: not a regular file (a FIFO, socket or "
+                           "device)") and said.count("\n") == 1, said
     os.mkfifo(tmp_path / "fifo.jsonl")  # skipped by ingest, and eval said nothing (a hostile round)
     with pytest.raises(ValueError, match=r"^--distractors .*fifo\.jsonl: no such paper file \(it must be a plain file"):
         open_corpus_index(settings, [tmp_path / "empty.jsonl"], distractors=tmp_path / "fifo.jsonl")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 
 from assistant.question import MAX_QUESTION_CHARS
@@ -125,6 +126,8 @@ def open_corpus_index(settings, corpus: list, explicit_index: bool = False, inge
         if not idx.store.counts()[0]:  # nothing to evaluate over: BM25 failed on the empty index (a fifth hostile round)
             why = "; ".join(report.skipped[:3]) or "no file gave a paper"
             raise ValueError(f"the --corpus files gave no paper to evaluate over ({why})")
+        for reason in report.skipped[:50]:  # as ingest names them: a FIFO in a --corpus folder went unsaid
+            print(f"skipped: {reason}", file=sys.stderr)
     except BaseException:
         # An eval index made here that holds no paper is removed: each failed run left an empty eval-index-… folder
         # (a hostile round). One holding papers stays, for the next run to go on from.
