@@ -44,7 +44,10 @@ def _interrupted_write(interrupted, removing: bool, orphans: bool) -> list[str]:
 def _doctor_lines(settings: Settings) -> Iterator[tuple[bool, str]]:
     ok, line = _check_index(settings)
     if ok:
-        problems = _health_problems(settings)
+        try:
+            problems = _health_problems(settings)
+        except Exception as exc:  # noqa: BLE001 - a damaged page met while reading every record: a FAIL line, not an
+            problems = [_index_failure(exc, settings)]  # error (a tenth hostile round), with the index's own path
         ok, line = not problems, "; ".join([line, *problems])
     yield ok, line
     cfg = settings.llm
@@ -141,7 +144,7 @@ def _index_failure(exc: BaseException, settings: Settings) -> str:
         from assistant.faces.errors import permission_line
 
         return permission_line(exc)
-    if type(exc).__module__.split(".")[0] == "chromadb":
+    if type(exc).__module__.split(".")[0] in ("chromadb", "pyo3_runtime") or type(exc).__name__ == "PanicException":
         return (f"Chroma cannot read the index ({first}): its files are damaged; delete {settings.index} and run "
                 "`paper-assistant ingest` again (the paper files are not touched)")
     return first

@@ -200,3 +200,23 @@ def test_a_permission_error_anywhere_is_one_line_with_its_remedy():
     assert code == 2 and line == ("/data/idx/chroma: permission denied for this user: give this user read and write "
                                   "access to it (e.g. `chmod -R u+rwX` on the index folder), or run as its owner, or "
                                   "choose another --index")
+
+
+def test_doctor_reports_a_damaged_page_met_while_reading_every_record_as_a_fail_line(monkeypatch, tmp_path):
+    """A tenth hostile round: a page of chroma.sqlite3 garbled under the paper records made doctor stop with the
+    readers' `error:` line (exit 2), "delete the index folder" naming no folder, instead of its FAIL report."""
+    from chromadb.errors import InternalError
+
+    import assistant.faces.doctor as doctor
+    from assistant.settings import load_settings
+
+    def malformed(settings):
+        raise InternalError("error returned from database: (code: 11) database disk image is malformed")
+
+    monkeypatch.setattr(doctor, "_check_index", lambda settings: (True, f"index at {tmp_path}: 38 papers in 58 chunks"))
+    monkeypatch.setattr(doctor, "_health_problems", malformed)
+    ok, line = next(doctor._doctor_lines(load_settings(index=tmp_path)))
+    assert not ok and line == (f"index at {tmp_path}: 38 papers in 58 chunks; Chroma cannot read the index (error "
+                               "returned from database: (code: 11) database disk image is malformed): its files are "
+                               f"damaged; delete {tmp_path} and run `paper-assistant ingest` again (the paper files "
+                               "are not touched)")
