@@ -498,7 +498,7 @@ def test_a_malformed_chat_history_gets_no_internals_and_a_bounded_log(settings, 
     from gradio_client.exceptions import AppError
 
     import assistant.page as web
-    from assistant.faces.web_guard import MAX_LOGGED_ERROR
+    from assistant.faces.web_log import MAX_LOGGED_ERROR
 
     port = free_port()
     demo = web.build_app(settings.model_copy(update={"ui": settings.ui.model_copy(update={"port": port})}), assistant)

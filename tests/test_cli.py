@@ -190,6 +190,10 @@ def test_chat_keeps_the_paper_across_follow_ups_and_new_forgets_it(index, index_
     assert "refers to an earlier answer, and there is none yet" in turns[2]
     one_shot = run_cli("ask", "what dataset did it use?", "--index", str(index_dir))
     assert "follow-ups need `paper-assistant chat`" in one_shot.stderr
+    # A filter value no paper has: one line and exit 2, as `ask` (each turn said so, then exit 0: an 11th round).
+    bad = subprocess.run([sys.executable, "-m", "assistant", "chat", "--venue", "nosuch", "--index", str(index_dir)],
+                         input="What is VideoLoom?\n", capture_output=True, text=True, cwd=ROOT, timeout=180)
+    assert (bad.returncode, bad.stdout) == (2, "") and bad.stderr.startswith("error: no indexed paper has venue 'nosuch'")
 
 
 @pytest.mark.parametrize("name", list(CONVERSATIONS))

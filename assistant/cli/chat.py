@@ -35,7 +35,7 @@ def chat(
     """Chat in the terminal: each answer is cited, and follow-ups keep the paper they mean."""
     from assistant.cli.query import print_answer
     from assistant.faces import answer_text
-    from assistant.retrieval import Filters
+    from assistant.retrieval import Filters, resolve_filters
     from assistant.answer import get_assistant, require_papers
     from assistant.settings import Calibration
 
@@ -47,6 +47,8 @@ def chat(
     assistant = get_assistant(settings)
     require_papers(assistant.index)
     filters = Filters(venue=venue, year=year, source=source, category=category, has_code=has_code or None)
+    # A value no paper has ends the command at once, exit 2 as `ask` does: each turn said so, then exit 0 (round 11).
+    filters = resolve_filters(filters, assistant.index.store.field_values)
     keep = Calibration().history.ui_turns
     turns: list = []
     interactive = sys.stdin.isatty()

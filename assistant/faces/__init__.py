@@ -1,5 +1,6 @@
 """What every face shares: errors a user can cause or fix (``errors``), the console runner (``console``), plain-text
-and JSON renderings (``render``; a comparison's: ``compared``), ``doctor``, the page's login and request bounds (``web_guard``), and error replies with the configured secrets masked
+and JSON renderings (``render``; a comparison's: ``compared``), ``doctor``, the page's login and request bounds
+(``web_guard``) and its log of failed requests (``web_log``), and error replies with the configured secrets masked
 (``masked_errors``).
 
 Imports: ``evaluation`` and what is before it."""

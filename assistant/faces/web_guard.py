@@ -279,60 +279,11 @@ client's address. Unset, uvicorn trusts 127.0.0.1 and ::1, so any local process 
 local tunnel) could name any client, and a guesser sending another address each time was never slowed."""
 
 
-MAX_LOGGED_ERROR = 4000
-"""Characters of one request's traceback the server log keeps (its start and its end)."""
-
-
-def bounded(text: str, limit: int = MAX_LOGGED_ERROR) -> str:
-    """``text`` kept whole up to ``limit`` characters, else its first and last ``limit // 2`` with the
-    number of characters cut between them."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit // 2]}\n… {len(text) - limit} characters cut …\n{text[-(limit // 2):]}"
-
-
-class _BoundedTraceback:
-    """The ``traceback`` module as Gradio's queue sees it, with ``print_exc`` bounded (:func:`bounded`).
-    A request whose inputs fail Gradio's own validation (a chat history of 6,000 malformed messages)
-    printed every pydantic error: 18,000 log lines for one 100 kB request."""
-
-    def __getattr__(self, name):
-        import traceback
-
-        return getattr(traceback, name)
-
-    @staticmethod
-    def print_exc(limit=None, file=None, chain=True) -> None:
-        import sys
-        import traceback
-
-        exc = sys.exc_info()[1]
-        if _malformed_inputs(exc):
-            # The client's fault, not the page's: one line (a hostile round logged a traceback for each, #35 F16).
-            first = " ".join(str(exc).split())[:200]
-            print(f"request refused: its inputs are not what the page takes ({type(exc).__name__}: {first})",
-                  file=file or sys.stderr)
-            return
-        print(bounded(traceback.format_exc(limit=limit, chain=chain)), file=file or sys.stderr, end="")
-
-
-def _malformed_inputs(exc: BaseException | None) -> bool:
-    """True when ``exc`` (or what caused it) is pydantic's or Gradio's refusal of a request's inputs (a chat history
-    of the wrong shape, a value no dropdown offers: a traceback each, a tenth round): before any handler of ours."""
-    from pydantic import ValidationError
-
-    return any(isinstance(e, ValidationError) or f"{type(e).__module__}.{type(e).__name__}" in _REFUSALS
-               for e in (exc, getattr(exc, "__cause__", None), getattr(exc, "__context__", None)))
-
-
-_REFUSALS = ("gradio.exceptions.Error", "gradio.exceptions.ComponentProcessingError")
-
-
 def launch_options() -> dict:
     """``demo.launch`` keyword arguments: error replies masked (:class:`assistant.faces.MaskedErrorBodies`), the body
     limit, the login throttle, no uploads and no unknown API routes (:class:`ClosedRoutes`; the login itself is
     ``LoginGuard``), and no error text but our own (``gr.Error``) to clients: Gradio's own (a pydantic report of
-    every malformed message, component reprs with addresses) stays in the log, bounded (:class:`_BoundedTraceback`).
+    every malformed message, component reprs with addresses) stays in the log, bounded (:class:`assistant.faces.web_log.BoundedTraceback`).
     Also makes the server trust no proxy's forwarded headers unless :data:`TRUSTED_PROXIES` is set (a reverse proxy
     of one's own: name its address there), so the throttle counts the connection's own address."""
     import os
@@ -341,9 +292,11 @@ def launch_options() -> dict:
     from starlette.middleware import Middleware
 
     from assistant.faces.masked_errors import MaskedErrorBodies
+    from assistant.faces.web_log import BoundedTraceback
+
     # Read by uvicorn.Config, which Gradio makes inside demo.launch; "" matches no address.
     os.environ.setdefault(TRUSTED_PROXIES, "")
-    gradio.queueing.traceback = _BoundedTraceback()  # the queue's only use of the module is print_exc
+    gradio.queueing.traceback = BoundedTraceback()  # the queue's only use of the module is print_exc
 
     return {"max_file_size": MAX_UPLOAD, "show_error": False,
             "app_kwargs": {"middleware": [Middleware(MaskedErrorBodies), Middleware(BodyLimit), Middleware(ClosedRoutes),

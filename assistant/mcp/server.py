@@ -51,12 +51,18 @@ def _user_errors(fn):
 
 def arguments_error(tool: str, exc) -> str:
     """One line for arguments that fail a tool's input schema (``exc``: pydantic's ValidationError): each field,
-    what it must be, and the value given, cut to 40 characters. The SDK's own text is pydantic's report, over
-    several lines with a documentation link per error (a hostile round, #35 F20)."""
+    what it must be, and the value given, cut to 40 characters (with "…"), the configured secrets masked first. The
+    SDK's own text is pydantic's report, over several lines with a documentation link per error (a hostile round,
+    #35 F20)."""
+    from assistant.text import mask_secrets
+
     parts = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "arguments"
-        given = "" if err["type"] == "missing" else f" (got {repr(err.get('input'))[:40]})"
+        # Masked before it is cut: a long key cut to 40 characters was too short a piece to be known (round 11).
+        shown = mask_secrets(repr(err.get("input"))[:4000])  # 4,000: far past any key, and a bounded cost
+        shown = shown if len(shown) <= 40 else f"{shown[:39]}…"
+        given = "" if err["type"] == "missing" else f" (got {shown})"
         parts.append(f"{field}: {err['msg'].lower()}{given}")
     return f"invalid arguments for {tool}: " + "; ".join(parts)
 

@@ -29,11 +29,17 @@ _MIN_PIECE = 12  # characters: the shortest piece of a secret masked alone; shor
 
 def _piece_length(secret: str) -> int | None:
     """The shortest piece of ``secret`` masked on its own, in characters: half of it rounded down, at
-    least ``_MIN_PIECE``. None when the secret is shorter than ``_MIN_PIECE`` (only its whole forms
-    count)."""
+    least ``_MIN_PIECE`` and at most ``_MAX_PIECE``. None when the secret is shorter than ``_MIN_PIECE`` (only its
+    whole forms count)."""
     # Rounded down: a character left out, changed or added anywhere leaves a run of at least half of
     # an odd-length key too (25 characters, the 13th left out: 12 and 12).
-    return max(_MIN_PIECE, len(secret) // 2) if len(secret) >= _MIN_PIECE else None
+    return min(max(_MIN_PIECE, len(secret) // 2), _MAX_PIECE) if len(secret) >= _MIN_PIECE else None
+
+
+_MAX_PIECE = 20
+"""Characters: the longest piece a long key needs before it is masked. A 164-character key cut to its first 38 by
+an error message (or pydantic's 25 + 25 around "...") showed those, under half the key (an eleventh hostile round);
+20 characters of a key are no word."""
 
 
 @functools.lru_cache(maxsize=16)
@@ -46,7 +52,7 @@ def _secret_patterns(secret: str) -> tuple[tuple[re.Pattern, ...], re.Pattern | 
     longer encoded text, so at any byte offset, its stable middle (:func:`_encoded_middles`).
     ``pieces`` (None for a secret under ``_MIN_PIECE`` characters) finds any run of
     :func:`_piece_length` of its characters, either direction, any case: about 50 alternatives of a
-    dozen or more characters, so a scan stays linear in the text."""
+    dozen or more characters (about 300 for a 160-character key), so a scan stays linear in the text."""
     forms = [re.compile(re.escape(secret), re.I)]
     if len(secret) < 8:
         return tuple(forms), None

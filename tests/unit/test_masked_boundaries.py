@@ -196,3 +196,38 @@ def test_a_key_split_by_an_escaped_line_break_in_a_file_name_is_masked(key_set, 
         shown = f"skipped: /data/token-abc{escape}123.jsonl: invalid JSON"
         assert mask_secrets(shown) == "skipped: /data/***.jsonl: invalid JSON", shown
     assert mask_secrets("C:\\new\\table\\report.txt") == "C:\\new\\table\\report.txt"  # no key: as it was
+
+
+LONG = "sk-proj-" + "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oXyZ12abcdEFGHijklMNOPqrstUVWXyz0123456789" * 2 + "rESQedUStPKR0CsTy4Qwb8D"
+
+
+def test_a_long_key_cut_by_a_message_is_still_masked(monkeypatch, tmp_path):
+    """Eleventh hostile round: a 164-character key typed as a number argument came back as its first 38 characters
+    (MCP's argument error cut the value to 40), and pydantic's log line showed its first and last 24 around "...":
+    pieces under half the key, which only a half was masked by. Any 20 characters of a long key are masked now, and
+    a value is masked before it is cut."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from assistant.faces.web_log import bounded
+    from assistant.mcp.server import arguments_error
+    from assistant.text import mask_secrets
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", LONG)
+    def leaks(text: str) -> bool:
+        return any(LONG[i:i + 8] in text for i in range(len(LONG) - 7))
+
+    for cut in (LONG[:38], LONG[:24], LONG[-24:], LONG[40:61]):
+        shown = mask_secrets(f"input_value='{cut}...' and more")
+        assert shown.startswith("input_value='***") and shown.endswith(" and more") and not leaks(shown), shown
+    with pytest.raises(ValidationError) as err:
+        TypeAdapter(int).validate_python(LONG)
+    line = arguments_error("search", err.value)
+    assert line == "invalid arguments for search: arguments: input should be a valid integer, unable to parse " \
+                   "string as an integer (got '***')", line
+    with pytest.raises(ValidationError) as err:
+        TypeAdapter(int).validate_python(LONG + " and then some more words " * 3)
+    assert arguments_error("search", err.value).endswith("(got '*** and then some more words  and then…)")
+    text = "x" * 1990 + LONG + "y" * 5000  # the key across the cut at 2,000 characters
+    kept = bounded(text, 4000, mask_secrets)
+    assert not leaks(kept) and f"… {len(text) - 4000} characters cut …" in kept
