@@ -342,3 +342,15 @@ def test_a_running_server_whose_reply_cannot_be_read_is_not_called_unreachable()
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_host_name_with_an_over_long_label_is_named_before_anything_is_sent():
+    """An eleventh hostile round: a base URL whose host had a 70-character label was "sent a reply this client could
+    not read (UnicodeError)", though nothing was sent (the name cannot be encoded, so no lookup is made)."""
+    cfg = LLMSettings(base_url=f"http://{'a' * 70}.example:9/v1", model="m", max_retries=0, timeout=5,
+                      first_token_timeout=5)
+    with pytest.raises(UnicodeError) as err:
+        list(OpenAIChat(cfg).stream([HumanMessage("What is KITE?")]))
+    assert explain_llm_error(err.value, cfg) == (
+        f"The LLM endpoint's host name in {cfg.base_url} is no valid host name (each part between dots must be 1 to "
+        "63 characters): check OPENAI_BASE_URL.")

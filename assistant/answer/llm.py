@@ -233,5 +233,8 @@ def explain_llm_error(exc: BaseException, cfg: LLMSettings, mid_answer: bool = F
     if isinstance(exc, openai.APIStatusError):
         reason = endpoint_reason(exc, exc.status_code, cfg)
         return f"The LLM endpoint {where} answered with HTTP {exc.status_code}: {reason}."
+    if isinstance(exc, UnicodeError) and "idna" in str(exc).lower():  # raised before anything was sent (round 11)
+        return (f"The LLM endpoint's host name in {where} is no valid host name (each part between dots must be 1 to "
+                "63 characters): check OPENAI_BASE_URL.")
     # Anything else came from reading the reply (a malformed stream, a server that ignores "stream").
     return f"The LLM endpoint {where} sent a reply this client could not read ({type(exc).__name__})."
