@@ -187,6 +187,10 @@ def test_a_question_of_emoji_only_is_one_line(index_dir, monkeypatch, capsys):
     code, out, err = run_main(monkeypatch, capsys, "ask", "🤖✨", "--index", str(index_dir))
     assert (code, out, err) == (2, "", "error: the question has no words (emoji are left out): type a question "
                                        "about the papers\n")
+    # An eleventh hostile round: "..." was read as a follow-up and answered with an unrelated paper.
+    code, out, err = run_main(monkeypatch, capsys, "ask", "...", "--index", str(index_dir))
+    assert (code, out, err) == (2, "", "error: the question has no words (only punctuation): type a question about "
+                                       "the papers\n")
 
 
 # --- LLM base URL with a bad port ----------------------------------------------------------------

@@ -1,13 +1,12 @@
 """The question, analysed once: every rule about the shape of a question lives here.
 
-:func:`analyze` turns the text of a question into a :class:`Question` (its names, whether it asks
-for a list, its topic, whether it asks what a named thing is or for a quantity, the counts and
-figures it states, and what it points back at in an earlier turn). Downstream code reads these
-fields and never parses the question again. Pure: no model, no index (the corpus' names are an
-argument), so ``tests/unit/test_question.py`` checks a table of questions in milliseconds.
+:func:`analyze` turns the text of a question into a :class:`Question` (its names, whether it asks for a list, its
+topic, whether it asks what a named thing is or for a quantity, the counts and figures it states, and what it points
+back at in an earlier turn). Downstream code reads these fields and never parses the question again. Pure: no model,
+no index (the corpus' names are an argument), so ``tests/unit/test_question.py`` checks questions in milliseconds.
 
-A *name* has one definition, :data:`vectorstore.store.lexical.NAME` (an acronym, CamelCase or
-digit-bearing token), plus runs of capitalized words inside a question ("World Shaper").
+A *name* has one definition, :data:`vectorstore.store.lexical.NAME` (an acronym, CamelCase or digit-bearing token),
+plus runs of capitalized words inside a question ("World Shaper").
 """
 
 from __future__ import annotations
@@ -34,15 +33,16 @@ def validate_question(question: str) -> str:
     """The question, whitespace-normalised. Raises QuestionError if empty or over the length limit."""
     if question is None or not str(question).strip():
         raise QuestionError("the question is empty: type a question about the papers")
-    # Invalid UTF-8 ("caf\udce9" from argv) becomes U+FFFD; emoji, which the embedding model reads as
-    # unknown tokens that pull the question off its topic, are dropped.
+    # Invalid UTF-8 ("caf\udce9" from argv) becomes U+FFFD; emoji (unknown tokens to the model: off topic) are dropped.
     q = " ".join(without_pictographs(valid_text(str(question))).split())
     if not q:
         raise QuestionError("the question has no words (emoji are left out): type a question about the papers")
-    # Control and format characters (zero-width spaces, joiners, C0/C1) are no words: a question of only
-    # those was answered as a "closest match" (a third hostile round, #35).
-    if not "".join(c for c in q if unicodedata.category(c) not in ("Cc", "Cf", "Zs")):
-        raise QuestionError("the question is empty: type a question about the papers")
+    # Control and format characters (zero-width spaces, joiners, C0/C1) are no words: a question of only those was
+    # answered as a "closest match" (a third hostile round, #35); one of only punctuation ("...") as a follow-up (11th).
+    if not any(c.isalnum() for c in q):
+        empty = not "".join(c for c in q if unicodedata.category(c) not in ("Cc", "Cf", "Zs"))
+        raise QuestionError("the question is empty: type a question about the papers" if empty else
+                            "the question has no words (only punctuation): type a question about the papers")
     if len(q) > MAX_QUESTION_CHARS:
         raise QuestionError(f"the question is {len(q):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
                             "To find papers related to a long text, use related work (the Related work tab, "
