@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from assistant.settings import LLMSettings, Settings
+from assistant.text import shown_part
 
 
 def run_doctor(settings: Settings) -> Iterator[tuple[bool, str]]:
@@ -88,7 +89,7 @@ def _check_index(settings: Settings) -> tuple[bool, str]:
                 # vectors and links): doctor said "delete the index" while the database held every paper
                 from vectorstore.store import DamagedVectorsError
 
-                why = f"its vectors cannot be searched ({type(exc).__name__}: {str(exc)[:80]})"
+                why = f"its vectors cannot be searched ({type(exc).__name__}: {shown_part(str(exc), 80)})"
                 _rebuild_damaged(settings, DamagedVectorsError(why, settings.index), repaired)
                 idx = get_index(settings, repair=repaired.append)
                 papers, chunks = idx.store.counts()
@@ -129,7 +130,7 @@ def _index_failure(exc: BaseException, settings: Settings) -> str:
 
     from vectorstore.store import DISK_FULL_BELOW, StoreError
 
-    first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+    first = shown_part((str(exc).splitlines() or [type(exc).__name__])[0], 200)
     if not settings.store.host:
         try:
             free = shutil.disk_usage(settings.index if settings.index.exists() else settings.index.parent).free
@@ -219,7 +220,7 @@ def _health_problems(settings: Settings) -> list[str]:
     try:
         store.check_search()
     except Exception as exc:  # noqa: BLE001 - whatever Chroma raises on damaged HNSW files
-        problems.append(f"the vector index cannot be searched ({type(exc).__name__}: {str(exc)[:120]}): its files "
+        problems.append(f"the vector index cannot be searched ({type(exc).__name__}: {shown_part(str(exc), 120)}): its files "
                         f"are damaged; delete {settings.index} and run `paper-assistant ingest` again (the paper "
                         "files are not touched)")
     return problems
@@ -302,7 +303,7 @@ def _check_llm(cfg: LLMSettings, settings: Settings) -> Iterator[tuple[bool, str
         yield False, f"LLM model {cfg.model!r} at {where} streamed an empty reply: answers would fall back to extractive"
         return
     shown = " ".join(text.split())
-    yield True, (f"LLM model {cfg.model!r} answered: {shown[:40]!r} (streamed; first piece after {first:.1f} s, "
+    yield True, (f"LLM model {cfg.model!r} answered: {shown_part(shown, 40)!r} (streamed; first piece after {first:.1f} s, "
                  f"first-token timeout {cfg.first_token_timeout:g} s)")
     if not cfg.base_url:  # OpenAI's API keeps system messages
         return

@@ -163,7 +163,9 @@ def _exit_message(exc: BaseException) -> tuple[str, int]:
                     "access to the index folder (e.g. `chmod -R u+rwX` on it), or copy it somewhere writable and "
                     "pass that with --index; nothing was changed"), 2
         # Chroma's own failures (a damaged HNSW or SQLite file, a failed compaction) name no remedy.
-        return (f"the Chroma index failed ({type(exc).__name__}: {first[:200]}); if the disk is full, free some "
+        from assistant.text import shown_part
+
+        return (f"the Chroma index failed ({type(exc).__name__}: {shown_part(first, 200)}); if the disk is full, free some "
                 "space and try again; otherwise its files are damaged: delete the index folder and run "
                 "`paper-assistant ingest` again (the paper files are not touched)"), 2
     if isinstance(exc, PermissionError):  # an index folder at mode 000 was "unexpected PermissionError" (a 5th round)

@@ -7,7 +7,7 @@ from assistant import public_face
 
 __getattr__, __dir__, __all__ = public_face(__name__, {
     "markup": ("markup", "plain"),
-    "configured": ("add_secret", "configured_secrets", "mask_secrets", "masked_strings"),
+    "configured": ("add_secret", "configured_secrets", "mask_secrets", "masked_strings", "shown_part"),
     "masking": ("StreamRedactor", "endpoint_reason", "mask_all", "redact", "url_secrets"),
     "sanitize": ("TerminalSafe", "strip_controls", "valid_text", "without_pictographs"),
 })

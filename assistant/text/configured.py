@@ -94,6 +94,13 @@ def mask_secrets(text: str) -> str:
         return text
 
 
+def shown_part(text: str, limit: int) -> str:
+    """The first ``limit`` characters of ``text`` as shown in a message, the configured secrets masked BEFORE it is
+    cut: a key cut first leaves a piece too short to be known (a 164-character key showed its first 38 characters,
+    an eleventh hostile round). At most ``limit`` + 4,000 characters are read, far past any key."""
+    return mask_secrets(text[: limit + 4000])[:limit]
+
+
 def masked_strings(value):
     """``value`` (a JSON value: dicts, lists, strings, numbers) with :func:`mask_secrets` applied to every
     string in it, keys included; the same object when no secret is configured."""

@@ -231,3 +231,17 @@ def test_a_long_key_cut_by_a_message_is_still_masked(monkeypatch, tmp_path):
     text = "x" * 1990 + LONG + "y" * 5000  # the key across the cut at 2,000 characters
     kept = bounded(text, 4000, mask_secrets)
     assert not leaks(kept) and f"… {len(text) - 4000} characters cut …" in kept
+
+
+def test_a_chroma_error_cut_to_200_characters_shows_no_piece_of_a_key(monkeypatch, tmp_path):
+    """The same cut as round eleven's, in the one-line error for Chroma's own failures (its text may quote a filter
+    value): masked first, then cut."""
+    from assistant.faces import exit_message
+    from assistant.text import shown_part
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", LONG)
+    chroma_error = type("InternalError", (Exception,), {"__module__": "chromadb.errors"})
+    line, code = exit_message(chroma_error("Expected where value for venue, got " + "x" * 150 + " " + LONG))
+    assert code == 2 and "***" in line and not any(LONG[i:i + 6] in line for i in range(len(LONG) - 5)), line
+    assert shown_part("abc " + LONG, 30) == "abc ***"
