@@ -58,6 +58,54 @@ def synced(tmp_path, monkeypatch, encoder):
     return folder, segments[58]
 
 
+@pytest.mark.parametrize("name", ["chroma.sqlite3-journal", "chroma.sqlite3-wal", "written.json"])
+def test_a_fifo_beside_the_database_is_named_with_its_remedy_not_waited_on(tmp_path, encoder, name):
+    """An eleventh hostile round: a FIFO as SQLite's journal (or the index's written.json) made every command, doctor
+    too, wait forever: SQLite opened it, or it was read. It holds nothing of the index: removing it is the remedy."""
+    from vectorstore.index import open_index
+    from vectorstore.ingest import ingest
+    from vectorstore.store import StoreError
+
+    folder = tmp_path / "idx"
+    ingest([CORPUS / "004_9268713af81d21d3.txt"], open_index(folder, encoder))
+    path = folder / "chroma" / name
+    if path.exists():
+        path.unlink()
+    os.mkfifo(path)
+    with pytest.raises(StoreError) as err:
+        open_index(folder, encoder)
+    assert str(err.value) == (f"{path} is no plain file (a FIFO, socket or device), where the index keeps a plain file: "
+                              "remove it (it holds nothing of the index) and run the command again")
+    path.unlink()
+    assert open_index(folder, encoder).store.counts()[0] > 0
+
+
+def _header_gone(segment):
+    (segment / "header.bin").unlink()
+
+
+def _pickle_loop(segment):
+    (segment / "index_metadata.pickle").unlink(missing_ok=True)
+    (segment / "index_metadata.pickle").symlink_to("index_metadata.pickle")
+
+
+@pytest.mark.parametrize("damage, why", [(_header_gone, "header.bin is missing"),
+                                         (_pickle_loop, "index_metadata.pickle is a symbolic link that leads nowhere "
+                                                        "(a loop, or a missing target)")], ids=["header gone", "loop"])
+def test_a_lost_or_looped_hnsw_file_is_rebuilt_not_a_reason_to_delete_the_index(synced, monkeypatch, capsys, damage,
+                                                                                 why):
+    """An eleventh hostile round: with a segment's header.bin deleted every command said "delete the index folder and
+    run ingest again", its 2,000 papers intact; a looped index_metadata.pickle was "unexpected OSError"."""
+    folder, chunks = synced
+    damage(chunks)
+    code, out, err = run_main(monkeypatch, capsys, "ask", Q, "--index", str(folder))
+    line = (rf"the vector index at {re.escape(str(folder))} is damaged: {re.escape(str(chunks / why.split()[0]))}"
+            rf"{re.escape(why[len(why.split()[0]):])}, so search would fail or return wrong papers: {repair_remedy(folder)}")
+    assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), err
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 0 and re.search(rf"^ok    {REBUILT} in [\d.]+ s; index at .*: 38 papers", out, re.M), out
+
+
 def test_a_fifo_in_place_of_an_hnsw_file_is_named_and_doctor_rebuilds(synced, monkeypatch, capsys):
     """A tenth hostile round: a FIFO in place of chroma.sqlite3 made every command wait in open() forever; the HNSW
     files were read the same way. Now a question names it and doctor rebuilds the index from the papers it stores."""
@@ -294,11 +342,17 @@ def _sqlite_a_fifo(folder):  # every command waited in open() for a writer, fore
     os.mkfifo(folder / "chroma" / "chroma.sqlite3")
 
 
+def _sqlite_a_loop(folder):  # "unexpected OSError: [Errno 40] Too many levels of symbolic links" (an 11th round)
+    (folder / "chroma" / "chroma.sqlite3").unlink()
+    (folder / "chroma" / "chroma.sqlite3").symlink_to("chroma.sqlite3")
+
+
 @pytest.mark.parametrize("odd, why", [
     (_sqlite_a_folder, "(it is a folder, not SQLite's file)"),
     (_sqlite_a_fifo, "(it is no plain file (a FIFO, socket or device))"),
+    (_sqlite_a_loop, "(it cannot be reached (too many levels of symbolic links))"),
     (_chroma_a_file, "(IDX/chroma is a file, not the folder that holds it)")],
-    ids=["sqlite a folder", "sqlite a fifo", "chroma a file"])
+    ids=["sqlite a folder", "sqlite a fifo", "sqlite a loop", "chroma a file"])
 def test_a_database_of_the_wrong_kind_is_named_with_its_remedy(tmp_path, encoder, odd, why):
     """Second hostile round (#35, F18): Chroma's own words came through: "unable to open database file (code
     14)" for a folder where chroma.sqlite3 belongs, "File exists (os error 17)" for a file where chroma/ does."""

@@ -266,6 +266,16 @@ def test_streamable_http_on_loopback(index, index_dir, tmp_path):
         assert answered.value.code == 400 and json.loads(answered.value.read())["error"] == {
             "code": -32600, "message": "Invalid request: not a JSON-RPC 2.0 request of this protocol (batches are not "
                                        "supported)"}
+        # No message of this protocol: the SDK answered pydantic's report, each value shortened to its first and last
+        # 24 characters, so a key glued to other text showed 18 of each (a twelfth hostile round). One line, as stdio.
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/mcp", method="POST",
+            data=json.dumps({"jsonrpc": f"aaaaaa{KEY}bbbbb", "id": 7, "method": "ping"}).encode(),
+            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        with pytest.raises(urllib.error.HTTPError) as answered:
+            urllib.request.urlopen(req, timeout=30)
+        assert answered.value.code == 400 and json.loads(answered.value.read())["error"] == {
+            "code": -32600, "message": "Invalid request: not a JSON-RPC 2.0 request of this protocol"}
         # A second server on the same port: one clear line, not a traceback.
         clash = subprocess.run([sys.executable, *server_args(index_dir, "--http", "--port", str(port))], cwd=ROOT,
                                capture_output=True, text=True, timeout=120)

@@ -8,6 +8,7 @@ a lease kept on the server (:mod:`vectorstore.store.lease`), so writers on other
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,7 +185,8 @@ def open_index(directory: Path, encoder: Encoder, collection: str = "abstracts",
         raise StoreError(f"the index location {directory} is a file, not a folder: choose another --index")
     if not host:
         finish_swap(directory)  # a rebuild killed between its renames left no chroma/: not "no index"
-    if not create and not host and not (directory / "chroma").exists():
+    # A chroma/ looped to itself "exists" for no check (an eleventh hostile round): opening names it as damage.
+    if not create and not host and not os.path.lexists(directory / "chroma"):
         from vectorstore.store import IndexNotFoundError
 
         raise IndexNotFoundError(f"no index at {directory}: run `paper-assistant ingest PATH --index {directory}` first")

@@ -35,6 +35,12 @@ def safe_streams():
 
 
 def _run(app: typer.Typer) -> None:
+    from assistant.faces.errors import env_file_problem
+
+    problem = env_file_problem()
+    if problem:  # before any setting is read: one line, not a warning per read and a key silently dropped
+        typer.echo(f"error: {problem}", err=True)
+        sys.exit(2)
     try:
         # Without standalone mode click returns (not raises) the code of a `typer.Exit(n)`.
         code = app(standalone_mode=False)

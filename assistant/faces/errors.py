@@ -62,17 +62,35 @@ def one_line(exc: BaseException) -> str:
 
 def _env_file_not_utf8() -> str | None:
     """One line naming the settings file (``.env``) that is no UTF-8 text, or None when each reads."""
+    return env_file_problem(parse=False)
+
+
+def env_file_problem(parse: bool = True) -> str | None:
+    """One line naming a settings file (``.env``, :data:`assistant.settings.ENV_FILES`) that is no UTF-8 text or
+    (``parse``) holds a line python-dotenv cannot read, or None. Such a line (an unclosed quote) was passed over with
+    a warning each time a setting was read (154 lines a command), and it took the key with it: ``doctor`` then said
+    "LLM: none configured" (a twelfth hostile round)."""
+    import io
+    import logging
     from pathlib import Path
 
     from assistant.settings import ENV_FILES
 
+    logging.getLogger("dotenv.main").setLevel(logging.ERROR)  # said here once, not by each read
     for path in ENV_FILES:
         try:
-            Path(path).read_bytes().decode("utf-8")
+            text = Path(path).read_bytes().decode("utf-8")
         except UnicodeDecodeError as err:
             return f"the settings file {Path(path).absolute()} is not UTF-8 text (byte {err.start}): re-save it as UTF-8"
         except OSError:
             continue
+        if parse:
+            from dotenv.parser import parse_stream
+
+            bad = next((b.original.line for b in parse_stream(io.StringIO(text)) if b.error), None)
+            if bad is not None:
+                return (f"the settings file {Path(path).absolute()} cannot be read at line {bad} (an unclosed quote, or "
+                        "no NAME=value): fix that line")
     return None
 
 

@@ -44,11 +44,27 @@ class BoundedTraceback:
         exc = sys.exc_info()[1]
         if _malformed_inputs(exc):
             # The client's fault, not the page's: one line (a hostile round logged a traceback for each, #35 F16).
-            first = _masked(" ".join(str(exc)[:8000].split()))[:200]
+            first = _refusal(exc)
             print(f"request refused: its inputs are not what the page takes ({type(exc).__name__}: {first})",
                   file=file or sys.stderr)
             return
         print(bounded(traceback.format_exc(limit=limit, chain=chain), mask=_masked), file=file or sys.stderr, end="")
+
+
+def _refusal(exc: BaseException) -> str:
+    """What was refused, in at most 200 characters, the configured secrets masked before anything is cut. Pydantic's
+    own text quotes each value shortened to its first and last 24 characters, so a key glued to other text showed 18
+    of each, too few to be known as the key (a twelfth hostile round): its errors are read whole instead."""
+    from pydantic import ValidationError
+    from assistant.text import shown_part
+
+    chain = (exc, getattr(exc, "__cause__", None), getattr(exc, "__context__", None))
+    invalid = next((e for e in chain if isinstance(e, ValidationError)), None)
+    if invalid is None:
+        return shown_part(" ".join(str(exc)[:8000].split()), 200)
+    parts = [f"{'.'.join(map(str, e.get('loc', ()))) or 'input'}: {e.get('msg', 'invalid')} (got "
+             f"{shown_part(repr(e.get('input')), 40)})" for e in invalid.errors(include_url=False)[:3]]
+    return shown_part(f"{invalid.error_count()} validation error(s) for {invalid.title}: " + "; ".join(parts), 200)
 
 
 def _malformed_inputs(exc: BaseException | None) -> bool:

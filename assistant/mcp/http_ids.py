@@ -46,10 +46,31 @@ def _refused(body: bytes) -> str | None:
     return None
 
 
+def _no_message(body: bytes) -> str | None:
+    """The -32600 message for JSON that is no JSON-RPC message of this protocol, or None (a message, or no JSON:
+    the SDK answers those). The SDK answered pydantic's whole report, which quotes each value shortened to its first
+    and last 24 characters: a key glued to other text showed 18 of each (a twelfth hostile round); stdio answers
+    one line."""
+    import pydantic_core
+    from mcp.types import jsonrpc_message_adapter
+    from pydantic import ValidationError
+
+    try:
+        raw = pydantic_core.from_json(body)
+    except ValueError:
+        return None
+    try:
+        jsonrpc_message_adapter.validate_python(raw, by_name=False)
+    except ValidationError:
+        return "Invalid request: not a JSON-RPC 2.0 request of this protocol"
+    return None
+
+
 class AnswerBadIds:
     """ASGI middleware over the SDK's Starlette app. A POST body is read (at most ``limit`` bytes, the
     SDK's own body limit; a longer one is handed on as it came, for the SDK's 413), checked with
-    :func:`bad_id_request`, and replayed to the app."""
+    :func:`_refused` (a bad id, a batch: answered here), and replayed to the app; for JSON that is no message of this
+    protocol (:func:`_no_message`) the SDK's 400 is replaced by one line."""
 
     def __init__(self, app, limit: int):
         self.app, self.limit = app, limit
@@ -65,18 +86,34 @@ class AnswerBadIds:
             if message["type"] != "http.request" or not message.get("more_body") or size > self.limit:
                 break
         whole = read[-1]["type"] == "http.request" and not read[-1].get("more_body")
-        message = _refused(b"".join(m.get("body", b"") for m in read)) if whole else None
+        raw = b"".join(m.get("body", b"") for m in read)
+        message = _refused(raw) if whole else None
         if message:
-            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
-            await send({"type": "http.response.start", "status": 400,
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
-            return None
+            return await _answer_400(send, message)
 
         async def replay():
             return read.pop(0) if read else await receive()
 
-        return await self.app(scope, replay, send)
+        no_message = _no_message(raw) if whole else None
+        if not no_message:
+            return await self.app(scope, replay, send)
+        state = {"replaced": False}
+
+        async def one_line(event) -> None:  # the SDK checks the Host and Origin first (421, 403): its 400 is replaced
+            if event["type"] == "http.response.start" and event.get("status") == 400:
+                state["replaced"] = True
+                return await _answer_400(send, no_message)
+            if not state["replaced"]:
+                await send(event)
+
+        return await self.app(scope, replay, one_line)
+
+
+async def _answer_400(send, message: str) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+    await send({"type": "http.response.start", "status": 400,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def serve_http(server, host: str, port: int) -> None:

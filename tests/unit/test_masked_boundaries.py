@@ -245,3 +245,15 @@ def test_a_chroma_error_cut_to_200_characters_shows_no_piece_of_a_key(monkeypatc
     line, code = exit_message(chroma_error("Expected where value for venue, got " + "x" * 150 + " " + LONG))
     assert code == 2 and "***" in line and not any(LONG[i:i + 6] in line for i in range(len(LONG) - 5)), line
     assert shown_part("abc " + LONG, 30) == "abc ***"
+
+
+def test_a_settings_file_line_that_cannot_be_read_is_one_line_not_a_key_silently_dropped(tmp_path):
+    """Twelfth hostile round: an unclosed quote in .env printed python-dotenv's warning 154 times a command and
+    dropped the key with it, so `doctor` said "LLM: none configured" and exited 0."""
+    (tmp_path / ".env").write_text('OPENAI_API_KEY="sk-abc123abc123abc123\nOPENAI_MODEL=m\n')
+    got = subprocess.run([sys.executable, "-m", "assistant", "doctor", "--index", str(tmp_path / "i")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)})
+    assert (got.returncode, got.stdout, got.stderr) == (2, "", f"error: the settings file {tmp_path / '.env'} cannot "
+                                                               "be read at line 1 (an unclosed quote, or no NAME=value): "
+                                                               "fix that line\n")

@@ -7,6 +7,7 @@ Each finds damage that Chroma reports late or not at all and says what it found 
 
 from __future__ import annotations
 
+import os
 import stat
 import time
 from collections.abc import Callable
@@ -61,6 +62,10 @@ def database_damage(db: Path) -> str | None:
         return "it is a folder, not SQLite's file"
     except NotADirectoryError:  # Chroma said "File exists (os error 17)"
         return f"{db.parent} is a file, not the folder that holds it"
+    except PermissionError:
+        raise
+    except OSError as exc:  # a link looped to itself: "unexpected OSError: [Errno 40]" (an eleventh hostile round)
+        return f"it cannot be reached ({(exc.strerror or type(exc).__name__).lower()})"
     if size == 0:
         return "empty, while its HNSW folders remain" if any(p.is_dir() for p in db.parent.iterdir()) else None
     if not head.startswith(SQLITE_MAGIC):
@@ -85,8 +90,44 @@ def database_problem(directory: Path) -> str | None:
     """The one-line error for a damaged ``<directory>/chroma/chroma.sqlite3`` (:func:`database_damage`,
     :func:`settled`), or None. Chroma would stop with "file is not a database" or "database disk image
     is malformed" and no remedy, and read an emptied file as "no index yet"."""
+    odd = odd_companion(directory / "chroma")
+    if odd:
+        return odd
     why = settled(lambda: database_damage(directory / "chroma" / "chroma.sqlite3"))
     return database_damaged(directory, why) if why else None
+
+
+def no_plain_file(path: Path) -> str | None:
+    """How ``path`` is no plain file (after links): a FIFO, socket or device, or a link that leads nowhere (a loop, or
+    a missing target); None for a plain file, a folder or nothing there. Reading such a path waits forever (a FIFO)
+    or fails with the system's own words (an eleventh hostile round)."""
+    try:
+        os.lstat(path)
+    except OSError:
+        return None  # nothing there
+    try:
+        mode = os.stat(path).st_mode
+    except PermissionError:
+        return None  # opening says how
+    except OSError:
+        return "a symbolic link that leads nowhere (a loop, or a missing target)"
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "no plain file (a FIFO, socket or device)"
+
+
+COMPANIONS = ("chroma.sqlite3-journal", "chroma.sqlite3-wal", "chroma.sqlite3-shm")
+"""SQLite's files beside the database (and :data:`WRITTEN`, the index's): each must be a plain file when there."""
+
+
+def odd_companion(root: Path) -> str | None:
+    """The one-line error for a file of :data:`COMPANIONS` (or :data:`WRITTEN`) in ``root`` (an index's ``chroma/``) that is there but is
+    no plain file: SQLite opened a FIFO journal and waited forever, in every command (an eleventh hostile round).
+    Such a file holds nothing of the index: removing it is the remedy."""
+    for name in (*COMPANIONS, WRITTEN):
+        why = no_plain_file(root / name)
+        if why:
+            return (f"{root / name} is {why}, where the index keeps a plain file: remove it (it holds nothing of the "
+                    "index) and run the command again")
+    return None
 
 
 def database_damaged(directory: Path, why: str) -> str:
@@ -134,6 +175,8 @@ def older_database(directory: Path, collection: str, generation: Callable[[bool]
 
     then = None
     for fresh in (False, True):
+        if no_plain_file(directory / "chroma" / WRITTEN):  # named by database_problem; a FIFO read would wait
+            return None
         try:
             rec = json.loads((directory / "chroma" / WRITTEN).read_text())
             then = int(rec["generation"]) if rec.get("collection") == collection else None

@@ -5,6 +5,7 @@ every record of ``data_level0.bin`` and ``length.bin`` and a sample of the link 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from vectorstore.integrity.database import repair, settled
@@ -194,17 +195,18 @@ def id_map_problem(folder: Path, root: Path | None = None) -> str | None:
             "with another segment's, or copied from another index?)")
 
 
-def _special_file(folder: Path) -> Path | None:
-    """The first of a segment folder's files that is there but no plain file (after links), else None."""
-    import os
-    import stat
+HNSW_FILES = ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin", "index_metadata.pickle")
 
-    for name in ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin", "index_metadata.pickle"):
-        try:
-            if not stat.S_ISREG(os.stat(folder / name).st_mode):
-                return folder / name
-        except OSError:
-            continue
+
+def _special_file(folder: Path) -> str | None:
+    """How the first of a segment folder's files that is there is no plain file (a FIFO, a link looped or leading
+    nowhere, a folder), else None."""
+    from vectorstore.integrity.database import no_plain_file
+
+    for name in HNSW_FILES:
+        why = no_plain_file(folder / name) or ("a folder" if (folder / name).is_dir() else None)
+        if why:
+            return f"{folder / name} is {why}"
     return None
 
 
@@ -215,7 +217,7 @@ def hnsw_problem(folder: Path, full: bool = False, root: Path | None = None) -> 
     def look() -> str | None:
         odd = _special_file(folder)
         if odd:  # a FIFO there: every read of it waits for a writer, forever (a tenth hostile round's sqlite FIFO)
-            return f"{odd} is no plain file (a FIFO, socket or device)"
+            return odd
         try:
             header = (folder / "header.bin").read_bytes()
         except FileNotFoundError:
@@ -238,7 +240,9 @@ def vector_segments(root: Path) -> list[Path] | None:
     import sqlite3
     from contextlib import closing
 
-    if not (root / "chroma.sqlite3").is_file():
+    from vectorstore.integrity.database import odd_companion
+
+    if not (root / "chroma.sqlite3").is_file() or odd_companion(root):  # SQLite would open a FIFO journal and wait
         return None
     try:
         with closing(sqlite3.connect(f"file:{root / 'chroma.sqlite3'}?mode=ro", uri=True)) as db:
@@ -254,8 +258,12 @@ def vector_files_problem(directory: Path, full: bool = False) -> str | None:
     ``count``, ``get``, ``query``), since hnswlib loading damaged files crashes the process (a segfault:
     exit 139, no word said)."""
     for folder in vector_segments(directory / "chroma") or []:
-        if (folder / "header.bin").is_file():
-            why = hnsw_problem(folder, full, directory / "chroma")
+        # A segment whose header.bin is gone while its other files remain is damage to rebuild, not an index to
+        # delete (every command said "delete the index", the papers all intact: an eleventh hostile round).
+        lost = settled(lambda f=folder: f"{f / 'header.bin'} is missing" if not os.path.lexists(f / "header.bin") and any(
+            (f / n).exists() for n in HNSW_FILES[1:4]) else None)  # looked at twice: a writer may be mid-save
+        if (folder / "header.bin").is_file() or _special_file(folder) or lost:
+            why = lost or hnsw_problem(folder, full, directory / "chroma")
             if why:
                 return (f"the vector index at {directory} is damaged: {why}, so search would fail or return "
                         f"wrong papers: {repair(directory)}")
