@@ -16,7 +16,13 @@ def main() -> int:
     from assistant.page import launch
     from assistant.settings import load_settings
 
+    from assistant.faces.errors import env_file_problem
+
     with safe_streams():  # the log and errors as the CLI's: no escape sequences, the configured secrets masked
+        problem = env_file_problem()
+        if problem:  # before any setting is read, as the CLI checks it
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
         try:
             launch(load_settings())
         except KeyboardInterrupt:

@@ -540,6 +540,7 @@ def test_the_configured_key_typed_into_an_input_is_masked_in_the_page_s_errors(s
     not in the list of choices"), and as a paper to relate in the page's own error line. Launched as `serve`
     launches it, every error reply masks the configured secrets; answers are not touched."""
     import json
+    import urllib.error
     import urllib.request
 
     from gradio_client import Client
@@ -580,6 +581,13 @@ def test_the_configured_key_typed_into_an_input_is_masked_in_the_page_s_errors(s
         assert "request refused" in logged and not any(long_key[i:i + 8] in logged for i in range(len(long_key) - 7)), \
             logged[-1500:]
         monkeypatch.setenv("OPENAI_API_KEY", key)
+        # A thirteenth round: a stream of an event or session Gradio holds nothing for broke its reply and logged 60
+        # lines ("Exception in ASGI application"). 404, nothing logged.
+        for path in ("/gradio_api/call/chat/nosuch", "/gradio_api/call/v2/chat/nosuch", "/gradio_api/queue/data?session_hash=x"):
+            with pytest.raises(urllib.error.HTTPError) as missing:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30)
+            assert missing.value.code == 404, path
+        assert "Traceback" not in capfd.readouterr().err
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
         with pytest.raises(AppError) as err:
             client.predict("What is SyPE?", [], [], "any", key, api_name="/chat")

@@ -190,6 +190,12 @@ def test_chat_keeps_the_paper_across_follow_ups_and_new_forgets_it(index, index_
     assert "refers to an earlier answer, and there is none yet" in turns[2]
     one_shot = run_cli("ask", "what dataset did it use?", "--index", str(index_dir))
     assert "follow-ups need `paper-assistant chat`" in one_shot.stderr
+    # Bytes no UTF-8 decoder reads, after a first answer (a thirteenth round: the follow-up's history reached the
+    # tokenizer with lone surrogates, "unexpected TypeError: TextInputSequence must be str").
+    raw = subprocess.run([sys.executable, "-m", "assistant", "chat", "--index", str(index_dir)], cwd=ROOT, timeout=180,
+                         input=b"".join(b"What is VideoLoom \xff\xfe " + b"and its data " * 80 + b"?\n" for _ in range(4))
+                         + b"and what did it use \xff?\n", capture_output=True)
+    assert raw.returncode == 0 and b"unexpected" not in raw.stderr, raw.stderr[-500:]
     # A filter value no paper has: one line and exit 2, as `ask` (each turn said so, then exit 0: an 11th round).
     bad = subprocess.run([sys.executable, "-m", "assistant", "chat", "--venue", "nosuch", "--index", str(index_dir)],
                          input="What is VideoLoom?\n", capture_output=True, text=True, cwd=ROOT, timeout=180)

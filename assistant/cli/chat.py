@@ -38,11 +38,14 @@ def chat(
     from assistant.retrieval import Filters, resolve_filters
     from assistant.answer import get_assistant, require_papers
     from assistant.settings import Calibration
+    from assistant.text import valid_text
 
     try:
         import readline  # noqa: F401 - line editing and up-arrow history for input()
     except ImportError:  # Windows without pyreadline: plain input
         pass
+    if sys.stdin is None:  # started with stdin closed (`<&-`): nothing to read, as at end of input
+        return
     settings = settings_for(ctx, index)
     assistant = get_assistant(settings)
     require_papers(assistant.index)
@@ -56,7 +59,7 @@ def chat(
         typer.echo(HELP + "\n")
     while True:
         try:
-            line = input("you> " if interactive else "").strip()
+            line = valid_text(input("you> " if interactive else "")).strip()  # undecodable bytes: U+FFFD, as `ask`
         except EOFError:
             break
         except KeyboardInterrupt:  # Ctrl-C drops the line being typed, as a shell does

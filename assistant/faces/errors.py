@@ -65,6 +65,10 @@ def _env_file_not_utf8() -> str | None:
     return env_file_problem(parse=False)
 
 
+MAX_ENV_BYTES = 1 << 20
+"""Bytes a settings file (``.env``) may have: a few hundred are usual."""
+
+
 def env_file_problem(parse: bool = True) -> str | None:
     """One line naming a settings file (``.env``, :data:`assistant.settings.ENV_FILES`) that is no UTF-8 text or
     (``parse``) holds a line python-dotenv cannot read, or None. Such a line (an unclosed quote) was passed over with
@@ -72,12 +76,23 @@ def env_file_problem(parse: bool = True) -> str | None:
     "LLM: none configured" (a twelfth hostile round)."""
     import io
     import logging
+    import os
+    import stat
     from pathlib import Path
 
     from assistant.settings import ENV_FILES
 
     logging.getLogger("dotenv.main").setLevel(logging.ERROR)  # said here once, not by each read
     for path in ENV_FILES:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        where = Path(path).absolute()
+        if not stat.S_ISREG(st.st_mode):  # a link to /dev/zero was read without end, a FIFO waited forever (13th round)
+            return f"the settings file {where} is no plain file (a FIFO, device or folder): make it a plain file"
+        if st.st_size > MAX_ENV_BYTES:
+            return f"the settings file {where} is {st.st_size:,} bytes, over the {MAX_ENV_BYTES:,} a settings file may have"
         try:
             text = Path(path).read_bytes().decode("utf-8")
         except UnicodeDecodeError as err:

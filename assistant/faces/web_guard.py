@@ -197,6 +197,8 @@ class ClosedRoutes:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        if _unknown_stream(scope):
+            return await _answer(send, 404, b"not found")
         route, fns = _api_route(scope)
         if route[:1] == ["upload"]:
             return await _answer(send, 404, b"not found")
@@ -232,6 +234,32 @@ def _api_route(scope) -> tuple[list[str], dict | None]:
     blocks = getattr(scope.get("app"), "get_blocks", lambda: None)()
     fns = getattr(blocks, "fns", None)
     return route, fns if isinstance(fns, dict) else None
+
+
+def _unknown_stream(scope) -> bool:
+    """True for a GET of an event stream Gradio holds nothing for: ``call/NAME/EVENT`` of an unknown event, or
+    ``queue/data`` of an unknown session. Gradio found out inside the stream it had begun, so each such request logged
+    "Exception in ASGI application" (60 lines) and broke its reply (a thirteenth hostile round)."""
+    if scope.get("method") != "GET":
+        return False
+    parts = [p for p in scope.get("path", "").split("/") if p]
+    if "gradio_api" not in parts:
+        return False
+    route = parts[len(parts) - parts[::-1].index("gradio_api"):]
+    queue = getattr(getattr(scope.get("app"), "get_blocks", lambda: None)(), "_queue", None)
+    if queue is None:
+        return False
+    if route == ["queue", "data"]:
+        from urllib.parse import parse_qs
+
+        session = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [""])[0]
+        return session not in getattr(queue, "pending_messages_per_session", {session: None})
+    if route[:1] == ["call"] and len(route) == 3 + (route[1:2] == ["v2"]):
+        event = route[-1]
+        pending = getattr(queue, "pending_event_ids_session", {})
+        return event not in getattr(queue, "event_ids_to_events", {event: None}) and not any(
+            event in ids for ids in pending.values())
+    return False
 
 
 def _api_name(route: list[str]) -> str:

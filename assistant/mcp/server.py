@@ -212,6 +212,9 @@ def serve(settings: Settings, http: bool = False, port: int = DEFAULT_HTTP_PORT,
         why = port_in_use(host, port)
         if why:
             raise ValueError(f"cannot serve MCP on {host}:{port} ({why}): choose another port with --port")
+    if not http and (sys.stdin is None or sys.__stdin__ is None):  # `<&-`: "unexpected AttributeError" (round 13)
+        raise ValueError("MCP over stdio reads its standard input, which is closed: start it from an MCP client, or "
+                         "serve it with --http")
     backend = Backend(settings, ingest_default)
     server = build_server(backend)
     if http:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 
 _added: set[str] = set()
 
@@ -42,24 +43,29 @@ def configured_secrets() -> tuple[str, ...]:
     for path in ENV_FILES:
         try:
             st = os.stat(path)
-            files.append((os.path.abspath(path), st.st_mtime_ns, st.st_size))
         except OSError:
-            files.append(None)
+            continue
+        # Only a plain file of a sane size is read: a FIFO .env made this wait forever, and a link to /dev/zero read
+        # without end, on the first line written to stderr (a thirteenth hostile round; the CLI names such a file).
+        if stat.S_ISREG(st.st_mode) and st.st_size <= 1 << 20:
+            files.append((str(path), os.path.abspath(path), st.st_mtime_ns, st.st_size))
     return _read_secrets(env, tuple(files)) + tuple(sorted(_added))
 
 
 @functools.lru_cache(maxsize=4)
 def _read_secrets(env: tuple, files: tuple) -> tuple[str, ...]:
-    """The configured secrets for one state of the environment (``env``) and ``.env`` files (``files``: the
-    cache key only)."""
+    """The configured secrets for one state of the environment (``env``) and ``.env`` files (``files``: ``(path as
+    given, absolute path, mtime, size)`` of each plain one to read, in order)."""
     from pydantic_settings import BaseSettings, SettingsConfigDict
 
-    from assistant.settings import ENV_FILES, _OpenAIEnv
+    from assistant.settings import _OpenAIEnv
     from assistant.text.masking import url_secrets
+
+    readable = tuple(f[0] for f in files)
 
     class Secrets(BaseSettings):  # read alone: the settings as a whole may be what failed
         model_config = SettingsConfigDict(env_prefix="PAPER_ASSISTANT_", env_nested_delimiter="__",
-                                          env_file=ENV_FILES, extra="ignore")
+                                          env_file=readable, extra="ignore")
         llm: dict | str | list | int | float | None = None
         ui: dict | str | list | int | float | None = None
 
@@ -69,7 +75,7 @@ def _read_secrets(env: tuple, files: tuple) -> tuple[str, ...]:
         except Exception:  # noqa: BLE001 - a section that is no object, a .env that cannot be read
             return None
 
-    found, openai = read(Secrets), read(_OpenAIEnv)
+    found, openai = read(Secrets), read(lambda: _OpenAIEnv(_env_file=readable))
     llm, ui = (getattr(found, name, None) for name in ("llm", "ui"))
     llm = llm if isinstance(llm, dict) else {}
     secrets = [openai.api_key.get_secret_value() if openai and openai.api_key else None, llm.get("api_key"),

@@ -2,6 +2,7 @@
 page's error replies (a ninth hostile round found each of them echoing a key the user had typed elsewhere)."""
 
 import asyncio
+import os
 import json
 import subprocess
 import sys
@@ -257,3 +258,35 @@ def test_a_settings_file_line_that_cannot_be_read_is_one_line_not_a_key_silently
     assert (got.returncode, got.stdout, got.stderr) == (2, "", f"error: the settings file {tmp_path / '.env'} cannot "
                                                                "be read at line 1 (an unclosed quote, or no NAME=value): "
                                                                "fix that line\n")
+
+
+@pytest.mark.parametrize("make", ["fifo", "device"])
+def test_a_settings_file_that_is_no_plain_file_is_one_line_not_a_hang(tmp_path, make):
+    """Thirteenth hostile round: a .env that was a FIFO made every command wait forever; one linked to /dev/zero was
+    read without end (a MemoryError traceback)."""
+    import os
+
+    if make == "fifo":
+        os.mkfifo(tmp_path / ".env")
+    else:
+        (tmp_path / ".env").symlink_to("/dev/zero")
+    got = subprocess.run([sys.executable, "-m", "assistant", "doctor", "--index", str(tmp_path / "i")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)})
+    assert (got.returncode, got.stderr) == (2, f"error: the settings file {tmp_path / '.env'} is no plain file (a FIFO, "
+                                                "device or folder): make it a plain file\n")
+
+
+@pytest.mark.parametrize("command", [["chat"], ["mcp", "--no-ingest"]])
+def test_a_closed_stdin_is_no_unexpected_error(tmp_path, command):
+    """Thirteenth hostile round: `chat <&-` said "unexpected AttributeError: 'NoneType' object has no attribute
+    'isatty'", `mcp <&-` "… no attribute 'buffer'". chat has nothing to read (exit 0); stdio MCP needs its input."""
+    got = subprocess.run([sys.executable, "-m", "assistant", *command, "--index", str(tmp_path / "i")], cwd=ROOT,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)},
+                         preexec_fn=lambda: os.close(0))
+    if command == ["chat"]:
+        assert (got.returncode, got.stdout, got.stderr) == (0, "", "")
+    else:
+        assert (got.returncode, got.stderr) == (2, "error: MCP over stdio reads its standard input, which is closed: "
+                                                   "start it from an MCP client, or serve it with --http\n")

@@ -66,6 +66,9 @@ class Encoder(TorchBackend, OnnxBackend):
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` without special tokens (no truncation)."""
+        # A lone surrogate (undecodable input read with surrogateescape) made the Rust tokenizer raise "TextInputSequence
+        # must be str" (a thirteenth hostile round): counted as the replacement character a UTF-8 decoder would give.
+        text = text.encode("utf-8", "replace").decode("utf-8") if isinstance(text, str) else text
         return len(self.tokenizer(text, add_special_tokens=False, truncation=False, verbose=False)["input_ids"])
 
     def encode(self, texts: list[str], batch_size: int | None = None, progress: bool = False) -> np.ndarray:
