@@ -12,11 +12,9 @@ def main() -> int:
     CLI's code (2: one the user can fix) after its one line on stderr, as ``paper-assistant serve`` prints it."""
     # Importing the assistant package first switches every library's telemetry off (vectorstore.offline),
     # before Gradio loads.
-    from assistant.faces import exit_message, safe_streams
+    from assistant.faces import env_file_problem, exit_message, safe_streams
     from assistant.page import launch
     from assistant.settings import load_settings
-
-    from assistant.faces.errors import env_file_problem
 
     with safe_streams():  # the log and errors as the CLI's: no escape sequences, the configured secrets masked
         problem = env_file_problem()

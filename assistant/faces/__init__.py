@@ -11,7 +11,7 @@ __getattr__, __dir__, __all__ = public_face(__name__, {
     "compared": ("comparison_markdown", "comparison_text"),
     "console": ("run", "safe_streams"),
     "doctor": ("run_doctor",),
-    "errors": ("exit_message", "one_line", "user_errors"),
+    "errors": ("env_file_problem", "exit_message", "one_line", "user_errors"),
     "masked_errors": ("MaskedErrorBodies", "masked_reply"),
     "render": ("also_heading", "answer_json", "answer_text", "list_html", "list_json", "list_markdown",
         "list_text", "near_records", "related_json", "related_markdown", "related_records", "related_text"),
