@@ -215,6 +215,22 @@ def test_an_eval_corpus_that_gives_no_paper_is_one_line(tmp_path, capsys):
     said = capsys.readouterr().err
     assert said.startswith(f"skipped: {tmp_path / 'folder' / 'pipe.jsonl'}: not a regular file (a FIFO, socket or "
                            "device)") and said.count("\n") == 1, said
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")  # resolve() raised "unexpected RuntimeError" (a 13th round)
+    with pytest.raises(ValueError, match=r"gave no paper to evaluate over \(.*loop"):
+        open_corpus_index(settings, [tmp_path / "loop"])
+    capsys.readouterr()
     os.mkfifo(tmp_path / "fifo.jsonl")  # skipped by ingest, and eval said nothing (a hostile round)
     with pytest.raises(ValueError, match=r"^--distractors .*fifo\.jsonl: no such paper file \(it must be a plain file"):
         open_corpus_index(settings, [tmp_path / "empty.jsonl"], distractors=tmp_path / "fifo.jsonl")
+
+
+def test_more_folds_than_questions_is_one_line_before_any_fit(tmp_path):
+    """A thirteenth hostile round: `eval --cv 99999` on 2 questions fitted fold after fold, saying nothing."""
+    from assistant.evaluation.harness import run_eval
+    from assistant.settings import load_settings
+
+    q = tmp_path / "two.jsonl"
+    q.write_text('{"question": "What is SyPE?", "gold": []}\n{"question": "What is KITE?", "gold": []}\n')
+    with pytest.raises(ValueError, match=r"^--cv 99999: more folds than questions \(2\); give at most 2$"):
+        run_eval(load_settings(index=tmp_path / "idx"), q, cv=99999)
+    assert not (tmp_path / "idx").exists()

@@ -387,3 +387,33 @@ def test_a_file_where_a_cache_folder_belongs_is_named_and_replaced(tmp_path, enc
     fresh = open_index(folder, encoder)
     assert fresh.lexical().search("reward model", 1)
     assert idx.lexical_dir.is_dir() and not idx.lexical_dir.with_name(idx.lexical_dir.name + ".tmp").exists()
+
+
+def test_a_rebuild_never_writes_through_a_link_planted_as_its_work_folder(synced, monkeypatch, capsys, tmp_path):
+    """A thirteenth hostile round: with rebuild.tmp a link to another index, doctor's rebuild wrote into that index and
+    moved its database into this one (rmtree refuses a link, and the error was ignored). The link is removed, the
+    folder it named left as it was; a chroma.damaged link likewise (doctor said "[Errno 20] Not a directory")."""
+    folder, chunks = synced
+    victim = tmp_path / "victim"
+    (victim / "chroma").mkdir(parents=True)
+    (victim / "chroma" / "keep.txt").write_text("theirs")
+    (folder / "rebuild.tmp").symlink_to(victim)
+    (folder / "chroma.damaged").symlink_to(victim)
+    (chunks / "header.bin").unlink()
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 0 and re.search(rf"^ok    {REBUILT} in [\d.]+ s; index at .*: 38 papers", out, re.M), out
+    assert sorted(p.name for p in victim.rglob("*")) == ["chroma", "keep.txt"]
+    assert not (folder / "rebuild.tmp").exists() and not (folder / "chroma.damaged").exists()
+
+
+def test_an_hnsw_folder_looped_to_itself_is_rebuilt_and_a_garbled_write_record_ignored(synced, monkeypatch, capsys):
+    """A thirteenth hostile round: a segment folder replaced by a link to itself made doctor say "delete the index";
+    a written.json of a million "[" made every command "unexpected RecursionError"."""
+    folder, chunks = synced
+    shutil.rmtree(chunks)
+    chunks.symlink_to(chunks.name)
+    (folder / "chroma" / "written.json").write_text("[" * 1_000_000)
+    code, out, err = run_main(monkeypatch, capsys, "ask", Q, "--index", str(folder))
+    assert (code, out) == (2, "") and f"{chunks} is a symbolic link that leads nowhere" in err, err
+    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
+    assert code == 0 and re.search(rf"^ok    {REBUILT} in [\d.]+ s; index at .*: 38 papers", out, re.M), out

@@ -96,6 +96,8 @@ def run_eval(settings: Settings, questions: Path | list[Path], distractors: Path
     if cv == 1:
         raise ValueError("--cv needs at least 2 folds")
     qs = load_question_files(questions)
+    if cv and cv > len(qs):  # one fit per fold: --cv 99999 on 2 questions fitted on and on, saying nothing (13th round)
+        raise ValueError(f"--cv {cv}: more folds than questions ({len(qs)}); give at most {len(qs)}")
     settings, idx = _eval_index(settings, distractors, corpus, ingest_callbacks)
     assistant = Assistant(settings, idx)
     names = [questions] if isinstance(questions, (str, Path)) else list(questions)

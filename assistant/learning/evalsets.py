@@ -62,6 +62,8 @@ def load_questions(path: Path) -> list[dict]:
             raise ValueError(f"{path}:{i}: 'qid' must be a string (or a number)")
         if not isinstance(q.get("kind", ""), str):  # so was a dict kind (a sixth hostile round)
             raise ValueError(f"{path}:{i}: 'kind' must be a string (e.g. \"lookup\", \"none\")")
+        if not isinstance(q.get("evidence", ""), (str, type(None))):  # a dict: "unexpected AttributeError" (13th round)
+            raise ValueError(f"{path}:{i}: 'evidence' must be a string (the sentence that answers the question)")
         if "qid" in q:
             q["qid"] = str(q["qid"])
         q.setdefault("qid", f"q{i}")
@@ -91,7 +93,9 @@ def load_question_files(paths) -> list[dict]:
 def corpus_settings(settings: Settings, corpus: list[Path], distractors: Path | None = None) -> Settings:
     """Settings for a separate evaluation index (corpus, plus distractors if given), keyed by their
     names: a folder beside the index and, on a Chroma server (shared by every folder), its own collection."""
-    paths = [str(p.resolve()) for p in corpus] + ([str(Path(distractors).resolve())] if distractors else [])
+    # abspath, not resolve(): a link loop raised "unexpected RuntimeError" here (a thirteenth hostile round); the
+    # ingest names it as the path it is.
+    paths = [os.path.abspath(p) for p in corpus] + ([os.path.abspath(distractors)] if distractors else [])
     key = hashlib.sha1(json.dumps(paths).encode()).hexdigest()[:10]
     update: dict = {"index": settings.index.parent / f"eval-index-{key}"}
     if settings.store.host:

@@ -75,3 +75,16 @@ def test_ingest_of_a_path_that_is_not_there_creates_no_index(tmp_path):
                           str(tmp_path / "new")], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert (got.returncode, got.stderr) == (2, f"error: {tmp_path / 'nope.jsonl'}: no such file or folder\n")
     assert not (tmp_path / "new").exists()
+
+
+def test_a_first_line_of_40000_characters_is_refused_as_no_heading(tmp_path):
+    """A thirteenth hostile round: the heading's venue regexes are quadratic; a 40,000-character first line took 63 s
+    and one of 20 MB never ended. A line far past a heading's 200 characters is not parsed."""
+    from vectorstore.papers import load_paper_list
+    from vectorstore.papers.format_txt import parse_heading
+
+    assert parse_heading("ICML 2026") == ("ICML", 2026)
+    assert parse_heading("a" * 100_000) == ("a" * 100_000, None)
+    (tmp_path / "long.txt").write_text("a" * 40_000 + " 2026\n\nWe propose LongNet.\n")
+    with pytest.raises(CorpusError, match="the first line looks like an abstract, not a heading"):
+        load_paper_list(tmp_path / "long.txt")

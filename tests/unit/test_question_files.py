@@ -84,6 +84,7 @@ def test_a_gold_that_is_no_list_of_ids_is_refused_naming_the_line(tmp_path):
 @pytest.mark.parametrize("bad, why", [({"qid": {"a": 1}}, "'qid' must be a string"), ({"qid": ["x"]}, "'qid' must be"),
                                       ({"question": "  "}, "the question is empty"),
                                       ({"kind": {"x": 1}}, "'kind' must be a string"),
+                                      ({"evidence": {"a": 1}}, "'evidence' must be a string"),
                                       ({"question": "why " * 1001}, "the question is 4,003 characters long; the limit "
                                                                     "is 4,000")])
 def test_a_bad_qid_or_an_empty_question_is_refused_naming_the_line(tmp_path, bad, why):

@@ -28,7 +28,7 @@ from vectorstore.index import open_index
 from vectorstore.ingest.batch import embed_batch, store_batch
 from vectorstore.papers import Paper
 from vectorstore.store import (DONE, OLD, PATH_KEY, TMP, DenseMatrix, IndexInUseError, StoreError, finish_swap,
-                               paper_from, release_client)
+                               paper_from, release_client, remove_tree)
 
 BATCH = 256
 """Papers chunked, embedded and written at a time (bounds memory as ingest's batches do)."""
@@ -157,7 +157,7 @@ def rebuild_vectors(directory: Path, encoder, collection: str = "abstracts", chu
         # An ingest killed mid-write left its mark ("writing"): kept, so doctor still names the command to finish.
         writing = _collection_meta(directory, collection).get("writing") or False
         tmp = directory / TMP
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)  # a link there is removed, never written through
         fresh = open_index(tmp, encoder, collection, create=True, chunking=chunking)
         chunker, chunks, reused = fresh.chunker(), 0, 0
         for k in range(0, len(todo), BATCH):
@@ -168,7 +168,7 @@ def rebuild_vectors(directory: Path, encoder, collection: str = "abstracts", chu
         fresh.store.bump_generation(writing=writing)
         release_client(tmp)  # its files closed before they move
         (tmp / DONE).write_text(json.dumps({"papers": len(todo), "chunks": chunks}))
-        shutil.rmtree(directory / OLD, ignore_errors=True)
+        remove_tree(directory / OLD)
         (directory / "chroma").rename(directory / OLD)
         finish_swap(directory, clean=True)
         for cache in (f"bm25-{collection}", f"dense-{collection}"):

@@ -178,9 +178,11 @@ def older_database(directory: Path, collection: str, generation: Callable[[bool]
         if no_plain_file(directory / "chroma" / WRITTEN):  # named by database_problem; a FIFO read would wait
             return None
         try:
+            if (directory / "chroma" / WRITTEN).stat().st_size > 4096:  # a record is ~100 bytes: not one of ours
+                return None
             rec = json.loads((directory / "chroma" / WRITTEN).read_text())
             then = int(rec["generation"]) if rec.get("collection") == collection else None
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):  # "[" * 10**6: 13th round
             return None
         if then is None or generation(fresh) >= then:
             return None

@@ -262,8 +262,11 @@ def vector_files_problem(directory: Path, full: bool = False) -> str | None:
         # delete (every command said "delete the index", the papers all intact: an eleventh hostile round).
         lost = settled(lambda f=folder: f"{f / 'header.bin'} is missing" if not os.path.lexists(f / "header.bin") and any(
             (f / n).exists() for n in HNSW_FILES[1:4]) else None)  # looked at twice: a writer may be mid-save
-        if (folder / "header.bin").is_file() or _special_file(folder) or lost:
-            why = lost or hnsw_problem(folder, full, directory / "chroma")
+        from vectorstore.integrity.database import no_plain_file
+
+        looped = no_plain_file(folder)  # the folder itself a link to nowhere: rebuilt, not "delete" (a 13th round)
+        if looped or (folder / "header.bin").is_file() or _special_file(folder) or lost:
+            why = f"{folder} is {looped}" if looped else lost or hnsw_problem(folder, full, directory / "chroma")
             if why:
                 return (f"the vector index at {directory} is damaged: {why}, so search would fail or return "
                         f"wrong papers: {repair(directory)}")

@@ -48,6 +48,8 @@ def parse_heading(line: str) -> tuple[str, int | None]:
     """Venue and year from a paper list's heading line: "ICML 2026 论文列表", "ICML-2026" and
     "2026 ICML" all give ("ICML", 2026), "Advances in Neural Information Processing Systems 2016" its
     whole venue; a line without a year gives (the line, None)."""
+    if len(line) > 4 * MAX_HEADING_CHARS:  # no heading: the venue regexes are quadratic (a 40,000-character first
+        return line.strip(), None  # line took 63 s, 20 MB never ended: a thirteenth hostile round); callers refuse it
     line = _ZERO_WIDTH.sub("", line)  # "Neur\u200bIPS 2026" is NeurIPS, not "IPS"
     y = _YEAR.search(line)
     if y:  # the venue's words just before the year ("… Systems 2016", "ICLR2025"), else just after it

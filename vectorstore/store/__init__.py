@@ -16,5 +16,5 @@ __getattr__, __dir__, __all__ = public_face(__name__, {
     "chunk_store": ("ChunkStore",),
     "records": ("PATH_KEY", "paper_from", "text_key"),
     "dense_matrix": ("DenseMatrix",),
-    "swap": ("DONE", "OLD", "TMP", "finish_swap"),
+    "swap": ("DONE", "OLD", "TMP", "finish_swap", "remove_tree"),
 })

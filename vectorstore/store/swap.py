@@ -30,6 +30,21 @@ def finish_swap(directory: Path, clean: bool = False) -> bool:
         except OSError:  # another process completed it in the meantime
             pass
     if clean and (directory / "chroma").exists():
-        shutil.rmtree(directory / OLD, ignore_errors=True)
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(directory / OLD)
+        remove_tree(tmp)
     return finished
+
+
+def remove_tree(path: Path) -> None:
+    """Remove the folder ``path`` and all in it; a link (or a file) put in its place is removed itself, never followed:
+    a ``rebuild.tmp`` linked to another index had that index written into, and its database moved into this one (a
+    thirteenth hostile round); ``rmtree`` refuses a link, and the error was ignored. Failures are ignored, as before."""
+    import os
+
+    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return
+    shutil.rmtree(path, ignore_errors=True)
