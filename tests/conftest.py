@@ -94,6 +94,16 @@ def stop_server(proc: subprocess.Popen, log, timeout_s: float) -> None:
     log.close()
 
 
+@pytest.fixture(autouse=True)
+def _no_secret_added_by_another_test():
+    """Secrets a command added to the process' mask (``--auth``'s password, ``--base-url``'s: run in-process by
+    ``run_main``) are the process's for good; each test starts without those of the tests before it."""
+    yield
+    from assistant.text import configured
+
+    configured._added.clear()
+
+
 @pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory):
     """(host, port) of a fresh `chroma run` server; killed by its PID at the end of the session."""
