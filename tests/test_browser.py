@@ -206,7 +206,9 @@ def test_narrow_window_keeps_the_newest_question_and_answer_in_view(browser, pag
 
 def test_answer_streams_into_the_chat(browser, llm_page_url):
     page = open_page(browser, llm_page_url[0])
-    # Record every text the answer bubble shows, as the page renders it.
+    # Record every text the answer bubble shows, as the page renders it (the chat may come after the question box: a
+    # loaded machine once ran this before #pa-chat was in the page).
+    page.locator("#pa-chat").wait_for(state="attached")
     page.evaluate("""() => {
       window.paSeen = [];
       new MutationObserver(() => {
