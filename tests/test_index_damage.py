@@ -89,9 +89,16 @@ def _pickle_loop(segment):
     (segment / "index_metadata.pickle").symlink_to("index_metadata.pickle")
 
 
+def _links_a_fifo(segment):  # a tenth hostile round: every command waited in open() forever
+    (segment / "link_lists.bin").unlink()
+    os.mkfifo(segment / "link_lists.bin")
+
+
 @pytest.mark.parametrize("damage, why", [(_header_gone, "header.bin is missing"),
                                          (_pickle_loop, "index_metadata.pickle is a symbolic link that leads nowhere "
-                                                        "(a loop, or a missing target)")], ids=["header gone", "loop"])
+                                                        "(a loop, or a missing target)"),
+                                         (_links_a_fifo, "link_lists.bin is no plain file (a FIFO, socket or device)")],
+                         ids=["header gone", "loop", "fifo"])
 def test_a_lost_or_looped_hnsw_file_is_rebuilt_not_a_reason_to_delete_the_index(synced, monkeypatch, capsys, damage,
                                                                                  why):
     """An eleventh hostile round: with a segment's header.bin deleted every command said "delete the index folder and
@@ -101,21 +108,6 @@ def test_a_lost_or_looped_hnsw_file_is_rebuilt_not_a_reason_to_delete_the_index(
     code, out, err = run_main(monkeypatch, capsys, "ask", Q, "--index", str(folder))
     line = (rf"the vector index at {re.escape(str(folder))} is damaged: {re.escape(str(chunks / why.split()[0]))}"
             rf"{re.escape(why[len(why.split()[0]):])}, so search would fail or return wrong papers: {repair_remedy(folder)}")
-    assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), err
-    code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
-    assert code == 0 and re.search(rf"^ok    {REBUILT} in [\d.]+ s; index at .*: 38 papers", out, re.M), out
-
-
-def test_a_fifo_in_place_of_an_hnsw_file_is_named_and_doctor_rebuilds(synced, monkeypatch, capsys):
-    """A tenth hostile round: a FIFO in place of chroma.sqlite3 made every command wait in open() forever; the HNSW
-    files were read the same way. Now a question names it and doctor rebuilds the index from the papers it stores."""
-    folder, chunks = synced
-    path = chunks / "link_lists.bin"
-    path.unlink()
-    os.mkfifo(path)
-    code, out, err = run_main(monkeypatch, capsys, "ask", Q, "--index", str(folder))
-    line = (rf"the vector index at {re.escape(str(folder))} is damaged: {re.escape(str(path))} is no plain file \(a "
-            rf"FIFO, socket or device\), so search would fail or return wrong papers: {repair_remedy(folder)}")
     assert (code, out) == (2, "") and re.fullmatch(rf"error: {line}\n", err), err
     code, out, _ = run_main(monkeypatch, capsys, "doctor", "--index", str(folder))
     assert code == 0 and re.search(rf"^ok    {REBUILT} in [\d.]+ s; index at .*: 38 papers", out, re.M), out

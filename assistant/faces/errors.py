@@ -50,7 +50,7 @@ def one_line(exc: BaseException) -> str:
         from assistant.text import mask_secrets
 
         return _secret_runs(mask_secrets(f"invalid {what} " + "; ".join(parts)))
-    if isinstance(exc, UnicodeDecodeError) and (where := _env_file_not_utf8()):
+    if isinstance(exc, UnicodeDecodeError) and (where := env_file_problem(parse=False)):
         return where  # pydantic-settings reading a .env: the codec's words named no file (a tenth hostile round)
     text = str(exc)
     field = re.match(r'error parsing value for field "(\w+)" from source "\w*EnvSettingsSource"', text)
@@ -58,11 +58,6 @@ def one_line(exc: BaseException) -> str:
         return (f"invalid setting {field.group(1)}: a PAPER_ASSISTANT_{field.group(1).upper()}__… variable that takes "
                 "a JSON value does not hold valid JSON (e.g. PAPER_ASSISTANT_STORE__HEADERS='{\"X-Token\": \"…\"}')")
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _env_file_not_utf8() -> str | None:
-    """One line naming the settings file (``.env``) that is no UTF-8 text, or None when each reads."""
-    return env_file_problem(parse=False)
 
 
 MAX_ENV_BYTES = 1 << 20

@@ -223,10 +223,9 @@ class ClosedRoutes:
 def _api_route(scope) -> tuple[list[str], dict | None]:
     """``(the path's parts after its last "gradio_api", the app's endpoints {fn_index: fn})`` for a route
     :class:`ClosedRoutes` judges (upload, ``call/``, ``run/``, ``api/``, ``queue/join``), else ``([], None)``."""
-    parts = [p for p in scope.get("path", "").split("/") if p]
-    if "gradio_api" not in parts:
+    route = _after_gradio_api(scope)
+    if route is None:
         return [], None
-    route = parts[len(parts) - parts[::-1].index("gradio_api"):]  # after the last "gradio_api"
     if route[:1] == ["upload"]:
         return route, None
     if not ((route[:1] in (["call"], ["run"], ["api"]) and len(route) >= 2) or route == ["queue", "join"]):
@@ -240,12 +239,9 @@ def _unknown_stream(scope) -> bool:
     """True for a GET of an event stream Gradio holds nothing for: ``call/NAME/EVENT`` of an unknown event, or
     ``queue/data`` of an unknown session. Gradio found out inside the stream it had begun, so each such request logged
     "Exception in ASGI application" (60 lines) and broke its reply (a thirteenth hostile round)."""
-    if scope.get("method") != "GET":
+    route = _after_gradio_api(scope)
+    if scope.get("method") != "GET" or route is None:
         return False
-    parts = [p for p in scope.get("path", "").split("/") if p]
-    if "gradio_api" not in parts:
-        return False
-    route = parts[len(parts) - parts[::-1].index("gradio_api"):]
     queue = getattr(getattr(scope.get("app"), "get_blocks", lambda: None)(), "_queue", None)
     if queue is None:
         return False
@@ -260,6 +256,12 @@ def _unknown_stream(scope) -> bool:
         return event not in getattr(queue, "event_ids_to_events", {event: None}) and not any(
             event in ids for ids in pending.values())
     return False
+
+
+def _after_gradio_api(scope) -> list[str] | None:
+    """The request path's parts after its last "gradio_api", or None when it has none."""
+    parts = [p for p in scope.get("path", "").split("/") if p]
+    return parts[len(parts) - parts[::-1].index("gradio_api"):] if "gradio_api" in parts else None
 
 
 def _api_name(route: list[str]) -> str:
